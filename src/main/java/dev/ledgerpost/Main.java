@@ -1,0 +1,82 @@
+package dev.ledgerpost;
+
+import dev.ledgerpost.config.ConfigException;
+import dev.ledgerpost.config.ConfigLoader;
+import dev.ledgerpost.config.GatewayConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code java -jar ledgerpost.jar [--config FILE]}: runs the gateway until SIGTERM or SIGINT. */
+@Command(name = "ledgerpost", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
+    description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.")
+public final class Main implements Callable<Integer> {
+  private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+  private static final Path DEFAULT_CONFIG = Path.of("conf/gateway.yaml");
+
+  @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+      description = "YAML configuration (default: conf/gateway.yaml when it exists). LEDGERPOST_<KEY> variables override it.")
+  private Path config;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Path file = config != null ? config : (Files.isRegularFile(DEFAULT_CONFIG) ? DEFAULT_CONFIG : null);
+    Vertx vertx = Vertx.vertx();
+    GatewayConfig cfg;
+    try {
+      cfg = await(ConfigLoader.load(vertx, file, System.getenv()), 30);
+    } catch (ConfigException e) {
+      System.err.println(e.getMessage());
+      await(vertx.close(), 10);
+      return 2;
+    }
+    Gateway gateway;
+    try {
+      gateway = await(Gateway.start(vertx, cfg), 300);
+    } catch (Exception e) {
+      LOG.error("Ledgerpost failed to start", e);
+      await(vertx.close(), 30);
+      return 1;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      LOG.info("shutting down: no new mail accepted, transactions in flight may finish");
+      long bound = cfg.smtp().shutdownGrace().toSeconds() + 30;
+      try {
+        await(gateway.stop().eventually(vertx::close), bound);
+        LOG.info("Ledgerpost stopped");
+      } catch (Exception e) {
+        LOG.error("shutdown did not finish cleanly", e);
+      } finally {
+        stopped.countDown();
+      }
+    }, "ledgerpost-shutdown"));
+    stopped.await();
+    return 0;
+  }
+
+  private static <T> T await(Future<T> future, long seconds) throws Exception {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get(seconds, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof Exception cause) {
+        throw cause;
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,69 @@
+package dev.ledgerpost.api;
+
+import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
+import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
+import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
+import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+/** The API's JSON form of ledger views. Written by hand: the shape is the contract, not a side effect of field names. */
+final class MessageJson {
+  private MessageJson() {}
+
+  static JsonObject page(MessagePage page) {
+    JsonArray items = new JsonArray();
+    page.items().forEach(s -> items.add(summary(s)));
+    return new JsonObject().put("items", items).put("next", page.next());
+  }
+
+  static JsonObject summary(MessageSummary s) {
+    return new JsonObject()
+        .put("id", s.id().toString())
+        .put("status", s.status().name())
+        .put("version", s.version())
+        .put("intake", s.intake().name())
+        .put("mailFrom", s.mailFrom())
+        .put("messageId", s.messageIdHeader())
+        .put("size", s.size())
+        .put("recipients", s.recipients())
+        .put("receivedAt", s.receivedAt() == null ? null : s.receivedAt().toString())
+        .put("settledAt", s.settledAt() == null ? null : s.settledAt().toString());
+  }
+
+  static JsonObject detail(MessageDetail d) {
+    JsonArray recipients = new JsonArray();
+    for (RecipientView r : d.recipients()) {
+      recipients.add(new JsonObject()
+          .put("address", r.address())
+          .put("status", r.status().name())
+          .put("rcptReply", r.rcptReply())
+          .put("reply", reply(r))
+          .put("replyCode", r.replyCode())
+          .put("enhancedCode", r.enhancedCode()));
+    }
+    return summary(d.summary())
+        .put("authUser", d.authUser())
+        .put("clientIp", d.clientIp())
+        .put("helo", d.helo())
+        .put("sha256", d.sha256())
+        .put("route", d.route())
+        .put("downstreamReply", d.downstreamReply())
+        .put("lastError", d.lastError())
+        .put("recipientList", recipients);
+  }
+
+  private static String reply(RecipientView r) {
+    if (r.replyCode() == null) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder().append(r.replyCode());
+    if (r.enhancedCode() != null) {
+      sb.append(' ').append(r.enhancedCode());
+    }
+    if (r.replyText() != null && !r.replyText().isEmpty()) {
+      sb.append(' ').append(r.replyText());
+    }
+    return sb.toString();
+  }
+}

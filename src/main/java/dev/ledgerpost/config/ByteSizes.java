@@ -1,0 +1,27 @@
+package dev.ledgerpost.config;
+
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parses sizes: plain bytes, or with a binary suffix {@code KB}, {@code MB}, {@code GB}. */
+public final class ByteSizes {
+  private static final Pattern FORM = Pattern.compile("(\\d{1,12})\\s*(b|kb|mb|gb|k|m|g)?");
+
+  private ByteSizes() {}
+
+  public static long parse(String text) {
+    Matcher m = FORM.matcher(text == null ? "" : text.trim().toLowerCase(Locale.ROOT));
+    if (!m.matches()) {
+      throw new IllegalArgumentException("'" + text + "' is not a size (use e.g. 26214400, 512KB, 25MB)");
+    }
+    long n = Long.parseLong(m.group(1));
+    String unit = m.group(2) == null ? "b" : m.group(2);
+    return switch (unit) {
+      case "k", "kb" -> n * 1024;
+      case "m", "mb" -> n * 1024 * 1024;
+      case "g", "gb" -> n * 1024 * 1024 * 1024;
+      default -> n;
+    };
+  }
+}

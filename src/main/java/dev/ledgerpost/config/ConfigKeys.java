@@ -1,0 +1,201 @@
+package dev.ledgerpost.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Every configuration key the gateway knows: its default, how it is parsed and checked, and what it
+ * means (the README's reference is written from this table). Unknown keys are errors.
+ */
+final class ConfigKeys {
+  /** Values above this are clamped: 3 attempts x (1 s + backoff) keep the worst case near 3.2 s (DESIGN §2). */
+  static final Duration LOCK_TIMEOUT_CEILING = Duration.ofMillis(1000);
+
+  record Key(String name, Object defaultValue, Function<Object, Object> parser, String help) {
+    /** smtp.port -> LEDGERPOST_SMTP_PORT */
+    String envName() {
+      return "LEDGERPOST_" + name.toUpperCase(Locale.ROOT).replace('.', '_');
+    }
+  }
+
+  static final Map<String, Key> ALL = new LinkedHashMap<>();
+
+  static {
+    key("smtp.host", "127.0.0.1", ConfigKeys::text, "Address the SMTP listener binds to.");
+    key("smtp.port", 2525, ConfigKeys::port, "SMTP listener port (0 picks a free port).");
+    key("smtp.hostname", "", ConfigKeys::text, "Name in the greeting and the Received: header; empty = this host's name.");
+    key("smtp.maxMessageSize", "25MB", v -> positiveLong(ByteSizes.parse(str(v))), "Largest message accepted (SIZE), bytes or KB/MB.");
+    key("smtp.maxRecipients", 100, v -> positiveInt(v), "Recipients per transaction; more get 452 4.5.3.");
+    key("smtp.maxConnections", 1000, v -> positiveInt(v), "Concurrent SMTP connections; more get 421 4.7.0.");
+    key("smtp.idleTimeout", "5m", ConfigKeys::positiveDuration, "Time a client may stay silent between commands.");
+    key("smtp.commandTimeout", "10m", ConfigKeys::positiveDuration, "Time one command line or one DATA body may take to arrive once begun.");
+    key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ConfigKeys::cidrs, "Networks that may relay without AUTH (CIDR list).");
+    key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
+    key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = self-signed, generated at start.");
+    key("smtp.tls.keyFile", "", ConfigKeys::text, "PEM private key for STARTTLS.");
+    key("smtp.shutdownGrace", "30s", ConfigKeys::positiveDuration, "How long SIGTERM waits for transactions in flight.");
+    key("http.host", "127.0.0.1", ConfigKeys::text, "Address the HTTP API binds to.");
+    key("http.port", 8080, ConfigKeys::port, "HTTP API port (0 picks a free port).");
+    key("downstream.host", "127.0.0.1", ConfigKeys::text, "Smarthost every message is relayed to.");
+    key("downstream.port", 25, ConfigKeys::port, "Smarthost port.");
+    key("downstream.starttls", "optional", v -> enumOf(GatewayConfig.StartTls.class, v), "none | optional | required.");
+    key("downstream.tlsTrustAll", false, ConfigKeys::bool, "Accept any smarthost certificate (optional STARTTLS never verifies).");
+    key("downstream.username", "", ConfigKeys::text, "AUTH user at the smarthost; empty = no AUTH.");
+    key("downstream.password", "", ConfigKeys::text, "AUTH password at the smarthost.");
+    key("downstream.connectTimeout", "10s", ConfigKeys::positiveDuration, "Connecting to the smarthost.");
+    key("downstream.replyTimeout", "5m", ConfigKeys::positiveDuration, "Waiting for a smarthost reply to a command.");
+    key("downstream.dataTimeout", "10m", ConfigKeys::positiveDuration, "Waiting for the smarthost's reply to the final dot.");
+    key("downstream.maxIdle", 20, v -> nonNegativeInt(v), "Idle smarthost connections kept for reuse.");
+    key("downstream.idleTtl", "60s", ConfigKeys::positiveDuration, "How long an idle smarthost connection is kept.");
+    key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
+    key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
+    key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
+    key("ledger.poolSize", 10, v -> positiveInt(v), "Ledger connections.");
+    key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
+    key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH.");
+    key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");
+    key("delivery.unknownOutcomeReply", "451", ConfigKeys::unknownOutcomeReply, "451 (default) or 250 when the downstream's verdict after the final dot was lost.");
+  }
+
+  private ConfigKeys() {}
+
+  private static void key(String name, Object def, Function<Object, Object> parser, String help) {
+    ALL.put(name, new Key(name, def, parser, help));
+  }
+
+  static String str(Object v) {
+    return v == null ? "" : String.valueOf(v).trim();
+  }
+
+  private static Object text(Object v) {
+    if (v instanceof Map || v instanceof Collection) {
+      throw new IllegalArgumentException("expected a single value");
+    }
+    return str(v);
+  }
+
+  private static Object bool(Object v) {
+    if (v instanceof Boolean b) {
+      return b;
+    }
+    String s = str(v).toLowerCase(Locale.ROOT);
+    return switch (s) {
+      case "true", "yes", "on", "1" -> true;
+      case "false", "no", "off", "0" -> false;
+      default -> throw new IllegalArgumentException("'" + v + "' is not true or false");
+    };
+  }
+
+  private static int integer(Object v) {
+    if (v instanceof Number n && n.doubleValue() == n.intValue()) {
+      return n.intValue();
+    }
+    try {
+      return Integer.parseInt(str(v));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("'" + v + "' is not a whole number");
+    }
+  }
+
+  private static Object port(Object v) {
+    int p = integer(v);
+    if (p < 0 || p > 65535) {
+      throw new IllegalArgumentException(p + " is not a port (0..65535)");
+    }
+    return p;
+  }
+
+  private static Object positiveInt(Object v) {
+    int n = integer(v);
+    if (n <= 0) {
+      throw new IllegalArgumentException(n + " must be positive");
+    }
+    return n;
+  }
+
+  private static Object nonNegativeInt(Object v) {
+    int n = integer(v);
+    if (n < 0) {
+      throw new IllegalArgumentException(n + " must not be negative");
+    }
+    return n;
+  }
+
+  private static Object positiveLong(long n) {
+    if (n <= 0) {
+      throw new IllegalArgumentException(n + " must be positive");
+    }
+    return n;
+  }
+
+  private static Object positiveDuration(Object v) {
+    Duration d = Durations.parse(str(v));
+    if (d.isZero() || d.isNegative()) {
+      throw new IllegalArgumentException("'" + v + "' must be longer than zero");
+    }
+    return d;
+  }
+
+  /** Parsed here; the clamp is applied (and warned about) by the loader, which owns the log. */
+  private static Object lockTimeout(Object v) {
+    return positiveDuration(v);
+  }
+
+  private static Object cidrs(Object v) {
+    List<Object> items = new ArrayList<>();
+    if (v instanceof Collection<?> c) {
+      items.addAll(c);
+    } else {
+      for (String part : str(v).split("[,\\s]+")) {
+        if (!part.isEmpty()) {
+          items.add(part);
+        }
+      }
+    }
+    List<Cidr> result = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    for (Object item : items) {
+      try {
+        result.add(Cidr.parse(str(item)));
+      } catch (IllegalArgumentException e) {
+        bad.add(e.getMessage());
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    return List.copyOf(result);
+  }
+
+  private static <E extends Enum<E>> Object enumOf(Class<E> type, Object v) {
+    String s = str(v).toUpperCase(Locale.ROOT);
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equals(s)) {
+        return e;
+      }
+    }
+    throw new IllegalArgumentException("'" + v + "' is not one of " + names(type));
+  }
+
+  private static <E extends Enum<E>> String names(Class<E> type) {
+    List<String> names = new ArrayList<>();
+    for (E e : type.getEnumConstants()) {
+      names.add(e.name().toLowerCase(Locale.ROOT));
+    }
+    return String.join(" | ", names);
+  }
+
+  private static Object unknownOutcomeReply(Object v) {
+    return switch (str(v)) {
+      case "451" -> GatewayConfig.UnknownOutcomeReply.REPLY_451;
+      case "250" -> GatewayConfig.UnknownOutcomeReply.REPLY_250;
+      default -> throw new IllegalArgumentException("'" + v + "' is not 451 or 250");
+    };
+  }
+}

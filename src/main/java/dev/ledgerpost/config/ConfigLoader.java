@@ -1,0 +1,187 @@
+package dev.ledgerpost.config;
+
+import io.vertx.config.ConfigRetriever;
+import io.vertx.config.ConfigRetrieverOptions;
+import io.vertx.config.ConfigStoreOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds a {@link GatewayConfig} from, in rising precedence: the defaults of {@link ConfigKeys}, a
+ * YAML file (read through vertx-config), and {@code LEDGERPOST_<KEY>} environment variables.
+ * Every bad key is collected so that one failed start names them all.
+ */
+public final class ConfigLoader {
+  private static final Logger LOG = LoggerFactory.getLogger(ConfigLoader.class);
+
+  private ConfigLoader() {}
+
+  /** Reads the YAML file (if any) with vertx-config, then validates it with the environment on top. */
+  public static Future<GatewayConfig> load(Vertx vertx, Path file, Map<String, String> env) {
+    if (file == null) {
+      return Future.succeededFuture(fromSources(Map.of(), env, Map.of()));
+    }
+    if (!Files.isRegularFile(file)) {
+      return Future.failedFuture(new ConfigException(List.of("config file " + file + " does not exist")));
+    }
+    ConfigStoreOptions yaml = new ConfigStoreOptions()
+        .setType("file")
+        .setFormat("yaml")
+        .setConfig(new JsonObject().put("path", file.toAbsolutePath().toString()));
+    ConfigRetriever retriever = ConfigRetriever.create(vertx, new ConfigRetrieverOptions().addStore(yaml).setScanPeriod(-1));
+    return retriever.getConfig()
+        .eventually(() -> {
+          retriever.close();
+          return Future.succeededFuture();
+        })
+        .recover(e -> Future.failedFuture(new ConfigException(List.of("config file " + file + ": " + e.getMessage()))))
+        .map(json -> fromSources(json.getMap(), env, Map.of()));
+  }
+
+  /**
+   * Pure: file content (nested maps as YAML gives them), environment, then explicit overrides by
+   * dotted key (tests and the CLI use those).
+   */
+  public static GatewayConfig fromSources(Map<String, Object> fileContent, Map<String, String> env, Map<String, Object> overrides) {
+    List<String> problems = new ArrayList<>();
+    Map<String, Object> raw = new LinkedHashMap<>();
+    flatten("", fileContent, raw, problems);
+    for (ConfigKeys.Key key : ConfigKeys.ALL.values()) {
+      String fromEnv = env.get(key.envName());
+      if (fromEnv != null) {
+        raw.put(key.name(), fromEnv);
+      }
+    }
+    raw.putAll(overrides);
+
+    Map<String, Object> values = new LinkedHashMap<>();
+    for (Map.Entry<String, Object> e : raw.entrySet()) {
+      if (!ConfigKeys.ALL.containsKey(e.getKey())) {
+        problems.add(e.getKey() + ": unknown key");
+      }
+    }
+    for (ConfigKeys.Key key : ConfigKeys.ALL.values()) {
+      Object value = raw.containsKey(key.name()) ? raw.get(key.name()) : key.defaultValue();
+      try {
+        values.put(key.name(), key.parser().apply(value));
+      } catch (IllegalArgumentException e) {
+        problems.add(key.name() + ": " + e.getMessage());
+      }
+    }
+    crossChecks(values, problems);
+    if (!problems.isEmpty()) {
+      throw new ConfigException(problems);
+    }
+    return build(values);
+  }
+
+  private static void flatten(String prefix, Map<String, Object> map, Map<String, Object> out, List<String> problems) {
+    for (Map.Entry<String, Object> e : map.entrySet()) {
+      String name = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
+      Object v = e.getValue();
+      if (v instanceof JsonObject json) {
+        v = json.getMap();
+      }
+      if (v instanceof JsonArray array) {
+        v = array.getList();
+      }
+      if (v instanceof Map<?, ?> nested && !ConfigKeys.ALL.containsKey(name)) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> typed = (Map<String, Object>) nested;
+        flatten(name, typed, out, problems);
+      } else {
+        out.put(name, v);
+      }
+    }
+  }
+
+  private static void crossChecks(Map<String, Object> values, List<String> problems) {
+    boolean cert = !((String) values.getOrDefault("smtp.tls.certFile", "")).isEmpty();
+    boolean key = !((String) values.getOrDefault("smtp.tls.keyFile", "")).isEmpty();
+    if (cert != key) {
+      problems.add("smtp.tls.certFile and smtp.tls.keyFile: give both or neither");
+    }
+    for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile")) {
+      String path = (String) values.get(file);
+      if (path != null && !path.isEmpty() && !Files.isReadable(Path.of(path))) {
+        problems.add(file + ": cannot read " + path);
+      }
+    }
+    String user = (String) values.get("downstream.username");
+    if (user != null && !user.isEmpty() && values.get("downstream.starttls") == GatewayConfig.StartTls.NONE
+        && !isLoopback((String) values.get("downstream.host"))) {
+      LOG.warn("downstream.username is set with downstream.starttls=none: the password crosses the network in clear text");
+    }
+  }
+
+  private static boolean isLoopback(String host) {
+    return host != null && (host.startsWith("127.") || host.equals("localhost") || host.equals("::1"));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static GatewayConfig build(Map<String, Object> v) {
+    Duration lockTimeout = (Duration) v.get("ledger.lockTimeout");
+    if (lockTimeout.compareTo(ConfigKeys.LOCK_TIMEOUT_CEILING) > 0) {
+      LOG.warn("ledger.lockTimeout {} is above the ceiling; clamped to {}", Durations.format(lockTimeout),
+          Durations.format(ConfigKeys.LOCK_TIMEOUT_CEILING));
+      lockTimeout = ConfigKeys.LOCK_TIMEOUT_CEILING;
+    }
+    return new GatewayConfig(
+        new GatewayConfig.Smtp(
+            (String) v.get("smtp.host"),
+            (int) v.get("smtp.port"),
+            (String) v.get("smtp.hostname"),
+            (long) v.get("smtp.maxMessageSize"),
+            (int) v.get("smtp.maxRecipients"),
+            (int) v.get("smtp.maxConnections"),
+            (Duration) v.get("smtp.idleTimeout"),
+            (Duration) v.get("smtp.commandTimeout"),
+            (List<Cidr>) v.get("smtp.relayNetworks"),
+            (boolean) v.get("smtp.allowInsecureAuth"),
+            (String) v.get("smtp.tls.certFile"),
+            (String) v.get("smtp.tls.keyFile"),
+            (Duration) v.get("smtp.shutdownGrace")),
+        new GatewayConfig.Http((String) v.get("http.host"), (int) v.get("http.port")),
+        new GatewayConfig.Downstream(
+            (String) v.get("downstream.host"),
+            (int) v.get("downstream.port"),
+            (GatewayConfig.StartTls) v.get("downstream.starttls"),
+            (boolean) v.get("downstream.tlsTrustAll"),
+            (String) v.get("downstream.username"),
+            (String) v.get("downstream.password"),
+            (Duration) v.get("downstream.connectTimeout"),
+            (Duration) v.get("downstream.replyTimeout"),
+            (Duration) v.get("downstream.dataTimeout"),
+            (int) v.get("downstream.maxIdle"),
+            (Duration) v.get("downstream.idleTtl")),
+        new GatewayConfig.Ledger(
+            (String) v.get("ledger.url"),
+            (String) v.get("ledger.dataDir"),
+            lockTimeout,
+            (int) v.get("ledger.poolSize"),
+            (int) v.get("ledger.embeddedPort")),
+        new GatewayConfig.Auth((String) v.get("auth.usersFile")),
+        new GatewayConfig.Api((String) v.get("api.adminToken")),
+        new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")));
+  }
+
+  /** The reference table for the README: key, environment variable, default, meaning. */
+  public static List<String[]> reference() {
+    List<String[]> rows = new ArrayList<>();
+    for (ConfigKeys.Key k : ConfigKeys.ALL.values()) {
+      rows.add(new String[] {k.name(), k.envName(), String.valueOf(k.defaultValue()), k.help()});
+    }
+    return rows;
+  }
+}

@@ -1,0 +1,62 @@
+package dev.ledgerpost.config;
+
+import java.time.Duration;
+import java.util.List;
+
+/** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
+public record GatewayConfig(
+    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery) {
+
+  public enum StartTls { NONE, OPTIONAL, REQUIRED }
+
+  /** What a client hears when the downstream may or may not have taken the message (DESIGN §1). */
+  public enum UnknownOutcomeReply { REPLY_451, REPLY_250 }
+
+  public record Smtp(
+      String host,
+      int port,
+      String hostname,
+      long maxMessageSize,
+      int maxRecipients,
+      int maxConnections,
+      Duration idleTimeout,
+      Duration commandTimeout,
+      List<Cidr> relayNetworks,
+      boolean allowInsecureAuth,
+      String tlsCertFile,
+      String tlsKeyFile,
+      Duration shutdownGrace) {}
+
+  public record Http(String host, int port) {}
+
+  public record Downstream(
+      String host,
+      int port,
+      StartTls starttls,
+      boolean tlsTrustAll,
+      String username,
+      String password,
+      Duration connectTimeout,
+      Duration replyTimeout,
+      Duration dataTimeout,
+      int maxIdle,
+      Duration idleTtl) {
+
+    /** The one route there is today; the SMTP session keeps "one route per transaction" for MX routing later. */
+    public String route() {
+      return "smarthost:" + host + ":" + port;
+    }
+  }
+
+  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort) {
+    public boolean embedded() {
+      return url == null || url.isBlank();
+    }
+  }
+
+  public record Auth(String usersFile) {}
+
+  public record Api(String adminToken) {}
+
+  public record Delivery(UnknownOutcomeReply unknownOutcomeReply) {}
+}

@@ -1,0 +1,26 @@
+package dev.ledgerpost.delivery;
+
+import java.security.SecureRandom;
+import java.util.UUID;
+
+/**
+ * Ledger ids are UUIDv7 (RFC 9562): time-ordered, so new rows land at the end of the primary-key
+ * index instead of all over it, and an id says roughly when it was issued.
+ */
+public final class LedgerIds {
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private LedgerIds() {}
+
+  public static UUID next() {
+    long millis = System.currentTimeMillis();
+    byte[] r = new byte[10];
+    RANDOM.nextBytes(r);
+    long msb = (millis << 16) | 0x7000L | ((r[0] & 0x0FL) << 8) | (r[1] & 0xFFL);
+    long lsb = 0x8000000000000000L | ((r[2] & 0x3FL) << 56);
+    for (int i = 3; i < 10; i++) {
+      lsb |= (r[i] & 0xFFL) << (8 * (9 - i));
+    }
+    return new UUID(msb, lsb);
+  }
+}

@@ -1,0 +1,25 @@
+package dev.ledgerpost.delivery;
+
+import io.vertx.core.Future;
+
+/** One mail transaction mirrored on the downstream. Ends with {@link #deliver} or {@link #abort}. */
+public interface RelayTransaction {
+
+  /** The downstream's answer to MAIL FROM. */
+  DownstreamReply mailReply();
+
+  /** The route this transaction is bound to; every recipient of it must share the route. */
+  String route();
+
+  /** The route a recipient would take. */
+  String routeFor(String recipient);
+
+  /** Forwards RCPT TO; the reply is the downstream's verdict, to be mirrored to the client. */
+  Future<DownstreamReply> rcpt(String recipient);
+
+  /** Opens the ledger, sends the body, settles the ledger; never fails, every end is an outcome. */
+  Future<DeliveryOutcome> deliver(MessageData message);
+
+  /** Resets the downstream transaction (RSET) and releases the connection. Never fails. */
+  Future<Void> abort();
+}

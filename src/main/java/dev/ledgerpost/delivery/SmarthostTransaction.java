@@ -1,0 +1,253 @@
+package dev.ledgerpost.delivery;
+
+import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.ledger.LedgerMessages.Open;
+import dev.ledgerpost.ledger.LedgerMessages.Opened;
+import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
+import dev.ledgerpost.ledger.LedgerMessages.Settle;
+import dev.ledgerpost.ledger.LedgerMessages.Settled;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.RecipientStatus;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client transaction mirrored on a smarthost connection, and the relay contract of DESIGN §1
+ * for its DATA: open the ledger, send, settle, and turn whatever happened into an outcome.
+ */
+final class SmarthostTransaction implements RelayTransaction {
+  private static final Logger LOG = LoggerFactory.getLogger(SmarthostTransaction.class);
+  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
+  private static final Buffer FINAL_DOT = Buffer.buffer(".\r\n");
+
+  private record Recipient(String address, DownstreamReply reply) {}
+
+  private final SmarthostRelay relay;
+  private final DownstreamConnection connection;
+  private final Submission submission;
+  private final String mailFrom;
+  private final DownstreamReply mailReply;
+  private final String route;
+  private final List<Recipient> recipients = new ArrayList<>();
+  private boolean finished;
+
+  SmarthostTransaction(SmarthostRelay relay, DownstreamConnection connection, Submission submission, String mailFrom,
+      DownstreamReply mailReply) {
+    this.relay = relay;
+    this.connection = connection;
+    this.submission = submission;
+    this.mailFrom = mailFrom;
+    this.mailReply = mailReply;
+    this.route = relay == null ? null : relay.route();
+  }
+
+  /** A transaction the downstream refused at MAIL: it holds no connection. */
+  static RelayTransaction refused(DownstreamReply reply, String route) {
+    return new RelayTransaction() {
+      @Override
+      public DownstreamReply mailReply() {
+        return reply;
+      }
+
+      @Override
+      public String route() {
+        return route;
+      }
+
+      @Override
+      public String routeFor(String recipient) {
+        return route;
+      }
+
+      @Override
+      public Future<DownstreamReply> rcpt(String recipient) {
+        return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
+      }
+
+      @Override
+      public Future<DeliveryOutcome> deliver(MessageData message) {
+        return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
+      }
+
+      @Override
+      public Future<Void> abort() {
+        return Future.succeededFuture();
+      }
+    };
+  }
+
+  @Override
+  public DownstreamReply mailReply() {
+    return mailReply;
+  }
+
+  @Override
+  public String route() {
+    return route;
+  }
+
+  @Override
+  public String routeFor(String recipient) {
+    return relay.route();
+  }
+
+  @Override
+  public Future<DownstreamReply> rcpt(String address) {
+    return connection.command("RCPT TO:<" + address + ">", relay.config().replyTimeout()).map(reply -> {
+      recipients.add(new Recipient(address, reply));
+      return reply;
+    });
+  }
+
+  @Override
+  public Future<Void> abort() {
+    if (finished) {
+      return Future.succeededFuture();
+    }
+    finished = true;
+    return connection.command("RSET", relay.config().replyTimeout())
+        .map(r -> {
+          if (r.code() == 250) {
+            relay.pool().release(connection);
+          } else {
+            connection.close();
+          }
+          return (Void) null;
+        })
+        .otherwise(e -> {
+          connection.close();
+          return null;
+        });
+  }
+
+  @Override
+  public Future<DeliveryOutcome> deliver(MessageData message) {
+    finished = true;
+    UUID id = LedgerIds.next();
+    Open open = open(id, message);
+    return relay.bus().request(LedgerMessages.OPEN, open, Opened.class)
+        .transform(ar -> {
+          if (ar.failed()) {
+            LOG.error("ledger open failed for {} (Message-ID {}); answering 451 4.3.0, nothing sent downstream: {}",
+                id, message.messageIdHeader(), ar.cause().getMessage());
+            finished = false;
+            return abort().map(v -> (DeliveryOutcome) new DeliveryOutcome.NotRecorded());
+          }
+          return send(ar.result(), open, message);
+        });
+  }
+
+  private Open open(UUID id, MessageData message) {
+    List<RecipientEntry> entries = new ArrayList<>();
+    for (Recipient r : recipients) {
+      entries.add(new RecipientEntry(r.address(), r.reply().positive() ? RecipientStatus.PENDING : RecipientStatus.REJECTED,
+          r.reply().toString()));
+    }
+    return new Open(id, submission.intake(), submission.authUser(), submission.clientIp(), submission.helo(), mailFrom,
+        message.messageIdHeader(), message.size(), message.sha256(), route, OffsetDateTime.now(ZoneOffset.UTC),
+        List.copyOf(entries));
+  }
+
+  /** The ledger entry is open: now, and only now, may the body go downstream. */
+  private Future<DeliveryOutcome> send(Opened opened, Open open, MessageData message) {
+    return connection.command("DATA", relay.config().replyTimeout()).transform(ar -> {
+      if (ar.failed()) {
+        connection.close();
+        return settleLost(opened, open, message, "lost before DATA was accepted: " + ar.cause().getMessage());
+      }
+      DownstreamReply go = ar.result();
+      if (go.code() != 354) {
+        // No body was sent: the downstream's verdict on DATA is the message's verdict.
+        releaseAfterReset();
+        return settleReply(opened, open, message, go);
+      }
+      List<String> accepted = open.recipients().stream()
+          .filter(r -> r.status() == RecipientStatus.PENDING).map(RecipientEntry::address).toList();
+      byte[] trace = ReceivedHeader.build(submission, relay.hostname(), opened.id(), accepted,
+          java.time.ZonedDateTime.now(ZoneOffset.UTC));
+      connection.write(Buffer.buffer(trace));
+      connection.write(message.wire());
+      Future<Void> dotWritten = connection.write(FINAL_DOT.copy());
+      Future<DownstreamReply> verdict = connection.expect(relay.config().dataTimeout());
+      return verdict.transform(vr -> {
+        if (vr.succeeded()) {
+          DownstreamReply reply = vr.result();
+          if (reply.code() == 421) {
+            connection.close();
+          } else {
+            relay.pool().release(connection);
+          }
+          return settleReply(opened, open, message, reply);
+        }
+        connection.close();
+        // Whether the final dot left us decides between "nothing delivered" and "outcome unknown".
+        return dotWritten.transform(dw -> dw.succeeded()
+            ? settleUnknown(opened, open, message, vr.cause().getMessage())
+            : settleLost(opened, open, message, "lost before the final dot: " + vr.cause().getMessage()));
+      });
+    });
+  }
+
+  private void releaseAfterReset() {
+    connection.command("RSET", relay.config().replyTimeout()).onComplete(ar -> {
+      if (ar.succeeded() && ar.result().code() == 250) {
+        relay.pool().release(connection);
+      } else {
+        connection.close();
+      }
+    });
+  }
+
+  private Future<DeliveryOutcome> settleReply(Opened opened, Open open, MessageData message, DownstreamReply reply) {
+    MessageStatus target = reply.positive() ? MessageStatus.SENT
+        : reply.transientFailure() ? MessageStatus.FAILED_TEMP : MessageStatus.FAILED_PERM;
+    Settle settle = new Settle(opened.id(), opened.version(), target, open.pendingRecipients(), reply.code(),
+        reply.enhancedCode(), reply.text(), null);
+    return settle(settle, message, reply.positive()).map(settled -> switch (target) {
+      case SENT -> new DeliveryOutcome.Accepted(opened.id(), reply, settled);
+      case FAILED_TEMP -> new DeliveryOutcome.Deferred(opened.id(), reply, settled);
+      default -> new DeliveryOutcome.Rejected(opened.id(), reply, settled);
+    });
+  }
+
+  private Future<DeliveryOutcome> settleLost(Opened opened, Open open, MessageData message, String reason) {
+    Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.FAILED_TEMP, open.pendingRecipients(),
+        null, "4.4.2", null, reason);
+    return settle(settle, message, false).map(settled -> new DeliveryOutcome.LostBeforeDot(opened.id(), reason, settled));
+  }
+
+  private Future<DeliveryOutcome> settleUnknown(Opened opened, Open open, MessageData message, String reason) {
+    AUDIT.error("CRITICAL audit_event=delivery_outcome_unknown message_id={} msg_id={} reason=\"{}\"",
+        opened.id(), quote(message.messageIdHeader()), reason);
+    Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.UNKNOWN, open.pendingRecipients(),
+        null, "4.4.2", null, "lost after the final dot: " + reason);
+    return settle(settle, message, false).map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
+  }
+
+  /** Settles; a failure is logged as CRITICAL and handed to the retry part, and never changes the reply. */
+  private Future<Boolean> settle(Settle settle, MessageData message, boolean downstreamAccepted) {
+    return relay.bus().request(LedgerMessages.SETTLE, settle, Settled.class)
+        .map(s -> true)
+        .otherwise(e -> {
+          String cause = e instanceof LedgerException le ? le.kind().name() : e.getClass().getSimpleName();
+          AUDIT.error("CRITICAL audit_event=delivery_result_persist_failed message_id={} msg_id={} target_status={} "
+                  + "downstream_accepted={} cause={} error=\"{}\"",
+              settle.id(), quote(message.messageIdHeader()), settle.target(), downstreamAccepted, cause, e.getMessage());
+          relay.bus().publish(KnownOutcome.ADDRESS, new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted));
+          relay.handedOver();
+          return false;
+        });
+  }
+
+  private static String quote(String value) {
+    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
+  }
+}

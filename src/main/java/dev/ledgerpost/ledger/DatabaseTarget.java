@@ -1,0 +1,48 @@
+package dev.ledgerpost.ledger;
+
+import io.vertx.pgclient.PgConnectOptions;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Where the ledger lives, in the two forms the gateway needs: Vert.x connect options for runtime SQL
+ * and a JDBC URL for Flyway. Parameters of the configured URL are kept; lock_timeout is added.
+ */
+public record DatabaseTarget(PgConnectOptions options, String jdbcUrl, String displayUrl) {
+
+  public static DatabaseTarget fromUrl(String url, Duration lockTimeout) {
+    String u = url.trim();
+    if (u.startsWith("jdbc:")) {
+      u = u.substring("jdbc:".length());
+    }
+    PgConnectOptions options;
+    try {
+      options = PgConnectOptions.fromUri(u);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("ledger.url is not a PostgreSQL URL: " + e.getMessage(), e);
+    }
+    return of(options, lockTimeout);
+  }
+
+  public static DatabaseTarget embedded(int port, Duration lockTimeout) {
+    PgConnectOptions options = new PgConnectOptions()
+        .setHost("localhost")
+        .setPort(port)
+        .setDatabase("postgres")
+        .setUser("postgres")
+        .setPassword("");
+    return of(options, lockTimeout);
+  }
+
+  private static DatabaseTarget of(PgConnectOptions options, Duration lockTimeout) {
+    Map<String, String> props = new HashMap<>(options.getProperties());
+    props.put("lock_timeout", lockTimeout.toMillis() + "ms");
+    props.putIfAbsent("application_name", "ledgerpost");
+    options.setProperties(props);
+    options.setCachePreparedStatements(true);
+    String jdbc = "jdbc:postgresql://" + options.getHost() + ":" + options.getPort() + "/" + options.getDatabase();
+    String display = "postgresql://" + options.getUser() + "@" + options.getHost() + ":" + options.getPort() + "/" + options.getDatabase();
+    return new DatabaseTarget(options, jdbc, display);
+  }
+}

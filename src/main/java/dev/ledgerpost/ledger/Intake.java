@@ -1,0 +1,4 @@
+package dev.ledgerpost.ledger;
+
+/** How a submission reached the gateway. */
+public enum Intake { SMTP, HTTP }

@@ -1,0 +1,100 @@
+package dev.ledgerpost.ledger;
+
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.UUID;
+
+/** The typed messages of the ledger's event-bus addresses, and the views it answers with. */
+public final class LedgerMessages {
+  public static final String OPEN = "ledger.open";
+  public static final String SETTLE = "ledger.settle";
+  public static final String LIST = "ledger.list";
+  public static final String GET = "ledger.get";
+  public static final String PING = "ledger.ping";
+
+  private LedgerMessages() {}
+
+  /** Every record type that crosses the bus to or from the ledger; registered as local codecs. */
+  public static Class<?>[] types() {
+    return new Class<?>[] {
+      Open.class, Opened.class, Settle.class, Settled.class, ListQuery.class, MessagePage.class,
+      Get.class, MessageDetail.class, Ping.class
+    };
+  }
+
+  /** One recipient as the transaction knows it when the ledger is opened. */
+  public record RecipientEntry(String address, RecipientStatus status, String rcptReply) {}
+
+  /** Opens a PENDING entry; must commit before the body may go downstream. */
+  public record Open(
+      UUID id,
+      Intake intake,
+      String authUser,
+      String clientIp,
+      String helo,
+      String mailFrom,
+      String messageIdHeader,
+      long size,
+      String sha256,
+      String route,
+      OffsetDateTime receivedAt,
+      List<RecipientEntry> recipients) {
+
+    public int pendingRecipients() {
+      return (int) recipients.stream().filter(r -> r.status() == RecipientStatus.PENDING).count();
+    }
+  }
+
+  public record Opened(UUID id, int version) {}
+
+  /**
+   * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or
+   * repeated settle fail instead of overwriting a newer fact.
+   */
+  public record Settle(
+      UUID id,
+      int expectedVersion,
+      MessageStatus target,
+      int pendingRecipients,
+      Integer replyCode,
+      String enhancedCode,
+      String replyText,
+      String error) {}
+
+  public record Settled(UUID id, int version, MessageStatus status) {}
+
+  /** Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. */
+  public record ListQuery(MessageStatus status, String sender, OffsetDateTime since, int limit, String cursor) {}
+
+  public record MessageSummary(
+      UUID id,
+      MessageStatus status,
+      int version,
+      Intake intake,
+      String mailFrom,
+      String messageIdHeader,
+      long size,
+      int recipients,
+      OffsetDateTime receivedAt,
+      OffsetDateTime settledAt) {}
+
+  public record MessagePage(List<MessageSummary> items, String next) {}
+
+  public record Get(UUID id) {}
+
+  public record RecipientView(
+      String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText) {}
+
+  public record MessageDetail(
+      MessageSummary summary,
+      String authUser,
+      String clientIp,
+      String helo,
+      String sha256,
+      String route,
+      String downstreamReply,
+      String lastError,
+      List<RecipientView> recipients) {}
+
+  public record Ping() {}
+}

@@ -1,0 +1,100 @@
+package dev.ledgerpost.ledger;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.LedgerMessages.Get;
+import dev.ledgerpost.ledger.LedgerMessages.ListQuery;
+import dev.ledgerpost.ledger.LedgerMessages.Open;
+import dev.ledgerpost.ledger.LedgerMessages.Ping;
+import dev.ledgerpost.ledger.LedgerMessages.Settle;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.Row;
+import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Owns the PostgreSQL side: starts the embedded server when no URL is configured, migrates the
+ * schema, holds the pool and serves the ledger's event-bus addresses.
+ */
+public final class LedgerVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(LedgerVerticle.class);
+
+  private final GatewayConfig.Ledger config;
+  private EmbeddedDatabase embedded;
+  private Pool pool;
+  private DatabaseTarget target;
+
+  public LedgerVerticle(GatewayConfig.Ledger config) {
+    this.config = config;
+  }
+
+  @Override
+  public Future<?> start() {
+    return vertx.executeBlocking(() -> {
+          DatabaseTarget t;
+          if (config.embedded()) {
+            embedded = EmbeddedDatabase.start(Path.of(config.dataDir()), config.embeddedPort());
+            t = DatabaseTarget.embedded(embedded.port(), config.lockTimeout());
+          } else {
+            t = DatabaseTarget.fromUrl(config.url(), config.lockTimeout());
+            LOG.info("ledger on {}", t.displayUrl());
+          }
+          Migrations.migrate(t);
+          return t;
+        })
+        .compose(t -> {
+          target = t;
+          pool = PgBuilder.pool()
+              .with(new PoolOptions().setMaxSize(config.poolSize()))
+              .connectingTo(t.options())
+              .using(vertx)
+              .build();
+          return warnIfNotDurable();
+        })
+        .map(x -> {
+          Ledger ledger = new Ledger(pool, new TransactionPolicy(vertx, TransactionPolicy.Listener.NONE));
+          Bus bus = Bus.of(vertx);
+          bus.serve(LedgerMessages.OPEN, Open.class, ledger::open);
+          bus.serve(LedgerMessages.SETTLE, Settle.class, ledger::settle);
+          bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
+          bus.serve(LedgerMessages.GET, Get.class, ledger::get);
+          bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
+          return null;
+        });
+  }
+
+  /** A commit must mean durable; an external server that says otherwise is reported, not changed. */
+  private Future<Void> warnIfNotDurable() {
+    return pool.query("SELECT current_setting('synchronous_commit') AS sc, current_setting('fsync') AS fs").execute()
+        .map(rows -> {
+          Row row = rows.iterator().next();
+          String sc = row.getString("sc");
+          String fs = row.getString("fs");
+          if (!"on".equals(fs) || "off".equals(sc) || "local".equals(sc)) {
+            LOG.warn("ledger server runs with synchronous_commit={} fsync={}: a crash can lose committed ledger rows", sc, fs);
+          }
+          return null;
+        });
+  }
+
+  @Override
+  public Future<?> stop() {
+    Future<Void> closed = pool == null ? Future.succeededFuture() : pool.close();
+    return closed.eventually(() -> embedded == null
+        ? Future.succeededFuture()
+        : vertx.executeBlocking(() -> {
+          embedded.close();
+          return null;
+        }));
+  }
+
+  /** For tests and the operator log: where the ledger lives. */
+  public DatabaseTarget target() {
+    return target;
+  }
+}

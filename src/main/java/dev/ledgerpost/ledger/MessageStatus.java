@@ -1,0 +1,12 @@
+package dev.ledgerpost.ledger;
+
+/** A message's place in the ledger (DESIGN §3). Only PENDING and UNKNOWN may still change. */
+public enum MessageStatus {
+  PENDING,
+  SENT,
+  FAILED_TEMP,
+  FAILED_PERM,
+  UNKNOWN,
+  RESOLVED_DELIVERED,
+  RESOLVED_NOT_DELIVERED
+}

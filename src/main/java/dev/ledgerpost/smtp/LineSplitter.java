@@ -1,0 +1,69 @@
+package dev.ledgerpost.smtp;
+
+import io.vertx.core.buffer.Buffer;
+import java.util.Arrays;
+import java.util.function.Consumer;
+
+/**
+ * Cuts a byte stream into lines at LF, remembering how each line really ended, so that the session
+ * can refuse bare LF and bare CR (SMTP smuggling) instead of guessing. A line longer than the limit
+ * is cut, flagged, and the rest of it up to the next LF is discarded: memory stays bounded.
+ */
+public final class LineSplitter {
+  private final int maxContent;
+  private byte[] buf = new byte[256];
+  private int len;
+  private boolean overflow;
+  private boolean bareCr;
+
+  public LineSplitter(int maxContent) {
+    this.maxContent = maxContent;
+  }
+
+  public void feed(Buffer data, Consumer<Line> sink) {
+    int n = data.length();
+    for (int i = 0; i < n; i++) {
+      byte b = data.getByte(i);
+      if (b == '\n') {
+        emit(sink);
+      } else {
+        append(b);
+      }
+    }
+  }
+
+  /** True while part of a line has arrived without its end. */
+  public boolean partial() {
+    return len > 0 || overflow;
+  }
+
+  /** Forgets buffered input: after STARTTLS nothing sent in clear may be acted on (CVE-2011-0411). */
+  public void reset() {
+    len = 0;
+    overflow = false;
+    bareCr = false;
+  }
+
+  private void append(byte b) {
+    if (len > 0 && buf[len - 1] == '\r') {
+      bareCr = true; // a CR that turned out not to precede LF
+    }
+    if (len >= maxContent + 1) { // one extra byte for a CR that may still precede the LF
+      overflow = true;
+      buf[len - 1] = b; // keep only the last byte: it tells whether the line ends in CRLF
+      return;
+    }
+    if (len == buf.length) {
+      buf = Arrays.copyOf(buf, Math.min(buf.length * 2, maxContent + 1));
+    }
+    buf[len++] = b;
+  }
+
+  private void emit(Consumer<Line> sink) {
+    boolean crlf = len > 0 && buf[len - 1] == '\r';
+    int contentLen = crlf ? len - 1 : len;
+    Line line = new Line(Arrays.copyOf(buf, contentLen), crlf, bareCr, overflow);
+    reset();
+    sink.accept(line);
+  }
+}

@@ -1,0 +1,216 @@
+package dev.ledgerpost.smtp;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.ServerSSLOptions;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The thin transport between a socket and a {@link SmtpSession}: cuts input into lines, feeds them
+ * one at a time (pipelined commands wait their turn), writes replies, upgrades to TLS, and enforces
+ * the idle and command timeouts.
+ */
+final class SmtpConnection {
+  private static final Logger LOG = LoggerFactory.getLogger(SmtpConnection.class);
+  /** Generous for AUTH lines (RFC 4954 allows 12288 octets); DATA lines are held to 998 by the reader. */
+  private static final int MAX_LINE = 12288;
+  /** Pipelined lines buffered before the socket is paused. */
+  private static final int MAX_QUEUED = 1000;
+
+  private enum Timer { NONE, IDLE, COMMAND }
+
+  private final Vertx vertx;
+  private final NetSocket socket;
+  private final SmtpSession session;
+  private final ServerSSLOptions tls;
+  private final Duration idleTimeout;
+  private final Duration commandTimeout;
+  private final LineSplitter splitter = new LineSplitter(MAX_LINE);
+  private final Deque<Line> queue = new ArrayDeque<>();
+  private final Runnable onClosed;
+  private boolean busy;
+  private boolean closing;
+  private boolean paused;
+  private Timer timerKind = Timer.NONE;
+  private long timerId = -1;
+
+  SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, ServerSSLOptions tls, Duration idleTimeout,
+      Duration commandTimeout, Runnable onClosed) {
+    this.vertx = vertx;
+    this.socket = socket;
+    this.session = session;
+    this.tls = tls;
+    this.idleTimeout = idleTimeout;
+    this.commandTimeout = commandTimeout;
+    this.onClosed = onClosed;
+  }
+
+  void start() {
+    socket.handler(this::onData);
+    socket.exceptionHandler(e -> LOG.debug("SMTP socket error from {}: {}", session.clientIp(), e.getMessage()));
+    socket.closeHandler(v -> {
+      cancelTimer();
+      closing = true;
+      queue.clear();
+      session.closed();
+      onClosed.run();
+    });
+    socket.shutdownHandler(v -> onShutdown());
+    write(session.greeting());
+    arm(Timer.IDLE);
+  }
+
+  /** Refuses a connection over the limit: one 421 and close. */
+  static void refuse(NetSocket socket, Reply reply) {
+    socket.write(reply.toBuffer()).onComplete(ar -> socket.close());
+  }
+
+  private void onData(Buffer data) {
+    if (closing) {
+      return;
+    }
+    if (timerKind == Timer.IDLE) {
+      arm(Timer.COMMAND); // from the first byte of a command, the whole line must arrive in time
+    }
+    splitter.feed(data, queue::add);
+    if (queue.size() > MAX_QUEUED && !paused) {
+      paused = true;
+      socket.pause();
+    }
+    pump();
+  }
+
+  private void pump() {
+    while (!busy && !closing) {
+      Line line = queue.poll();
+      if (line == null) {
+        break;
+      }
+      Future<SmtpSession.Step> step = session.input(line);
+      if (step.isComplete() && step.succeeded() && step.result().reply() == null) {
+        continue; // a DATA body line: nothing to say yet
+      }
+      busy = true;
+      cancelTimer();
+      boolean[] synchronous = {true};
+      step.onComplete(ar -> {
+        busy = false;
+        if (ar.failed()) {
+          LOG.error("SMTP session from {} failed", session.clientIp(), ar.cause());
+          finish(Replies.LOCAL_ERROR, SmtpSession.Action.CLOSE);
+        } else {
+          finish(ar.result().reply(), ar.result().action());
+        }
+        if (!synchronous[0] && !busy) {
+          pump(); // completed later: resume the queue; a synchronous step lets the loop above go on
+        }
+      });
+      synchronous[0] = false;
+    }
+    if (paused && queue.size() < MAX_QUEUED / 2) {
+      paused = false;
+      socket.resume();
+    }
+    if (!busy && !closing) {
+      if (session.readingData()) {
+        if (timerKind != Timer.COMMAND) {
+          arm(Timer.COMMAND);
+        }
+      } else if (!splitter.partial() && queue.isEmpty()) {
+        arm(Timer.IDLE);
+      }
+    }
+  }
+
+  private void finish(Reply reply, SmtpSession.Action action) {
+    if (reply != null) {
+      write(reply);
+    }
+    switch (action) {
+      case CLOSE -> close();
+      case READ_DATA -> arm(Timer.COMMAND);
+      case START_TLS -> startTls();
+      case NONE -> {
+        if (session.draining() && !session.inTransaction()) {
+          close(Replies.SHUTTING_DOWN);
+        }
+      }
+    }
+  }
+
+  private void startTls() {
+    // Anything the client pipelined after STARTTLS was sent in clear and must not be acted on.
+    queue.clear();
+    splitter.reset();
+    busy = true;
+    socket.upgradeToSsl(tls).onComplete(ar -> {
+      busy = false;
+      if (ar.failed()) {
+        LOG.info("TLS handshake with {} failed: {}", session.clientIp(), ar.cause().getMessage());
+        close();
+        return;
+      }
+      session.tlsStarted();
+      pump();
+    });
+  }
+
+  private void onShutdown() {
+    session.drain();
+    if (!busy && !session.inTransaction()) {
+      close(Replies.SHUTTING_DOWN);
+    }
+  }
+
+  private void onTimeout() {
+    timerId = -1;
+    if (busy || closing) {
+      return;
+    }
+    LOG.info("SMTP client {} timed out ({})", session.clientIp(), timerKind == Timer.IDLE ? "idle" : "command");
+    close(Replies.IDLE_TIMEOUT);
+  }
+
+  private void arm(Timer kind) {
+    cancelTimer();
+    timerKind = kind;
+    Duration d = kind == Timer.IDLE ? idleTimeout : commandTimeout;
+    timerId = vertx.setTimer(d.toMillis(), t -> onTimeout());
+  }
+
+  private void cancelTimer() {
+    if (timerId >= 0) {
+      vertx.cancelTimer(timerId);
+      timerId = -1;
+    }
+    timerKind = Timer.NONE;
+  }
+
+  private void write(Reply reply) {
+    socket.write(reply.toBuffer());
+  }
+
+  private void close(Reply last) {
+    if (closing) {
+      return;
+    }
+    write(last);
+    close();
+  }
+
+  private void close() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    cancelTimer();
+    session.closed();
+    socket.end().onComplete(ar -> socket.close());
+  }
+}
