@@ -1,0 +1,101 @@
+package dev.ledgerpost.testing;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A deliberately plain SMTP client on a blocking socket, for tests that need exact reply codes or
+ * must send what a well-behaved library would not (bare LF, pipelined junk).
+ */
+public final class SmtpTestClient implements AutoCloseable {
+  private final Socket socket;
+  private final InputStream in;
+  private final OutputStream out;
+
+  public SmtpTestClient(int port) throws IOException {
+    socket = new Socket();
+    socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+    socket.setSoTimeout(30_000);
+    in = socket.getInputStream();
+    out = socket.getOutputStream();
+  }
+
+  /** Reads one whole reply (all its lines), e.g. "250-a\r\n250 b" returned as "250-a\n250 b". */
+  public String reply() throws IOException {
+    StringBuilder all = new StringBuilder();
+    while (true) {
+      String line = readLine();
+      if (line == null) {
+        return all.length() == 0 ? null : all.toString();
+      }
+      if (all.length() > 0) {
+        all.append('\n');
+      }
+      all.append(line);
+      if (line.length() < 4 || line.charAt(3) != '-') {
+        return all.toString();
+      }
+    }
+  }
+
+  public String command(String line) throws IOException {
+    send(line + "\r\n");
+    return reply();
+  }
+
+  public void send(String raw) throws IOException {
+    out.write(raw.getBytes(StandardCharsets.UTF_8));
+    out.flush();
+  }
+
+  public void sendBytes(byte[] raw) throws IOException {
+    out.write(raw);
+    out.flush();
+  }
+
+  /** EHLO, MAIL, RCPT..., DATA, body, and returns the reply to the final dot. */
+  public String sendMail(String from, java.util.List<String> to, String body) throws IOException {
+    expect(command("EHLO client.test"), "250");
+    expect(command("MAIL FROM:<" + from + ">"), "250");
+    for (String t : to) {
+      expect(command("RCPT TO:<" + t + ">"), "250");
+    }
+    expect(command("DATA"), "354");
+    send(body + (body.endsWith("\r\n") ? "" : "\r\n") + ".\r\n");
+    return reply();
+  }
+
+  private static void expect(String reply, String prefix) throws IOException {
+    if (reply == null || !reply.startsWith(prefix)) {
+      throw new IOException("expected " + prefix + " but got: " + reply);
+    }
+  }
+
+  private String readLine() throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    int b;
+    while ((b = in.read()) != -1) {
+      if (b == '\n') {
+        String s = line.toString(StandardCharsets.UTF_8);
+        return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
+      }
+      line.write(b);
+    }
+    return line.size() == 0 ? null : line.toString(StandardCharsets.UTF_8);
+  }
+
+  /** True when the server has closed the connection (reads end of stream). */
+  public boolean closedByServer() throws IOException {
+    return in.read() == -1;
+  }
+
+  @Override
+  public void close() throws IOException {
+    socket.close();
+  }
+}
