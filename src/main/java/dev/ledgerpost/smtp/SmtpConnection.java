@@ -129,13 +129,17 @@ final class SmtpConnection {
   }
 
   private void finish(Reply reply, SmtpSession.Action action) {
+    if (action == SmtpSession.Action.START_TLS) {
+      startTls(reply);
+      return;
+    }
     if (reply != null) {
       write(reply);
     }
     switch (action) {
       case CLOSE -> close();
       case READ_DATA -> arm(Timer.COMMAND);
-      case START_TLS -> startTls();
+      case START_TLS -> throw new AssertionError("handled above");
       case NONE -> {
         if (session.draining() && !session.inTransaction()) {
           close(Replies.SHUTTING_DOWN);
@@ -144,12 +148,14 @@ final class SmtpConnection {
     }
   }
 
-  private void startTls() {
+  private void startTls(Reply ready) {
     // Anything the client pipelined after STARTTLS was sent in clear and must not be acted on.
     queue.clear();
     splitter.reset();
     busy = true;
-    socket.upgradeToSsl(tls).onComplete(ar -> {
+    // The 220 goes out as the last plaintext message of the upgrade itself: written separately, the
+    // client's ClientHello can arrive before the TLS handler is in place and be read as a command.
+    socket.upgradeToSsl(tls, ready.toBuffer()).onComplete(ar -> {
       busy = false;
       if (ar.failed()) {
         LOG.info("TLS handshake with {} failed: {}", session.clientIp(), ar.cause().getMessage());

@@ -1,0 +1,82 @@
+package dev.ledgerpost.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.SmtpTestClient;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The gateway's own embedded PostgreSQL: durable commits, and rows that survive a restart. */
+class EmbeddedLedgerTest {
+  static Vertx vertx;
+  static ScriptedSmtpServer downstream;
+  static Path dataDir;
+
+  @BeforeAll
+  static void start() throws Exception {
+    vertx = Vertx.vertx();
+    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+    dataDir = Files.createTempDirectory(Path.of("target"), "embedded-ledger-").resolve("pg");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    GatewayHarness.await(vertx.close());
+  }
+
+  private static Map<String, Object> embedded() {
+    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("ledger.url", "");
+    o.put("ledger.dataDir", dataDir.toString());
+    return o;
+  }
+
+  @Test
+  void embeddedServerIsDurableAndKeepsRowsAcrossARestart() throws Exception {
+    String id;
+    try (GatewayHarness first = GatewayHarness.start(vertx, embedded())) {
+      int port = first.gateway().ledgerTarget().options().getPort();
+      try (Connection c = DriverManager.getConnection("jdbc:postgresql://localhost:" + port + "/postgres", "postgres", "");
+          Statement st = c.createStatement()) {
+        assertThat(show(st, "synchronous_commit")).isEqualTo("on");
+        assertThat(show(st, "fsync")).isEqualTo("on");
+        assertThat(show(st, "full_page_writes")).isEqualTo("on");
+        assertThat(show(st, "server_version")).startsWith("17.");
+      }
+      try (SmtpTestClient client = new SmtpTestClient(first.smtpPort())) {
+        client.reply();
+        String reply = client.sendMail("a@example.com", List.of("b@example.net"), "Subject: keep me\r\n\r\nbody");
+        Matcher m = Pattern.compile("queued as ([0-9a-f-]{36})").matcher(reply);
+        assertThat(m.find()).as(reply).isTrue();
+        id = m.group(1);
+      }
+    }
+    try (GatewayHarness second = GatewayHarness.start(vertx, embedded())) {
+      var response = second.get("/api/v1/messages/" + id);
+      assertThat(response.statusCode()).isEqualTo(200);
+      assertThat(new JsonObject(response.body()).getString("status")).isEqualTo("SENT");
+    }
+  }
+
+  private static String show(Statement st, String name) throws Exception {
+    try (ResultSet rs = st.executeQuery("SHOW " + name)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+}
