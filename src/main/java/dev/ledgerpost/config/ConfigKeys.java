@@ -44,7 +44,7 @@ final class ConfigKeys {
     key("http.port", 8080, ConfigKeys::port, "HTTP API port (0 picks a free port).");
     key("downstream.host", "127.0.0.1", ConfigKeys::text, "Smarthost every message is relayed to.");
     key("downstream.port", 25, ConfigKeys::port, "Smarthost port.");
-    key("downstream.starttls", "optional", v -> enumOf(GatewayConfig.StartTls.class, v), "none | optional | required.");
+    key("downstream.starttls", "optional", v -> enumOf(GatewayConfig.StartTls.class, v), "`none`, `optional` (opportunistic, unverified) or `required` (verified unless tlsTrustAll).");
     key("downstream.tlsTrustAll", false, ConfigKeys::bool, "Accept any smarthost certificate (optional STARTTLS never verifies).");
     key("downstream.username", "", ConfigKeys::text, "AUTH user at the smarthost; empty = no AUTH.");
     key("downstream.password", "", ConfigKeys::text, "AUTH password at the smarthost.");
