@@ -153,6 +153,11 @@ public final class Gateway {
     return ledger.target();
   }
 
+  /** Whole-transaction retries of the ledger so far, by SQLSTATE (or "connection"). */
+  public java.util.Map<String, Long> ledgerRetries() {
+    return ledger.retries();
+  }
+
   /** Known outcomes handed to the retry part because their settle failed. */
   public long handovers() {
     return handovers.get();

@@ -14,6 +14,9 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +28,7 @@ public final class LedgerVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(LedgerVerticle.class);
 
   private final GatewayConfig.Ledger config;
+  private final Map<String, AtomicLong> retries = new ConcurrentHashMap<>();
   private EmbeddedDatabase embedded;
   private Pool pool;
   private DatabaseTarget target;
@@ -57,7 +61,9 @@ public final class LedgerVerticle extends VerticleBase {
           return warnIfNotDurable();
         })
         .map(x -> {
-          Ledger ledger = new Ledger(pool, new TransactionPolicy(vertx, TransactionPolicy.Listener.NONE));
+          TransactionPolicy.Listener counting = (kind, cause, next) ->
+              retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
+          Ledger ledger = new Ledger(pool, new TransactionPolicy(vertx, counting));
           Bus bus = Bus.of(vertx);
           bus.serve(LedgerMessages.OPEN, Open.class, ledger::open);
           bus.serve(LedgerMessages.SETTLE, Settle.class, ledger::settle);
@@ -91,6 +97,13 @@ public final class LedgerVerticle extends VerticleBase {
           embedded.close();
           return null;
         }));
+  }
+
+  /** Whole-transaction retries so far, by SQLSTATE (or "connection"). */
+  public Map<String, Long> retries() {
+    Map<String, Long> copy = new java.util.TreeMap<>();
+    retries.forEach((k, v) -> copy.put(k, v.get()));
+    return copy;
   }
 
   /** For tests and the operator log: where the ledger lives. */

@@ -27,7 +27,7 @@ public final class ScriptedSmtpServer {
     }
   }
 
-  /** Replies by command. A null from {@link #endOfData} closes the socket without a reply. */
+  /** Replies by command. A null from {@link #data} or {@link #endOfData} closes the socket without a reply. */
   public interface Script {
     default String greeting() {
       return "220 downstream.test ESMTP scripted";
@@ -169,6 +169,10 @@ public final class ScriptedSmtpServer {
     } else if (upper.equals("DATA")) {
       dataCommands.incrementAndGet();
       String reply = script.data();
+      if (reply == null) {
+        socket.close(); // lost before the body: the relay must know nothing was delivered
+        return;
+      }
       if (reply.startsWith("354")) {
         st.body = new ByteArrayOutputStream();
       }

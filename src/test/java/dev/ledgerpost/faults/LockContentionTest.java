@@ -1,0 +1,215 @@
+package dev.ledgerpost.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LogCapture;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.TableLock;
+import dev.ledgerpost.testing.TestDatabase;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * DESIGN §1 and §2 under real PostgreSQL locks taken from another connection: whole-transaction
+ * retries, 451 4.3.0 when the ledger cannot be opened, 250 + CRITICAL when it cannot be settled.
+ */
+class LockContentionTest {
+  static final String ALL_TABLES = "messages, recipients, outbox";
+
+  Vertx vertx;
+  ScriptedSmtpServer downstream;
+  GatewayHarness gateway;
+  /** Runs (on a worker) when the downstream has the body, before it answers 250. */
+  volatile Function<ScriptedSmtpServer.Received, Object> beforeFinalReply = m -> null;
+
+  @BeforeEach
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+        return vertx.executeBlocking(() -> {
+          beforeFinalReply.apply(message);
+          return "250 2.0.0 Ok: queued as DS" + n;
+        });
+      }
+    }));
+    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("ledger.lockTimeout", "250ms");
+    gateway = GatewayHarness.start(vertx, o);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    gateway.close();
+    GatewayHarness.await(vertx.close());
+  }
+
+  @Test
+  void lockHeldLongerThanTheRetryBudgetMeans451AndNoDataDownstream() throws Exception {
+    String reply;
+    try (TableLock lock = TableLock.acquire(gateway.databaseUrl(), ALL_TABLES); SmtpTestClient c = client()) {
+      reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: blocked\r\n\r\nbody");
+      // The session goes on after a 451: the downstream transaction was reset, not left half-open.
+      assertThat(c.command("RSET")).startsWith("250");
+    }
+    assertThat(reply).isEqualTo("451 4.3.0 Temporary local persistence failure");
+    assertThat(downstream.dataCommands()).isZero();
+    assertThat(count("SELECT count(*) FROM messages")).isZero();
+    assertThat(count("SELECT count(*) FROM outbox")).isZero();
+    assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
+  }
+
+  @Test
+  void lockReleasedAfterTheFirstAttemptFailedMeansOneDeliveryAndSent() throws Exception {
+    TableLock lock = TableLock.acquire(gateway.databaseUrl(), ALL_TABLES);
+    CompletableFuture<String> reply;
+    try (SmtpTestClient c = client()) {
+      reply = CompletableFuture.supplyAsync(() -> send(c, "Subject: delayed\r\n\r\nbody"));
+      poll(Duration.ofSeconds(10), () -> gateway.gateway().ledgerRetries().getOrDefault("55P03", 0L) >= 1);
+      lock.release();
+      assertThat(reply.get()).startsWith("250 2.0.0 Ok: queued as ");
+    }
+    assertThat(downstream.messages()).hasSize(1);
+    assertThat(status(ledgerId(reply.get()))).isEqualTo("SENT");
+    assertThat(gateway.gateway().ledgerRetries().get("55P03")).isGreaterThanOrEqualTo(1L);
+  }
+
+  @Test
+  void settleBlockedPastTheBudgetStillAnswers250AndLeavesPendingWithOneCriticalLine() throws Exception {
+    AtomicReference<TableLock> lock = new AtomicReference<>();
+    beforeFinalReply = m -> {
+      try {
+        lock.set(TableLock.acquire(gateway.databaseUrl(), ALL_TABLES));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return null;
+    };
+    String reply;
+    try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = client()) {
+      reply = c.sendMail("a@example.com", List.of("b@example.net"),
+          "Message-ID: <settle-blocked@example.com>\r\nSubject: settle blocked\r\n\r\nbody");
+      lock.get().release();
+      String id = ledgerId(reply);
+      List<String> critical = audit.errorsContaining("CRITICAL audit_event=delivery_result_persist_failed", id);
+      assertThat(critical).hasSize(1);
+      assertThat(critical.get(0)).contains("msg_id=<settle-blocked@example.com>", "target_status=SENT",
+          "downstream_accepted=true");
+      assertThat(status(id)).isEqualTo("PENDING");
+      assertThat(count("SELECT count(*) FROM recipients WHERE status = 'PENDING'")).isEqualTo(1);
+    } finally {
+      if (lock.get() != null) {
+        lock.get().release();
+      }
+    }
+    assertThat(reply).startsWith("250 2.0.0 Ok: queued as ");
+    assertThat(downstream.messages()).hasSize(1);
+    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(gateway.gateway().handovers()).isEqualTo(1);
+  }
+
+  @Test
+  void settleBlockedOnOneTableRollsBackTheWholeSettle() throws Exception {
+    AtomicReference<TableLock> lock = new AtomicReference<>();
+    beforeFinalReply = m -> {
+      try {
+        lock.set(TableLock.acquire(gateway.databaseUrl(), "recipients"));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return null;
+    };
+    String reply;
+    try (SmtpTestClient c = client()) {
+      reply = c.sendMail("a@example.com", List.of("b@example.net", "c@example.net"), "Subject: half\r\n\r\nbody");
+    } finally {
+      if (lock.get() != null) {
+        lock.get().release();
+      }
+    }
+    assertThat(reply).startsWith("250");
+    String id = ledgerId(reply);
+    // The message row could be updated, its recipients could not: neither may show the new status.
+    assertThat(status(id)).isEqualTo("PENDING");
+    assertThat(count("SELECT version FROM messages")).isEqualTo(1);
+    assertThat(count("SELECT count(*) FROM recipients WHERE status = 'PENDING'")).isEqualTo(2);
+    assertThat(count("SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isZero();
+  }
+
+  @Test
+  void twoSubmissionsWithTheSameMessageIdAreTwoEntriesAndTwoDeliveries() throws Exception {
+    List<String> ids = new ArrayList<>();
+    try (SmtpTestClient c = client()) {
+      for (int i = 0; i < 2; i++) {
+        ids.add(ledgerId(send(c, "Message-ID: <same@example.com>\r\nSubject: twice\r\n\r\nbody")));
+      }
+    }
+    assertThat(ids.get(0)).isNotEqualTo(ids.get(1));
+    assertThat(count("SELECT count(*) FROM messages WHERE message_id_header = '<same@example.com>' AND status = 'SENT'"))
+        .isEqualTo(2);
+    assertThat(downstream.messages()).hasSize(2);
+  }
+
+  private SmtpTestClient client() throws Exception {
+    SmtpTestClient c = new SmtpTestClient(gateway.smtpPort());
+    c.reply();
+    return c;
+  }
+
+  private static String send(SmtpTestClient c, String body) {
+    try {
+      return c.sendMail("a@example.com", List.of("b@example.net"), body);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String ledgerId(String reply) {
+    Matcher m = Pattern.compile("([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})").matcher(reply);
+    assertThat(m.find()).as("ledger id in %s", reply).isTrue();
+    return m.group(1);
+  }
+
+  private String status(String id) throws Exception {
+    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT status FROM messages WHERE id = '" + id + "'")) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
+  private long count(String sql) throws Exception {
+    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      return rs.next() ? rs.getLong(1) : 0;
+    }
+  }
+
+  static void poll(Duration within, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not met within " + within);
+      }
+      Thread.sleep(5); // polling with a deadline
+    }
+  }
+}
