@@ -1,0 +1,143 @@
+package dev.ledgerpost.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.TableLock;
+import dev.ledgerpost.testing.TestDatabase;
+import io.vertx.core.Vertx;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * 200 messages over 20 connections while another connection takes and releases table locks at
+ * random. Afterwards every client reply must agree with the ledger and with the downstream.
+ */
+class ConcurrentContentionTest {
+  static final int CONNECTIONS = 20;
+  static final int PER_CONNECTION = 10;
+  static final List<String[]> LOCK_SETS = List.of(
+      new String[] {"messages"}, new String[] {"recipients"}, new String[] {"outbox"},
+      new String[] {"messages", "recipients", "outbox"});
+  static final Pattern UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+
+  @Test
+  void everyReplyAgreesWithTheLedgerAndTheDownstream() throws Exception {
+    Vertx vertx = Vertx.vertx();
+    ExecutorService pool = Executors.newFixedThreadPool(CONNECTIONS + 1);
+    try {
+      ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+      Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+      o.put("ledger.lockTimeout", "250ms");
+      try (GatewayHarness gateway = GatewayHarness.start(vertx, o)) {
+        Map<String, String> replies = new ConcurrentHashMap<>(); // Message-ID -> final reply
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicInteger locksTaken = new AtomicInteger();
+        Future<?> locker = pool.submit(() -> lockAtRandom(gateway.databaseUrl(), done, locksTaken));
+        List<Future<?>> clients = new ArrayList<>();
+        for (int c = 0; c < CONNECTIONS; c++) {
+          int conn = c;
+          clients.add(pool.submit(() -> {
+            try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+              client.reply();
+              for (int i = 0; i < PER_CONNECTION; i++) {
+                String messageId = "<run-" + conn + "-" + i + "@example.com>";
+                replies.put(messageId, client.sendMail("a@example.com", List.of("b@example.net"),
+                    "Message-ID: " + messageId + "\r\nSubject: contention\r\n\r\nbody " + conn + "/" + i));
+              }
+            }
+            return null;
+          }));
+        }
+        for (Future<?> f : clients) {
+          f.get(5, TimeUnit.MINUTES);
+        }
+        done.set(true);
+        locker.get(1, TimeUnit.MINUTES);
+
+        Map<String, String> rows = new HashMap<>(); // ledger id -> status
+        Map<String, String> rowByMessageId = new HashMap<>();
+        try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement();
+            ResultSet rs = st.executeQuery("SELECT id, status, message_id_header FROM messages")) {
+          while (rs.next()) {
+            rows.put(rs.getString(1), rs.getString(2));
+            assertThat(rowByMessageId.put(rs.getString(3), rs.getString(1))).isNull();
+          }
+        }
+        Map<String, String> deliveredByMessageId = new HashMap<>(); // Message-ID -> ledger id in Received:
+        for (ScriptedSmtpServer.Received r : downstream.messages()) {
+          String text = r.text();
+          Matcher id = UUID.matcher(text.substring(0, text.indexOf("\r\nMessage-ID:")));
+          assertThat(id.find()).isTrue();
+          String messageId = text.substring(text.indexOf("Message-ID: ") + 12, text.indexOf("\r\nSubject:"));
+          assertThat(deliveredByMessageId.put(messageId, id.group())).as("delivered twice: %s", messageId).isNull();
+          assertThat(rows).as("delivered without a ledger row").containsKey(id.group());
+        }
+
+        int accepted = 0;
+        int refused = 0;
+        int pending = 0;
+        for (Map.Entry<String, String> e : replies.entrySet()) {
+          String reply = e.getValue();
+          if (reply.startsWith("250 ")) {
+            accepted++;
+            Matcher m = UUID.matcher(reply);
+            assertThat(m.find()).isTrue();
+            String id = m.group();
+            assertThat(deliveredByMessageId.get(e.getKey())).isEqualTo(id);
+            assertThat(rows.get(id)).isIn("SENT", "PENDING");
+            if (rows.get(id).equals("PENDING")) {
+              pending++;
+            }
+          } else {
+            assertThat(reply).isEqualTo("451 4.3.0 Temporary local persistence failure");
+            refused++;
+            assertThat(deliveredByMessageId).doesNotContainKey(e.getKey());
+            assertThat(rowByMessageId).doesNotContainKey(e.getKey());
+          }
+        }
+        assertThat(accepted + refused).isEqualTo(CONNECTIONS * PER_CONNECTION);
+        assertThat(downstream.messages()).hasSize(accepted);
+        assertThat(gateway.gateway().handovers()).isEqualTo(pending);
+        assertThat(locksTaken.get()).isPositive();
+        System.out.printf("contention run: %d accepted (%d left PENDING and handed over), %d refused 451 4.3.0, "
+            + "%d locks taken, retries %s%n", accepted, pending, refused, locksTaken.get(), gateway.gateway().ledgerRetries());
+      }
+    } finally {
+      pool.shutdownNow();
+      GatewayHarness.await(vertx.close());
+    }
+  }
+
+  /** Takes a random lock set, holds it 100..1500 ms, pauses 50..300 ms; bounded by the clients and 5 minutes. */
+  private static Void lockAtRandom(String url, AtomicBoolean done, AtomicInteger taken) throws Exception {
+    Random random = new Random(42);
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+    while (!done.get() && System.nanoTime() < deadline) {
+      Thread.sleep(50 + random.nextInt(250)); // load pacing, not synchronisation
+      try (TableLock lock = TableLock.acquire(url, LOCK_SETS.get(random.nextInt(LOCK_SETS.size())))) {
+        taken.incrementAndGet();
+        Thread.sleep(100 + random.nextInt(1400));
+      }
+    }
+    return null;
+  }
+}
