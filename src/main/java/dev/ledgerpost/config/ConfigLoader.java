@@ -15,6 +15,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.DuplicateKeyException;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -35,6 +39,10 @@ public final class ConfigLoader {
     if (!Files.isRegularFile(file)) {
       return Future.failedFuture(new ConfigException(List.of("config file " + file + " does not exist")));
     }
+    List<String> duplicates = duplicateKeys(file);
+    if (!duplicates.isEmpty()) {
+      return Future.failedFuture(new ConfigException(duplicates));
+    }
     ConfigStoreOptions yaml = new ConfigStoreOptions()
         .setType("file")
         .setFormat("yaml")
@@ -47,6 +55,24 @@ public final class ConfigLoader {
         })
         .recover(e -> Future.failedFuture(new ConfigException(List.of("config file " + file + ": " + e.getMessage()))))
         .map(json -> fromSources(json.getMap(), env, Map.of()));
+  }
+
+  /**
+   * A key given twice in one file is an error, not "the last one wins": an operator who wrote two
+   * lock timeouts meant one of them. Blocking read; called at start only.
+   */
+  static List<String> duplicateKeys(Path file) {
+    LoaderOptions options = new LoaderOptions();
+    options.setAllowDuplicateKeys(false);
+    try (java.io.Reader reader = Files.newBufferedReader(file)) {
+      new Yaml(new SafeConstructor(options)).load(reader);
+      return List.of();
+    } catch (DuplicateKeyException e) {
+      return List.of("config file " + file + ": key '" + e.getProblem().replaceFirst("^found duplicate key ", "")
+          + "' is given twice (line " + (e.getProblemMark().getLine() + 1) + ")");
+    } catch (java.io.IOException | org.yaml.snakeyaml.error.YAMLException e) {
+      return List.of("config file " + file + ": " + e.getMessage());
+    }
   }
 
   /**

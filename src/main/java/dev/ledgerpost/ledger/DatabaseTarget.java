@@ -4,12 +4,15 @@ import io.vertx.pgclient.PgConnectOptions;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where the ledger lives, in the two forms the gateway needs: Vert.x connect options for runtime SQL
  * and a JDBC URL for Flyway. Parameters of the configured URL are kept; lock_timeout is added.
  */
 public record DatabaseTarget(PgConnectOptions options, String jdbcUrl, String displayUrl) {
+  private static final Logger LOG = LoggerFactory.getLogger(DatabaseTarget.class);
 
   public static DatabaseTarget fromUrl(String url, Duration lockTimeout) {
     String u = url.trim();
@@ -37,7 +40,11 @@ public record DatabaseTarget(PgConnectOptions options, String jdbcUrl, String di
 
   private static DatabaseTarget of(PgConnectOptions options, Duration lockTimeout) {
     Map<String, String> props = new HashMap<>(options.getProperties());
-    props.put("lock_timeout", lockTimeout.toMillis() + "ms");
+    String fromUrl = props.put("lock_timeout", lockTimeout.toMillis() + "ms");
+    if (fromUrl != null) {
+      LOG.warn("ledger.url sets lock_timeout={}; ledger.lockTimeout ({} ms) wins, the retry budget depends on it",
+          fromUrl, lockTimeout.toMillis());
+    }
     props.putIfAbsent("application_name", "ledgerpost");
     options.setProperties(props);
     options.setCachePreparedStatements(true);
