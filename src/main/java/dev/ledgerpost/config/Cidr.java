@@ -2,22 +2,20 @@ package dev.ledgerpost.config;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.regex.Pattern;
 
 /** One network in CIDR notation ({@code 10.0.0.0/8}, {@code ::1/128}); a bare address is a host route. */
 public record Cidr(byte[] network, int prefix, String text) {
+  private static final String OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+  private static final Pattern IPV4 = Pattern.compile("(?:" + OCTET + "\\.){3}" + OCTET);
+  private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:][0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*");
 
   public static Cidr parse(String text) {
     String t = text.trim();
     int slash = t.indexOf('/');
     String addr = slash < 0 ? t : t.substring(0, slash);
-    if (addr.isEmpty() || !addr.matches("[0-9A-Fa-f:.]+")) {
-      // Only literals: a host name here would need DNS, on an event loop, at every connection.
-      throw new IllegalArgumentException("'" + text + "' is not an IP network in CIDR notation");
-    }
-    byte[] bytes;
-    try {
-      bytes = InetAddress.getByName(addr).getAddress();
-    } catch (UnknownHostException e) {
+    byte[] bytes = literal(addr);
+    if (bytes == null) {
       throw new IllegalArgumentException("'" + text + "' is not an IP network in CIDR notation");
     }
     int max = bytes.length * 8;
@@ -35,10 +33,8 @@ public record Cidr(byte[] network, int prefix, String text) {
 
   /** True when the address (a literal, as a socket reports it) lies inside this network. */
   public boolean contains(String address) {
-    byte[] a;
-    try {
-      a = InetAddress.getByName(stripScope(address)).getAddress();
-    } catch (UnknownHostException | IllegalArgumentException e) {
+    byte[] a = address == null ? null : literal(stripScope(address));
+    if (a == null) {
       return false;
     }
     if (a.length != network.length) {
@@ -59,6 +55,22 @@ public record Cidr(byte[] network, int prefix, String text) {
     }
     int mask = (0xFF << (8 - rest)) & 0xFF;
     return (a[full] & mask) == (network[full] & mask);
+  }
+
+  /**
+   * The bytes of an IP literal, or null. Only dotted quads and IPv6 forms reach InetAddress: it would
+   * look any other text up in DNS ("cafe.de"), read "" as loopback, and short forms the inet_aton
+   * way ("10.1" is 10.0.0.1, not the 10.1.0.0 an operator means).
+   */
+  private static byte[] literal(String addr) {
+    if (!IPV4.matcher(addr).matches() && !IPV6.matcher(addr).matches()) {
+      return null;
+    }
+    try {
+      return InetAddress.getByName(addr).getAddress();
+    } catch (UnknownHostException | IllegalArgumentException e) {
+      return null;
+    }
   }
 
   private static String stripScope(String address) {

@@ -94,7 +94,7 @@ final class DataReader {
     String[] lines = headerBlock.toString().split("\n");
     for (int i = 0; i < lines.length; i++) {
       String l = lines[i];
-      if (l.length() > 11 && l.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:")) {
+      if (l.length() >= 11 && l.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:")) {
         StringBuilder v = new StringBuilder(l.substring(11));
         while (i + 1 < lines.length && !lines[i + 1].isEmpty()
             && (lines[i + 1].charAt(0) == ' ' || lines[i + 1].charAt(0) == '\t')) {

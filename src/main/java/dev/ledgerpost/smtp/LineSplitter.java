@@ -62,7 +62,9 @@ public final class LineSplitter {
   private void emit(Consumer<Line> sink) {
     boolean crlf = len > 0 && buf[len - 1] == '\r';
     int contentLen = crlf ? len - 1 : len;
-    Line line = new Line(Arrays.copyOf(buf, contentLen), crlf, bareCr, overflow);
+    // Without a CR, the byte kept for it is content: one too many, or (after overflow) the line's last byte.
+    boolean tooLong = overflow || contentLen > maxContent;
+    Line line = new Line(Arrays.copyOf(buf, Math.min(contentLen, maxContent)), crlf, bareCr, tooLong);
     reset();
     sink.accept(line);
   }

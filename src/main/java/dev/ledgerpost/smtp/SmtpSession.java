@@ -116,6 +116,7 @@ public final class SmtpSession {
     helo = null;
     esmtp = false;
     auth = null;
+    authUser = null; // RFC 3207 §4.2: an identity given in clear is knowledge to discard
   }
 
   /** The connection is gone: release whatever the transaction holds downstream. */
