@@ -17,11 +17,16 @@ public final class ByteSizes {
     }
     long n = Long.parseLong(m.group(1));
     String unit = m.group(2) == null ? "b" : m.group(2);
-    return switch (unit) {
-      case "k", "kb" -> n * 1024;
-      case "m", "mb" -> n * 1024 * 1024;
-      case "g", "gb" -> n * 1024 * 1024 * 1024;
-      default -> n;
+    long factor = switch (unit) {
+      case "k", "kb" -> 1024L;
+      case "m", "mb" -> 1024L * 1024;
+      case "g", "gb" -> 1024L * 1024 * 1024;
+      default -> 1L;
     };
+    try {
+      return Math.multiplyExact(n, factor);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("'" + text + "' is too large");
+    }
   }
 }

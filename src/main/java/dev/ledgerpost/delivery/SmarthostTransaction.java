@@ -103,6 +103,9 @@ final class SmarthostTransaction implements RelayTransaction {
   public Future<DownstreamReply> rcpt(String address) {
     return connection.command("RCPT TO:<" + address + ">", relay.config().replyTimeout()).map(reply -> {
       recipients.add(new Recipient(address, reply));
+      if (reply.code() == 421) {
+        connection.close(); // the downstream hangs up: the rest of this transaction fails as unavailable
+      }
       return reply;
     });
   }

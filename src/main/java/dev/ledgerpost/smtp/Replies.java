@@ -71,6 +71,10 @@ public final class Replies {
   /** A downstream verdict on MAIL or RCPT, passed on with its class, enhanced code and text. */
   public static Reply mirror(DownstreamReply r, String defaultDetail) {
     String text = r.sanitizedText();
+    if (r.code() == 421) {
+      // The downstream is closing; the client's session with us is not. Mirror the class, not the hang-up.
+      return Reply.of(451, r.enhancedOrDefault("4.1"), "Downstream closing: " + (text.isEmpty() ? "421" : text));
+    }
     return Reply.of(r.code(), r.enhancedOrDefault(defaultDetail), text.isEmpty() ? "Downstream reply" : text);
   }
 

@@ -39,6 +39,7 @@ class LockContentionTest {
   GatewayHarness gateway;
   /** Runs (on a worker) when the downstream has the body, before it answers 250. */
   volatile Function<ScriptedSmtpServer.Received, Object> beforeFinalReply = m -> null;
+  volatile String finalReply;
 
   @BeforeEach
   void start() throws Exception {
@@ -48,7 +49,7 @@ class LockContentionTest {
       public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
         return vertx.executeBlocking(() -> {
           beforeFinalReply.apply(message);
-          return "250 2.0.0 Ok: queued as DS" + n;
+          return finalReply != null ? finalReply : "250 2.0.0 Ok: queued as DS" + n;
         });
       }
     }));
@@ -125,6 +126,32 @@ class LockContentionTest {
     assertThat(downstream.messages()).hasSize(1);
     assertThat(downstream.dataCommands()).isEqualTo(1);
     assertThat(gateway.gateway().handovers()).isEqualTo(1);
+  }
+
+  @Test
+  void failedSettleOfARefusalStillGivesTheClientTheDownstreamVerdict() throws Exception {
+    finalReply = "550 5.7.1 Refused by policy";
+    AtomicReference<TableLock> lock = new AtomicReference<>();
+    beforeFinalReply = m -> {
+      try {
+        lock.set(TableLock.acquire(gateway.databaseUrl(), ALL_TABLES));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return null;
+    };
+    try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = client()) {
+      String reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: refused\r\n\r\nbody");
+      lock.get().release();
+      assertThat(reply).isEqualTo("550 5.7.1 Downstream: Refused by policy");
+      assertThat(audit.errorsContaining("CRITICAL audit_event=delivery_result_persist_failed", "target_status=FAILED_PERM",
+          "downstream_accepted=false")).hasSize(1);
+    } finally {
+      if (lock.get() != null) {
+        lock.get().release();
+      }
+    }
+    assertThat(count("SELECT count(*) FROM messages WHERE status = 'PENDING'")).isEqualTo(1);
   }
 
   @Test

@@ -981,6 +981,16 @@ class SmtpSessionTranscriptTest {
   }
 
   @Test
+  void aDownstreamHangUpOnRcptIsMirroredAs451NotAsOurOwn421() {
+    relay.rcptReplies.put("bye@dest.example", downstream(421, "4.3.2", "Shutting down"));
+    ehlo();
+    say("MAIL FROM:<sender@client.example>");
+
+    assertThat(say("RCPT TO:<bye@dest.example>")).isEqualTo("451 4.3.2 Downstream closing: Shutting down");
+    assertThat(say("NOOP")).startsWith("250");
+  }
+
+  @Test
   void aDownstreamAcceptanceWithoutEnhancedCodeGets2_1_5() {
     relay.rcptReplies.put("plain@dest.example", downstream(250, null, "OK"));
     ehlo();
