@@ -6,6 +6,9 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.KnownOutcome;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.notify.EventTokens;
+import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.smtp.HtpasswdAuthenticator;
 import dev.ledgerpost.smtp.SmtpVerticle;
@@ -44,6 +47,7 @@ public final class Gateway {
   private ApiVerticle api;
   private SmtpVerticle smtp;
   private String adminToken;
+  private EventTokens eventTokens;
 
   private Gateway(Vertx vertx, GatewayConfig config) {
     this.vertx = vertx;
@@ -52,6 +56,7 @@ public final class Gateway {
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config) {
     Bus.install(vertx, LedgerMessages.types());
+    Bus.install(vertx, OutboxMessages.types());
     Bus.install(vertx, KnownOutcome.class);
     Gateway g = new Gateway(vertx, config);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
@@ -63,8 +68,9 @@ public final class Gateway {
           ledger = new LedgerVerticle(config.ledger());
           return deploy(ledger).map(shared);
         })
+        .compose(shared -> deploy(new OutboxVerticle(config.notifications())).map(shared))
         .compose(shared -> {
-          api = new ApiVerticle(config.http(), adminToken);
+          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes());
           return deploy(api).map(shared);
         })
         .compose(shared -> {
@@ -82,6 +88,7 @@ public final class Gateway {
         ? null
         : HtpasswdAuthenticator.load(vertx, Path.of(config.auth().usersFile()));
     adminToken = config.api().adminToken().isEmpty() ? generatedToken() : config.api().adminToken();
+    eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
         new AtomicInteger(), handovers);
   }
@@ -143,6 +150,10 @@ public final class Gateway {
 
   public int httpPort() {
     return api.actualPort();
+  }
+
+  public int notifyClients() {
+    return api.notifyClients();
   }
 
   public String adminToken() {

@@ -10,6 +10,9 @@ import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.notify.EventTokens;
+import dev.ledgerpost.notify.NotifyHub;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
@@ -35,12 +38,17 @@ public final class ApiVerticle extends VerticleBase {
 
   private final GatewayConfig.Http http;
   private final byte[] adminToken;
+  private final EventTokens eventTokens;
+  private final long sendQueueBytes;
   private HttpServer server;
   private Bus bus;
+  private NotifyHub hub;
 
-  public ApiVerticle(GatewayConfig.Http http, String adminToken) {
+  public ApiVerticle(GatewayConfig.Http http, String adminToken, EventTokens eventTokens, long sendQueueBytes) {
     this.http = http;
     this.adminToken = adminToken.getBytes(StandardCharsets.UTF_8);
+    this.eventTokens = eventTokens;
+    this.sendQueueBytes = sendQueueBytes;
   }
 
   @Override
@@ -49,7 +57,11 @@ public final class ApiVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
+    hub = new NotifyHub(vertx, eventTokens, sendQueueBytes);
+    hub.start();
+    router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
     router.route("/api/*").handler(this::authenticate);
+    router.get("/api/v1/operations/:id").handler(this::operation);
     router.get("/api/v1/messages").handler(this::list);
     router.get("/api/v1/messages/:id").handler(this::detail);
     router.route().last().handler(ctx -> Problem.send(ctx, 404, "Not Found", "no such resource"));
@@ -65,6 +77,11 @@ public final class ApiVerticle extends VerticleBase {
 
   public int actualPort() {
     return server.actualPort();
+  }
+
+  /** Connected WebSocket subscribers. */
+  public int notifyClients() {
+    return hub.clients();
   }
 
   private void authenticate(RoutingContext ctx) {
@@ -158,6 +175,30 @@ public final class ApiVerticle extends VerticleBase {
         ledgerFailure(ctx, ar.cause());
       }
     });
+  }
+
+  /** DESIGN §4: an operation's status is a set of facts, each saying where it was read from. */
+  private void operation(RoutingContext ctx) {
+    UUID id;
+    try {
+      id = UUID.fromString(ctx.pathParam("id"));
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", "operation id must be a UUID");
+      return;
+    }
+    bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id), OutboxMessages.OperationFacts.class)
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            ledgerFailure(ctx, ar.cause());
+            return;
+          }
+          json(ctx, 200, OperationJson.of(ar.result(), retrying(id), hub.attempts(id)));
+        });
+  }
+
+  /** Whether the retry part holds an outcome of this message that it is still trying to settle. */
+  private boolean retrying(UUID id) {
+    return false;
   }
 
   private static void ledgerFailure(RoutingContext ctx, Throwable e) {

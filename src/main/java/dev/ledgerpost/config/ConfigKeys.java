@@ -61,6 +61,11 @@ final class ConfigKeys {
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH.");
     key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");
     key("delivery.unknownOutcomeReply", "451", ConfigKeys::unknownOutcomeReply, "451 (default) or 250 when the downstream's verdict after the final dot was lost.");
+    key("notify.retention", "7d", ConfigKeys::positiveDuration, "How long published events stay resumable; older ones are deleted in batches.");
+    key("notify.pollInterval", "1s", ConfigKeys::positiveDuration, "Outbox poll when no NOTIFY arrives (NOTIFY is only a wake-up).");
+    key("notify.pruneInterval", "1h", ConfigKeys::positiveDuration, "How often retention runs.");
+    key("notify.sendQueueBytes", "256KB", v -> positiveLong(ByteSizes.parse(str(v))), "Bytes queued to one WebSocket subscriber before it is cut loose (close 4008).");
+    key("notify.tokensFile", "", ConfigKeys::text, "Per-user event tokens: lines user:sha256-hex-of-token; such a token sees only that user's messages.");
   }
 
   private ConfigKeys() {}

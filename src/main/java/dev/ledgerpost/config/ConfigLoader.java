@@ -138,7 +138,7 @@ public final class ConfigLoader {
     if (cert != key) {
       problems.add("smtp.tls.certFile and smtp.tls.keyFile: give both or neither");
     }
-    for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile")) {
+    for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile", "notify.tokensFile")) {
       String path = (String) values.get(file);
       if (path != null && !path.isEmpty() && !Files.isReadable(Path.of(path))) {
         problems.add(file + ": cannot read " + path);
@@ -199,7 +199,13 @@ public final class ConfigLoader {
             (int) v.get("ledger.embeddedPort")),
         new GatewayConfig.Auth((String) v.get("auth.usersFile")),
         new GatewayConfig.Api((String) v.get("api.adminToken")),
-        new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")));
+        new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")),
+        new GatewayConfig.Notify(
+            (Duration) v.get("notify.retention"),
+            (Duration) v.get("notify.pollInterval"),
+            (Duration) v.get("notify.pruneInterval"),
+            (long) v.get("notify.sendQueueBytes"),
+            (String) v.get("notify.tokensFile")));
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

@@ -5,7 +5,7 @@ import java.util.List;
 
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
-    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery) {
+    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -59,4 +59,8 @@ public record GatewayConfig(
   public record Api(String adminToken) {}
 
   public record Delivery(UnknownOutcomeReply unknownOutcomeReply) {}
+
+  /** The outbox relay and the WebSocket hub. */
+  public record Notify(Duration retention, Duration pollInterval, Duration pruneInterval, long sendQueueBytes,
+      String tokensFile) {}
 }

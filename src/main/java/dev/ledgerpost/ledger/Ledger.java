@@ -41,9 +41,12 @@ public final class Ledger {
   private static final String INSERT_RECIPIENT = """
       INSERT INTO recipients (message_id, idx, address, status, rcpt_reply)
       VALUES (#{id}, #{idx}, #{address}, #{status}, #{rcptReply})""";
+  /** NOTIFY is delivered at commit and only then: it wakes the outbox relay, which still reads the table. */
   private static final String INSERT_OUTBOX = """
-      INSERT INTO outbox (event_id, message_id, type, payload)
-      VALUES (#{eventId}, #{id}, #{type}, #{payload})""";
+      WITH inserted AS (
+        INSERT INTO outbox (event_id, message_id, type, payload) VALUES (#{eventId}, #{id}, #{type}, #{payload})
+        RETURNING seq)
+      SELECT pg_notify('ledgerpost_outbox', '') FROM inserted""";
   private static final String SETTLE_MESSAGE = """
       UPDATE messages
          SET status = #{status}, version = version + 1, downstream_reply = #{reply}, last_error = #{error},
@@ -215,7 +218,7 @@ public final class Ledger {
     p.put("id", id);
     p.put("type", type);
     p.put("payload", payload);
-    return SqlTemplate.forUpdate(conn, INSERT_OUTBOX).execute(p).mapEmpty();
+    return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
   }
 
   public Future<MessagePage> list(ListQuery q) {

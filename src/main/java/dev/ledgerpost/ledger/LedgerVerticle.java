@@ -10,6 +10,7 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.pubsub.PgSubscriber;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
@@ -30,7 +31,10 @@ public final class LedgerVerticle extends VerticleBase {
   private final GatewayConfig.Ledger config;
   private final Map<String, AtomicLong> retries = new ConcurrentHashMap<>();
   private EmbeddedDatabase embedded;
+  private static final OutboxMessages.Wake WAKE = new OutboxMessages.Wake();
+
   private Pool pool;
+  private PgSubscriber subscriber;
   private DatabaseTarget target;
 
   public LedgerVerticle(GatewayConfig.Ledger config) {
@@ -70,8 +74,29 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
+          OutboxStore outbox = new OutboxStore(pool);
+          bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
+          bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
+          bus.serve(OutboxMessages.PRUNE, OutboxMessages.Prune.class, outbox::prune);
+          bus.serve(OutboxMessages.RECEIPT, OutboxMessages.Receipt.class, r -> outbox.receipt(r).map(v -> r));
+          bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o.id()));
           return null;
-        });
+        })
+        .compose(x -> listen());
+  }
+
+  /**
+   * LISTEN for committed outbox rows. A notification is only a wake-up: the relay polls as well, so
+   * a lost notification (or a subscriber down while PostgreSQL restarts) delays events, never loses them.
+   */
+  private Future<Void> listen() {
+    subscriber = PgSubscriber.subscriber(vertx, target.options()).reconnectPolicy(retries -> 1000L);
+    Bus bus = Bus.of(vertx);
+    subscriber.channel("ledgerpost_outbox").handler(payload -> bus.publish(OutboxMessages.WAKE, WAKE));
+    return subscriber.connect().recover(e -> {
+      LOG.warn("cannot LISTEN for outbox notifications ({}); the outbox relay polls only", e.getMessage());
+      return Future.succeededFuture();
+    });
   }
 
   /** A commit must mean durable; an external server that says otherwise is reported, not changed. */
@@ -90,7 +115,8 @@ public final class LedgerVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<Void> closed = pool == null ? Future.succeededFuture() : pool.close();
+    Future<Void> unlistened = subscriber == null ? Future.succeededFuture() : subscriber.close();
+    Future<Void> closed = unlistened.eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
     return closed.eventually(() -> embedded == null
         ? Future.succeededFuture()
         : vertx.executeBlocking(() -> {

@@ -1,0 +1,52 @@
+package dev.ledgerpost.api;
+
+import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
+import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.OutboxMessages.OperationFacts;
+import dev.ledgerpost.ledger.OutboxMessages.ReceiptView;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+
+/** GET /api/v1/operations/{id}: what is known of one submission, fact by fact (DESIGN §4). */
+final class OperationJson {
+  private OperationJson() {}
+
+  static JsonObject of(OperationFacts facts, boolean retrying, int attempted) {
+    MessageDetail d = facts.message();
+    JsonArray recipients = new JsonArray();
+    for (RecipientView r : d.recipients()) {
+      String reply = r.replyCode() == null ? r.rcptReply()
+          : r.replyCode() + (r.enhancedCode() == null ? "" : " " + r.enhancedCode())
+              + (r.replyText() == null || r.replyText().isEmpty() ? "" : " " + r.replyText());
+      recipients.add(new JsonObject().put("address", r.address()).put("status", r.status().name()).put("reply", reply));
+    }
+    JsonArray receipts = new JsonArray();
+    for (ReceiptView r : facts.receipts()) {
+      receipts.add(new JsonObject().put("subscriber", r.subscriber()).put("state", r.state()).put("seq", r.pubSeq())
+          .put("at", r.at().toString()));
+    }
+    boolean allPublished = facts.events() > 0 && facts.publishedEvents() == facts.events();
+    return new JsonObject()
+        .put("id", d.summary().id().toString())
+        .put("message", new JsonObject()
+            .put("state", "STORED")
+            .put("status", d.summary().status().name())
+            .put("version", d.summary().version())
+            .put("downstreamReply", d.downstreamReply()))
+        .put("recipients", recipients)
+        .put("ledger", new JsonObject()
+            .put("settled", d.summary().status() != MessageStatus.PENDING)
+            .put("retrying", retrying))
+        .put("publish", new JsonObject()
+            .put("state", allPublished ? "PUBLISHED" : "PENDING")
+            .put("events", facts.events())
+            .put("published", facts.publishedEvents())
+            .put("lastSeq", facts.lastPubSeq()))
+        .put("notify", new JsonObject().put("attempted", attempted).put("receipts", receipts))
+        .put("readSource", "primary")
+        .put("asOf", OffsetDateTime.now(ZoneOffset.UTC).toString());
+  }
+}

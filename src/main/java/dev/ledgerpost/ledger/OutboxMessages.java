@@ -1,0 +1,54 @@
+package dev.ledgerpost.ledger;
+
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.UUID;
+
+/** Event-bus messages of the outbox side of the ledger: publishing, history, retention, receipts. */
+public final class OutboxMessages {
+  /** Publishes the next batch of committed, unpublished rows. */
+  public static final String PUBLISH = "ledger.outbox.publish";
+  /** Published events after {@code since}, for a subscriber that resumes. */
+  public static final String HISTORY = "ledger.outbox.history";
+  public static final String PRUNE = "ledger.outbox.prune";
+  public static final String RECEIPT = "ledger.outbox.receipt";
+  public static final String OPERATION = "ledger.operation";
+  /** Published (not requested) by the ledger when PostgreSQL says an outbox row was committed. */
+  public static final String WAKE = "ledger.outbox.wake";
+
+  private OutboxMessages() {}
+
+  public static Class<?>[] types() {
+    return new Class<?>[] {
+      Publish.class, Published.class, History.class, HistoryPage.class, Prune.class, Pruned.class, Receipt.class,
+      Operation.class, OperationFacts.class, Wake.class
+    };
+  }
+
+  public record Publish(int limit) {}
+
+  public record Published(List<OutboxEvent> events) {}
+
+  /** {@code user} null: every event (admin); else only that user's. */
+  public record History(long since, int limit, String user) {}
+
+  /** {@code prunedThrough}: events at or below it may be gone; a subscriber behind it must reset. */
+  public record HistoryPage(List<OutboxEvent> events, long prunedThrough, long lastPubSeq) {}
+
+  public record Prune(Duration retention, int batch) {}
+
+  public record Pruned(int deleted) {}
+
+  public record Receipt(long pubSeq, String subscriber, String state) {}
+
+  public record Operation(UUID id) {}
+
+  public record ReceiptView(String subscriber, String state, long pubSeq, OffsetDateTime at) {}
+
+  /** What the ledger knows of one operation, for GET /api/v1/operations/{id}. */
+  public record OperationFacts(
+      LedgerMessages.MessageDetail message, int events, int publishedEvents, long lastPubSeq, List<ReceiptView> receipts) {}
+
+  public record Wake() {}
+}

@@ -1,0 +1,125 @@
+package dev.ledgerpost.notify;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.ledger.OutboxEvent;
+import dev.ledgerpost.ledger.OutboxMessages.Published;
+import dev.ledgerpost.outbox.OutboxVerticle;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.ext.web.RoutingContext;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The WebSocket hub at {@code GET /api/v1/events}. Live events come from the outbox relay; a client
+ * that connects with {@code since} is first replayed the PostgreSQL history. The hub only ever reads
+ * facts: nothing a subscriber does (or fails to do) reaches SMTP intake or the ledger's writes.
+ *
+ * <p>Close codes: 4400 bad request, 4401 not authenticated, 4008 too slow (resume with {@code since}).
+ */
+public final class NotifyHub {
+  private static final Logger LOG = LoggerFactory.getLogger(NotifyHub.class);
+  static final short CLOSE_BAD_REQUEST = 4400;
+  static final short CLOSE_UNAUTHORIZED = 4401;
+  static final short CLOSE_TOO_SLOW = 4008;
+  private static final int ATTEMPTS_TRACKED = 10_000;
+
+  private final Vertx vertx;
+  private final Bus bus;
+  private final EventTokens tokens;
+  private final long sendQueueBytes;
+  private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
+  /** Frames sent per message since this process started (a view, not a fact: not persisted). */
+  private final Map<UUID, Integer> attempts = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<UUID, Integer> eldest) {
+      return size() > ATTEMPTS_TRACKED;
+    }
+  };
+
+  public NotifyHub(Vertx vertx, EventTokens tokens, long sendQueueBytes) {
+    this.vertx = vertx;
+    this.bus = Bus.of(vertx);
+    this.tokens = tokens;
+    this.sendQueueBytes = sendQueueBytes;
+  }
+
+  /** Subscribes to the relay's events on the calling verticle's context. */
+  public void start() {
+    vertx.eventBus().<Published>localConsumer(OutboxVerticle.EVENTS, m -> {
+      for (OutboxEvent e : m.body().events()) {
+        for (Subscriber s : subscribers) {
+          s.offer(e);
+        }
+      }
+    });
+  }
+
+  public int clients() {
+    return subscribers.size();
+  }
+
+  public synchronized int attempts(UUID messageId) {
+    return attempts.getOrDefault(messageId, 0);
+  }
+
+  synchronized void attempted(UUID messageId) {
+    attempts.merge(messageId, 1, Integer::sum);
+  }
+
+  /** The route handler: authenticates by header if present (401 before any upgrade), else by first frame. */
+  public void handle(RoutingContext ctx) {
+    String header = ctx.request().getHeader("Authorization");
+    EventTokens.Principal principal = null;
+    if (header != null) {
+      String token = header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : "";
+      principal = tokens.authenticate(token).orElse(null);
+      if (principal == null) {
+        ctx.response().setStatusCode(401).putHeader("Content-Type", "application/problem+json")
+            .putHeader("WWW-Authenticate", "Bearer realm=\"ledgerpost\"")
+            .end("{\"type\":\"about:blank\",\"title\":\"Unauthorized\",\"status\":401}");
+        return;
+      }
+    }
+    Long since = null;
+    String sinceText = ctx.queryParams().get("since");
+    if (sinceText != null && !sinceText.isEmpty()) {
+      try {
+        since = Long.parseLong(sinceText);
+      } catch (NumberFormatException e) {
+        since = -1L;
+      }
+      if (since < 0) {
+        ctx.response().setStatusCode(400).putHeader("Content-Type", "application/problem+json")
+            .end("{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"since must be a sequence number >= 0\"}");
+        return;
+      }
+    }
+    String client = ctx.queryParams().get("client");
+    EventTokens.Principal known = principal;
+    Long from = since;
+    ctx.request().toWebSocket().onSuccess(ws -> {
+      ws.setWriteQueueMaxSize((int) Math.min(Integer.MAX_VALUE, sendQueueBytes));
+      new Subscriber(this, bus, vertx, ws, tokens, client).begin(known, from);
+    }).onFailure(e -> LOG.debug("WebSocket upgrade failed: {}", e.getMessage()));
+  }
+
+  void register(Subscriber s) {
+    subscribers.add(s);
+  }
+
+  void unregister(Subscriber s) {
+    subscribers.remove(s);
+  }
+
+  static void closeQuietly(ServerWebSocket ws, short code, String reason) {
+    if (!ws.isClosed()) {
+      ws.close(code, reason);
+    }
+  }
+}

@@ -1,0 +1,221 @@
+package dev.ledgerpost.notify;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.ledger.OutboxEvent;
+import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.ledger.OutboxMessages.History;
+import dev.ledgerpost.ledger.OutboxMessages.HistoryPage;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Set;
+
+/**
+ * One WebSocket subscriber. While it catches up from history, live events are held back; then they
+ * follow, each sent once: an event is sent only if its seq is above the last one sent, which is what
+ * makes the seam between history and live free of gaps and duplicates.
+ */
+final class Subscriber {
+  private static final int HISTORY_PAGE = 500;
+  /** Live events held back while catching up; a client that needs more is cut loose and resumes. */
+  private static final int MAX_HELD = 20_000;
+  private static final long AUTH_TIMEOUT_MS = 5_000;
+  private static final Set<String> ACK_STATES = Set.of("RECEIVED", "READ");
+
+  private final NotifyHub hub;
+  private final Bus bus;
+  private final Vertx vertx;
+  private final ServerWebSocket ws;
+  private final EventTokens tokens;
+  private final String client;
+  private EventTokens.Principal principal;
+  private boolean live;
+  private boolean closed;
+  private long lastSent;
+  private final Deque<OutboxEvent> held = new ArrayDeque<>();
+
+  Subscriber(NotifyHub hub, Bus bus, Vertx vertx, ServerWebSocket ws, EventTokens tokens, String client) {
+    this.hub = hub;
+    this.bus = bus;
+    this.vertx = vertx;
+    this.ws = ws;
+    this.tokens = tokens;
+    this.client = client;
+  }
+
+  void begin(EventTokens.Principal known, Long since) {
+    ws.closeHandler(v -> {
+      closed = true;
+      hub.unregister(this);
+    });
+    ws.textMessageHandler(this::onText);
+    ws.exceptionHandler(e -> {});
+    if (known != null) {
+      authenticated(known, since);
+      return;
+    }
+    // No header (browsers cannot set one): the first frame must be {"type":"auth","token":"..."}.
+    long timer = vertx.setTimer(AUTH_TIMEOUT_MS, t -> {
+      if (principal == null) {
+        NotifyHub.closeQuietly(ws, NotifyHub.CLOSE_UNAUTHORIZED, "authenticate within 5 s");
+      }
+    });
+    ws.textMessageHandler(text -> {
+      JsonObject msg = parse(text);
+      EventTokens.Principal p = msg == null || !"auth".equals(msg.getString("type"))
+          ? null
+          : tokens.authenticate(msg.getString("token")).orElse(null);
+      vertx.cancelTimer(timer);
+      if (p == null) {
+        NotifyHub.closeQuietly(ws, NotifyHub.CLOSE_UNAUTHORIZED, "not authenticated");
+        return;
+      }
+      ws.textMessageHandler(this::onText);
+      authenticated(p, since);
+    });
+  }
+
+  private void authenticated(EventTokens.Principal p, Long since) {
+    principal = p;
+    hub.register(this); // from here live events are held until the history is sent
+    send(new JsonObject().put("type", "hello").put("subscriber", name()));
+    if (since == null) {
+      // Live only: start after the newest published event (an empty page past the end tells which that is).
+      bus.request(OutboxMessages.HISTORY, new History(Long.MAX_VALUE - 1, 1, null), HistoryPage.class).onComplete(ar -> {
+        long newest = ar.succeeded() ? ar.result().lastPubSeq() : 0;
+        // Events held since registration are "after now" even if the newest seq already counts them.
+        lastSent = held.isEmpty() ? newest : Math.min(newest, held.peek().pubSeq() - 1);
+        goLive();
+      });
+    } else {
+      lastSent = since;
+      page();
+    }
+  }
+
+  private void page() {
+    if (closed) {
+      return;
+    }
+    bus.request(OutboxMessages.HISTORY, new History(lastSent, HISTORY_PAGE, principal.user()), HistoryPage.class)
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            NotifyHub.closeQuietly(ws, (short) 1011, "history unavailable; reconnect later");
+            return;
+          }
+          HistoryPage page = ar.result();
+          if (lastSent < page.prunedThrough()) {
+            // Events after `since` were deleted by retention: the client must re-read state from the API.
+            send(new JsonObject().put("type", "reset").put("seq", page.lastPubSeq()));
+            lastSent = page.lastPubSeq();
+            goLive();
+            return;
+          }
+          for (OutboxEvent e : page.events()) {
+            deliver(e);
+          }
+          if (page.events().size() < HISTORY_PAGE) {
+            goLive();
+          } else if (ws.writeQueueFull()) {
+            ws.drainHandler(v -> {
+              ws.drainHandler(null);
+              page();
+            });
+          } else {
+            page();
+          }
+        });
+  }
+
+  private void goLive() {
+    live = true;
+    OutboxEvent e;
+    while ((e = held.poll()) != null) {
+      offer(e);
+    }
+  }
+
+  /** A live event from the relay. */
+  void offer(OutboxEvent e) {
+    if (closed || principal == null || !visible(e)) {
+      return;
+    }
+    if (!live) {
+      if (held.size() >= MAX_HELD) {
+        tooSlow();
+      } else {
+        held.add(e);
+      }
+      return;
+    }
+    if (e.pubSeq() <= lastSent) {
+      return;
+    }
+    if (ws.writeQueueFull()) {
+      tooSlow();
+      return;
+    }
+    deliver(e);
+  }
+
+  private void deliver(OutboxEvent e) {
+    if (e.pubSeq() <= lastSent) {
+      return; // the seam between history and live: each seq once
+    }
+    JsonObject frame = new JsonObject()
+        .put("type", "event")
+        .put("seq", e.pubSeq())
+        .put("id", e.eventId())
+        .put("event", e.type())
+        .put("messageId", e.messageId().toString())
+        .put("at", e.createdAt() == null ? null : e.createdAt().toString())
+        .put("data", new JsonObject(e.payload()));
+    send(frame);
+    lastSent = e.pubSeq();
+    hub.attempted(e.messageId());
+  }
+
+  private boolean visible(OutboxEvent e) {
+    return principal.admin() || principal.user().equals(e.authUser());
+  }
+
+  private void tooSlow() {
+    closed = true;
+    hub.unregister(this);
+    held.clear();
+    NotifyHub.closeQuietly(ws, NotifyHub.CLOSE_TOO_SLOW, "too slow; reconnect with since=" + lastSent);
+  }
+
+  private void onText(String text) {
+    JsonObject msg = parse(text);
+    Long seq = msg == null ? null : msg.getLong("ack");
+    String state = msg == null ? null : msg.getString("state", "RECEIVED");
+    if (seq == null || !ACK_STATES.contains(state)) {
+      send(new JsonObject().put("type", "error").put("message", "expected {\"ack\": <seq>, \"state\": \"RECEIVED\"|\"READ\"}"));
+      return;
+    }
+    bus.request(OutboxMessages.RECEIPT, new OutboxMessages.Receipt(seq, name(), state), OutboxMessages.Receipt.class)
+        .onFailure(e -> send(new JsonObject().put("type", "error").put("message", "receipt not stored; send it again")));
+  }
+
+  private String name() {
+    return client == null || client.isEmpty() ? principal.name() : principal.name() + "/" + client;
+  }
+
+  private void send(JsonObject frame) {
+    if (!closed) {
+      ws.writeTextMessage(frame.encode());
+    }
+  }
+
+  private static JsonObject parse(String text) {
+    try {
+      return new JsonObject(text);
+    } catch (DecodeException | ClassCastException e) {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package dev.ledgerpost.outbox;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.ledger.OutboxMessages.Prune;
+import dev.ledgerpost.ledger.OutboxMessages.Publish;
+import dev.ledgerpost.ledger.OutboxMessages.Published;
+import dev.ledgerpost.ledger.OutboxMessages.Pruned;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The outbox relay: moves committed outbox rows to the notify hub in publish order, woken by
+ * PostgreSQL's NOTIFY and by a poll (the source of truth), and deletes old published rows in bounded
+ * batches. It never changes a message fact; a failure here only delays notifications.
+ */
+public final class OutboxVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxVerticle.class);
+  /** Where published events go; the hub listens here. */
+  public static final String EVENTS = "notify.events";
+  private static final int BATCH = 500;
+  private static final int PRUNE_BATCH = 1000;
+  private static final int MAX_PRUNE_BATCHES_PER_TICK = 100;
+
+  private final GatewayConfig.Notify config;
+  private Bus bus;
+  private boolean running;
+  private boolean again;
+  private boolean stopped;
+  private long lastFailureLog;
+
+  public OutboxVerticle(GatewayConfig.Notify config) {
+    this.config = config;
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = Bus.of(vertx);
+    vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
+    vertx.setPeriodic(config.pollInterval().toMillis(), t -> relay());
+    long pruneEvery = Math.max(1000, Math.min(config.retention().toMillis(), config.pruneInterval().toMillis()));
+    vertx.setPeriodic(pruneEvery, t -> prune(0));
+    relay();
+    return Future.succeededFuture();
+  }
+
+  /** Runs one publish pass now, or right after the one in progress (wake-ups coalesce). */
+  public void relay() {
+    if (stopped) {
+      return;
+    }
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    again = false;
+    bus.request(OutboxMessages.PUBLISH, new Publish(BATCH), Published.class).onComplete(ar -> {
+      running = false;
+      if (ar.failed()) {
+        long now = System.currentTimeMillis();
+        if (now - lastFailureLog > 60_000) { // the poll retries every interval; one line a minute is enough
+          lastFailureLog = now;
+          LOG.warn("outbox relay cannot publish yet: {}", ar.cause().getMessage());
+        }
+        return;
+      }
+      Published published = ar.result();
+      if (!published.events().isEmpty()) {
+        bus.publish(EVENTS, published);
+      }
+      if (published.events().size() == BATCH || again) {
+        relay();
+      }
+    });
+  }
+
+  private void prune(int batches) {
+    if (stopped || batches >= MAX_PRUNE_BATCHES_PER_TICK) {
+      return;
+    }
+    bus.request(OutboxMessages.PRUNE, new Prune(config.retention(), PRUNE_BATCH), Pruned.class).onComplete(ar -> {
+      if (ar.failed()) {
+        LOG.warn("outbox retention pass failed: {}", ar.cause().getMessage());
+      } else if (ar.result().deleted() == PRUNE_BATCH) {
+        prune(batches + 1);
+      } else if (ar.result().deleted() > 0 || batches > 0) {
+        LOG.info("outbox retention deleted {} published event(s) older than {}", batches * PRUNE_BATCH + ar.result().deleted(),
+            config.retention());
+      }
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    stopped = true;
+    return Future.succeededFuture();
+  }
+}
