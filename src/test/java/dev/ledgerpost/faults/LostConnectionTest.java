@@ -58,6 +58,11 @@ class LostConnectionTest {
           .hasSize(1);
       assertThat(status(id)).isEqualTo("UNKNOWN");
       assertThat(scalar("SELECT count(*) FROM recipients WHERE status = 'UNKNOWN'")).isEqualTo(1);
+      io.vertx.core.json.JsonObject op = new io.vertx.core.json.JsonObject(gateway.get("/api/v1/operations/" + id).body());
+      assertThat(op.getJsonObject("message").getString("status")).isEqualTo("UNKNOWN");
+      assertThat(op.getJsonObject("ledger").getBoolean("settled")).isTrue();
+      assertThat(op.getJsonObject("ledger").getBoolean("retrying")).isFalse();
+      assertThat(op.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo("UNKNOWN");
       // The client retries the same message: that is a new submission with its own entry.
       second = send("Message-ID: <lost@example.com>\r\nSubject: lost\r\n\r\nbody");
     }
