@@ -54,7 +54,13 @@ public final class NotifyHub {
     vertx.eventBus().<Published>localConsumer(OutboxVerticle.EVENTS, m -> {
       for (OutboxEvent e : m.body().events()) {
         for (Subscriber s : subscribers) {
-          s.offer(e);
+          try {
+            s.offer(e);
+          } catch (RuntimeException failure) {
+            // One broken subscriber must not cost the others their events.
+            LOG.debug("dropping a subscriber after a send failure: {}", failure.getMessage());
+            s.drop();
+          }
         }
       }
     });

@@ -138,9 +138,23 @@ final class Subscriber {
     }
   }
 
+  /** Forgets this subscriber after a failure; closes the socket if it is still open. */
+  void drop() {
+    closed = true;
+    hub.unregister(this);
+    held.clear();
+    if (!ws.isClosed()) {
+      ws.close();
+    }
+  }
+
   /** A live event from the relay. */
   void offer(OutboxEvent e) {
     if (closed || principal == null || !visible(e)) {
+      return;
+    }
+    if (ws.isClosed()) {
+      drop(); // closed by the peer; our close handler has not run yet
       return;
     }
     if (!live) {
@@ -206,7 +220,7 @@ final class Subscriber {
   }
 
   private void send(JsonObject frame) {
-    if (!closed) {
+    if (!closed && !ws.isClosed()) {
       ws.writeTextMessage(frame.encode());
     }
   }

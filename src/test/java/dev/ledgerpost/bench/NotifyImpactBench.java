@@ -41,7 +41,7 @@ public final class NotifyImpactBench {
     Vertx vertx = Vertx.vertx();
     ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
     try (GatewayHarness gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()))) {
-      run(gateway, messages / 4, sessions); // warm-up
+      run(gateway, messages, sessions); // warm-up: JIT and PostgreSQL caches
       List<Double> without = new ArrayList<>();
       List<Double> with = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {

@@ -1,0 +1,95 @@
+package dev.ledgerpost.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.SmtpTestClient;
+import io.vertx.core.Vertx;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Connection limits and timeouts on real sockets: a client cannot hold the gateway hostage. */
+class SessionLimitsTest {
+  static Vertx vertx;
+  static GatewayHarness gateway;
+  static ScriptedSmtpServer downstream;
+
+  @BeforeAll
+  static void start() throws Exception {
+    vertx = Vertx.vertx();
+    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("smtp.maxConnections", 3);
+    o.put("smtp.idleTimeout", "400ms");
+    o.put("smtp.commandTimeout", "800ms");
+    gateway = GatewayHarness.start(vertx, o);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    gateway.close();
+    GatewayHarness.await(vertx.close());
+  }
+
+  @Test
+  void aSilentClientIsToldAndDisconnectedAfterTheIdleTimeout() throws Exception {
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(c.reply()).startsWith("220");
+      assertThat(c.reply()).isEqualTo("421 4.4.2 Timeout, closing connection");
+      assertThat(c.closedByServer()).isTrue();
+    }
+  }
+
+  @Test
+  void aClientTricklingOneCommandLineIsCutOffByTheCommandTimeout() throws Exception {
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      long start = System.nanoTime();
+      String reply;
+      // One byte every 100 ms never completes the line; the idle timer alone would be reset forever.
+      for (char ch : "EHLO slow.client.example.with.a.long.name".toCharArray()) {
+        try {
+          c.send(String.valueOf(ch));
+        } catch (java.io.IOException closedByServer) {
+          break;
+        }
+        Thread.sleep(100); // the fault itself: a slow client, not synchronisation
+        if (System.nanoTime() - start > 3_000_000_000L) {
+          break;
+        }
+      }
+      reply = c.reply();
+      assertThat(reply).isEqualTo("421 4.4.2 Timeout, closing connection");
+    }
+  }
+
+  @Test
+  void connectionsAboveTheLimitAreRefusedWith421() throws Exception {
+    try (SmtpTestClient a = new SmtpTestClient(gateway.smtpPort());
+        SmtpTestClient b = new SmtpTestClient(gateway.smtpPort());
+        SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(a.reply()).startsWith("220");
+      assertThat(b.reply()).startsWith("220");
+      assertThat(c.reply()).startsWith("220");
+      try (SmtpTestClient d = new SmtpTestClient(gateway.smtpPort())) {
+        assertThat(d.reply()).isEqualTo("421 4.7.0 Too many connections, try again later");
+      }
+    }
+    // Slots are given back when clients leave (the server sees the close a moment later: poll).
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (true) {
+      try (SmtpTestClient e = new SmtpTestClient(gateway.smtpPort())) {
+        if (e.reply().startsWith("220")) {
+          assertThat(e.sendMail("a@example.com", List.of("b@example.net"), "Subject: ok\r\n\r\nbody")).startsWith("250");
+          break;
+        }
+      }
+      assertThat(System.nanoTime()).as("a slot came back in time").isLessThan(deadline);
+      Thread.sleep(20); // polling with a deadline
+    }
+  }
+}
