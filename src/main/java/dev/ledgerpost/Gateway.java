@@ -7,6 +7,10 @@ import dev.ledgerpost.delivery.KnownOutcome;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.metrics.MicrometerGatewayMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.ledger.LedgerVerticle;
@@ -43,34 +47,44 @@ public final class Gateway {
   private final GatewayConfig config;
   private final List<String> deployments = new ArrayList<>();
   private final AtomicLong handovers = new AtomicLong();
+  private final PrometheusMeterRegistry registry;
+  private final GatewayMetrics metrics;
   private LedgerVerticle ledger;
   private ApiVerticle api;
   private SmtpVerticle smtp;
   private String adminToken;
   private EventTokens eventTokens;
 
-  private Gateway(Vertx vertx, GatewayConfig config) {
+  private Gateway(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry) {
     this.vertx = vertx;
     this.config = config;
+    this.registry = registry;
+    this.metrics = new MicrometerGatewayMetrics(registry);
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config) {
+    return start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+  }
+
+  /** With the registry Vert.x itself reports into (Main), so /metrics shows both. */
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry) {
     Bus.install(vertx, LedgerMessages.types());
     Bus.install(vertx, OutboxMessages.types());
     Bus.install(vertx, KnownOutcome.class);
-    Gateway g = new Gateway(vertx, config);
+    Gateway g = new Gateway(vertx, config, registry);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
 
   private Future<Void> boot() {
     return vertx.executeBlocking(this::prepare)
         .compose(shared -> {
-          ledger = new LedgerVerticle(config.ledger());
+          ledger = new LedgerVerticle(config.ledger(), metrics);
           return deploy(ledger).map(shared);
         })
-        .compose(shared -> deploy(new OutboxVerticle(config.notifications())).map(shared))
+        .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics)).map(shared))
         .compose(shared -> {
-          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes());
+          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(), metrics,
+              registry::scrape, config.observability());
           return deploy(api).map(shared);
         })
         .compose(shared -> {
@@ -89,8 +103,10 @@ public final class Gateway {
         : HtpasswdAuthenticator.load(vertx, Path.of(config.auth().usersFile()));
     adminToken = config.api().adminToken().isEmpty() ? generatedToken() : config.api().adminToken();
     eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
+    AtomicInteger connections = new AtomicInteger();
+    metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
-        new AtomicInteger(), handovers);
+        connections, handovers, metrics);
   }
 
   private Future<Void> deploy(io.vertx.core.VerticleBase verticle) {
@@ -172,6 +188,10 @@ public final class Gateway {
   /** Known outcomes handed to the retry part because their settle failed. */
   public long handovers() {
     return handovers.get();
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
   }
 
   public GatewayConfig config() {

@@ -13,6 +13,9 @@ import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.OutboxMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.function.Supplier;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
@@ -44,8 +47,16 @@ public final class ApiVerticle extends VerticleBase {
   private Bus bus;
   private NotifyHub hub;
 
-  public ApiVerticle(GatewayConfig.Http http, String adminToken, EventTokens eventTokens, long sendQueueBytes) {
+  private final GatewayMetrics metrics;
+  private final Supplier<String> scrape;
+  private final GatewayConfig.Observability observability;
+
+  public ApiVerticle(GatewayConfig.Http http, String adminToken, EventTokens eventTokens, long sendQueueBytes,
+      GatewayMetrics metrics, Supplier<String> scrape, GatewayConfig.Observability observability) {
     this.http = http;
+    this.metrics = metrics;
+    this.scrape = scrape;
+    this.observability = observability;
     this.adminToken = adminToken.getBytes(StandardCharsets.UTF_8);
     this.eventTokens = eventTokens;
     this.sendQueueBytes = sendQueueBytes;
@@ -59,9 +70,19 @@ public final class ApiVerticle extends VerticleBase {
     router.get("/health/ready").handler(this::ready);
     hub = new NotifyHub(vertx, eventTokens, sendQueueBytes);
     hub.start();
+    metrics.gauge("ledgerpost.notify.clients", "Connected WebSocket subscribers", hub::clients);
+    if (observability.metricsAccess() == GatewayConfig.MetricsAccess.PUBLIC) {
+      router.get("/metrics").handler(this::metrics);
+    } else if (observability.metricsAccess() == GatewayConfig.MetricsAccess.TOKEN) {
+      router.get("/metrics").handler(this::authenticate).handler(this::metrics);
+    }
     router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
     router.route("/api/*").handler(this::authenticate);
     router.get("/api/v1/operations/:id").handler(this::operation);
+    if (observability.chaosEnabled()) {
+      LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
+      router.post("/api/v1/chaos/locks").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::chaosLock);
+    }
     router.get("/api/v1/messages").handler(this::list);
     router.get("/api/v1/messages/:id").handler(this::detail);
     router.route().last().handler(ctx -> Problem.send(ctx, 404, "Not Found", "no such resource"));
@@ -175,6 +196,35 @@ public final class ApiVerticle extends VerticleBase {
         ledgerFailure(ctx, ar.cause());
       }
     });
+  }
+
+  private void metrics(RoutingContext ctx) {
+    ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(scrape.get());
+  }
+
+  private void chaosLock(RoutingContext ctx) {
+    OutboxMessages.ChaosLock request;
+    try {
+      JsonObject body = ctx.body().asJsonObject();
+      java.util.List<String> tables = new java.util.ArrayList<>();
+      body.getJsonArray("tables").forEach(t -> tables.add((String) t));
+      request = new OutboxMessages.ChaosLock(tables, body.getLong("millis"));
+    } catch (RuntimeException e) {
+      Problem.send(ctx, 400, "Bad Request", "expected {\"tables\": [\"messages\", ...], \"millis\": N}");
+      return;
+    }
+    bus.request(OutboxMessages.CHAOS_LOCK, request, OutboxMessages.ChaosLocked.class, java.time.Duration.ofSeconds(15))
+        .onComplete(ar -> {
+          if (ar.succeeded()) {
+            json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));
+          } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.STALE) {
+            Problem.send(ctx, 409, "Conflict", le.getMessage());
+          } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.BAD_REQUEST) {
+            Problem.send(ctx, 400, "Bad Request", le.getMessage());
+          } else {
+            Problem.send(ctx, 503, "Service Unavailable", "lock not obtained: " + ar.cause().getMessage());
+          }
+        });
   }
 
   /** DESIGN §4: an operation's status is a set of facts, each saying where it was read from. */

@@ -66,6 +66,10 @@ final class ConfigKeys {
     key("notify.pruneInterval", "1h", ConfigKeys::positiveDuration, "How often retention runs.");
     key("notify.sendQueueBytes", "256KB", v -> positiveLong(ByteSizes.parse(str(v))), "Bytes queued to one WebSocket subscriber before it is cut loose (close 4008).");
     key("notify.tokensFile", "", ConfigKeys::text, "Per-user event tokens: lines user:sha256-hex-of-token; such a token sees only that user's messages.");
+    key("metrics.access", "public", v -> enumOf(GatewayConfig.MetricsAccess.class, v), "Who may read GET /metrics: `public`, `token` (the admin token) or `off`.");
+    key("logging.format", "text", v -> enumOf(GatewayConfig.LogFormat.class, v), "`text` for people, `json` for one JSON object per line (audit fields as JSON fields).");
+    key("chaos.enabled", false, ConfigKeys::bool, "Test environments only: POST /api/v1/chaos/locks holds ledger table locks on demand.");
+    key("chaos.allowNonLoopback", false, ConfigKeys::bool, "Allow chaos mode although http.host is not a loopback address.");
   }
 
   private ConfigKeys() {}

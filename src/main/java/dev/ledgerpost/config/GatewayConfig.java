@@ -5,7 +5,8 @@ import java.util.List;
 
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
-    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications) {
+    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
+    Observability observability) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -57,6 +58,15 @@ public record GatewayConfig(
   public record Auth(String usersFile) {}
 
   public record Api(String adminToken) {}
+
+  /** Who may read GET /metrics. */
+  public enum MetricsAccess { PUBLIC, TOKEN, OFF }
+
+  public enum LogFormat { TEXT, JSON }
+
+  /** Metrics, logs, and the chaos endpoint for test environments. */
+  public record Observability(MetricsAccess metricsAccess, LogFormat logFormat, boolean chaosEnabled,
+      boolean chaosAllowNonLoopback) {}
 
   public record Delivery(UnknownOutcomeReply unknownOutcomeReply) {}
 

@@ -9,6 +9,8 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.RecipientStatus;
+import dev.ledgerpost.metrics.AuditLog;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import java.time.OffsetDateTime;
@@ -25,7 +27,6 @@ import org.slf4j.LoggerFactory;
  */
 final class SmarthostTransaction implements RelayTransaction {
   private static final Logger LOG = LoggerFactory.getLogger(SmarthostTransaction.class);
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
   private static final Buffer FINAL_DOT = Buffer.buffer(".\r\n");
 
   private record Recipient(String address, DownstreamReply reply) {}
@@ -133,6 +134,26 @@ final class SmarthostTransaction implements RelayTransaction {
 
   @Override
   public Future<DeliveryOutcome> deliver(MessageData message) {
+    long started = System.nanoTime();
+    return relayContract(message).onSuccess(outcome -> relay.metrics().delivery(outcomeTag(outcome), System.nanoTime() - started));
+  }
+
+  private static GatewayMetrics.Outcome outcomeTag(DeliveryOutcome o) {
+    if (o instanceof DeliveryOutcome.Accepted) {
+      return GatewayMetrics.Outcome.ACCEPTED;
+    } else if (o instanceof DeliveryOutcome.Deferred) {
+      return GatewayMetrics.Outcome.DEFERRED;
+    } else if (o instanceof DeliveryOutcome.Rejected) {
+      return GatewayMetrics.Outcome.REJECTED;
+    } else if (o instanceof DeliveryOutcome.LostBeforeDot) {
+      return GatewayMetrics.Outcome.LOST_BEFORE_DOT;
+    } else if (o instanceof DeliveryOutcome.Unknown) {
+      return GatewayMetrics.Outcome.UNKNOWN;
+    }
+    return GatewayMetrics.Outcome.NOT_RECORDED;
+  }
+
+  private Future<DeliveryOutcome> relayContract(MessageData message) {
     finished = true;
     UUID id = LedgerIds.next();
     Open open = open(id, message);
@@ -228,8 +249,8 @@ final class SmarthostTransaction implements RelayTransaction {
   }
 
   private Future<DeliveryOutcome> settleUnknown(Opened opened, Open open, MessageData message, String reason) {
-    AUDIT.error("CRITICAL audit_event=delivery_outcome_unknown message_id={} msg_id={} reason=\"{}\"",
-        opened.id(), quote(message.messageIdHeader()), reason);
+    AuditLog.critical("delivery_outcome_unknown").with("message_id", opened.id())
+        .with("msg_id", message.messageIdHeader()).with("reason", reason).log();
     Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.UNKNOWN, open.pendingRecipients(),
         null, "4.4.2", null, "lost after the final dot: " + reason);
     return settle(settle, message, false).map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
@@ -241,16 +262,13 @@ final class SmarthostTransaction implements RelayTransaction {
         .map(s -> true)
         .otherwise(e -> {
           String cause = e instanceof LedgerException le ? le.kind().name() : e.getClass().getSimpleName();
-          AUDIT.error("CRITICAL audit_event=delivery_result_persist_failed message_id={} msg_id={} target_status={} "
-                  + "downstream_accepted={} cause={} error=\"{}\"",
-              settle.id(), quote(message.messageIdHeader()), settle.target(), downstreamAccepted, cause, e.getMessage());
+          AuditLog.critical("delivery_result_persist_failed").with("message_id", settle.id())
+              .with("msg_id", message.messageIdHeader()).with("target_status", settle.target())
+              .with("downstream_accepted", downstreamAccepted).with("cause", cause).with("error", e.getMessage()).log();
           relay.bus().publish(KnownOutcome.ADDRESS, new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted));
           relay.handedOver();
           return false;
         });
   }
 
-  private static String quote(String value) {
-    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
-  }
 }
