@@ -3,13 +3,18 @@ package dev.ledgerpost;
 import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.delivery.KnownOutcome;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerVerticle;
+import dev.ledgerpost.ledger.OperatorMessages;
+import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.HtpasswdAuthenticator;
 import dev.ledgerpost.smtp.SmtpVerticle;
 import dev.ledgerpost.smtp.TlsMaterial;
+import dev.ledgerpost.stale.StaleGauges;
+import dev.ledgerpost.stale.StaleMessages;
+import dev.ledgerpost.stale.StaleVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
@@ -21,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -30,30 +36,41 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running gateway: its parts deployed in dependency order (ledger, API, then SMTP, so no mail
- * is taken before the ledger is ready) and undeployed in reverse.
+ * One running gateway: its parts deployed in dependency order (ledger, retry, stale watch, API, then
+ * SMTP, so no mail is taken before the ledger and the outcome journal are ready) and undeployed in reverse.
  */
 public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
 
   private final Vertx vertx;
   private final GatewayConfig config;
+  private final Clock clock;
   private final List<String> deployments = new ArrayList<>();
   private final AtomicLong handovers = new AtomicLong();
   private LedgerVerticle ledger;
+  private RetryVerticle retry;
+  private StaleVerticle stale;
   private ApiVerticle api;
   private SmtpVerticle smtp;
   private String adminToken;
 
-  private Gateway(Vertx vertx, GatewayConfig config) {
+  private Gateway(Vertx vertx, GatewayConfig config, Clock clock) {
     this.vertx = vertx;
     this.config = config;
+    this.clock = clock;
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config) {
+    return start(vertx, config, Clock.systemUTC());
+  }
+
+  /** With the clock the stale watch reads; tests move it to age rows. */
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config, Clock clock) {
     Bus.install(vertx, LedgerMessages.types());
-    Bus.install(vertx, KnownOutcome.class);
-    Gateway g = new Gateway(vertx, config);
+    Bus.install(vertx, RetryMessages.types());
+    Bus.install(vertx, OperatorMessages.types());
+    Bus.install(vertx, StaleMessages.types());
+    Gateway g = new Gateway(vertx, config, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
 
@@ -62,6 +79,14 @@ public final class Gateway {
         .compose(shared -> {
           ledger = new LedgerVerticle(config.ledger());
           return deploy(ledger).map(shared);
+        })
+        .compose(shared -> {
+          retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
+          return deploy(retry).map(shared);
+        })
+        .compose(shared -> {
+          stale = new StaleVerticle(config.stale(), clock);
+          return deploy(stale).map(shared);
         })
         .compose(shared -> {
           api = new ApiVerticle(config.http(), adminToken);
@@ -93,7 +118,7 @@ public final class Gateway {
     });
   }
 
-  /** Stops SMTP first (gracefully), then the API, then the ledger (pool, embedded server). */
+  /** Stops SMTP first (gracefully), then the API, the stale watch, the retry part (journal closed), the ledger. */
   public Future<Void> stop() {
     Future<Void> chain = Future.succeededFuture();
     for (int i = deployments.size() - 1; i >= 0; i--) {
@@ -161,6 +186,16 @@ public final class Gateway {
   /** Known outcomes handed to the retry part because their settle failed. */
   public long handovers() {
     return handovers.get();
+  }
+
+  /** What the retry part holds and did, and its journal's counters. */
+  public RetryVerticle.Stats retryStats() {
+    return retry.stats();
+  }
+
+  /** Pending, oldest pending and stale gauges, for the metrics part. */
+  public StaleGauges staleGauges() {
+    return stale;
   }
 
   public GatewayConfig config() {

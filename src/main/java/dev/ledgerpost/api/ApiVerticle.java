@@ -50,6 +50,7 @@ public final class ApiVerticle extends VerticleBase {
     router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
     router.route("/api/*").handler(this::authenticate);
+    new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
     router.get("/api/v1/messages").handler(this::list);
     router.get("/api/v1/messages/:id").handler(this::detail);
     router.route().last().handler(ctx -> Problem.send(ctx, 404, "Not Found", "no such resource"));

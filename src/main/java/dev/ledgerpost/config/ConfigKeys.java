@@ -61,6 +61,13 @@ final class ConfigKeys {
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH.");
     key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");
     key("delivery.unknownOutcomeReply", "451", ConfigKeys::unknownOutcomeReply, "451 (default) or 250 when the downstream's verdict after the final dot was lost.");
+    key("retry.journalDir", "", ConfigKeys::text, "Directory of the outcome journal; empty = `journal` next to ledger.dataDir (data/journal).");
+    key("retry.journalCompactSize", "1MB", v -> positiveLong(ByteSizes.parse(str(v))), "Journal size from which it is rewritten with only its open outcomes (when that halves it).");
+    key("retry.initialBackoff", "500ms", ConfigKeys::positiveDuration, "First pause after a failed settle retry; doubles per failure, with jitter.");
+    key("retry.maxBackoff", "30s", ConfigKeys::positiveDuration, "Longest pause between settle retries while the ledger keeps failing.");
+    key("retry.concurrency", 4, v -> positiveInt(v), "Settle retries in flight at once while the ledger answers (one probe while it fails).");
+    key("stale.scanInterval", "30s", ConfigKeys::positiveDuration, "How often the stale watch looks for old PENDING rows (and once at start).");
+    key("stale.threshold", "10m", ConfigKeys::positiveDuration, "Age from which a PENDING row nobody is settling is stale; it is raised once per this period.");
   }
 
   private ConfigKeys() {}

@@ -199,7 +199,14 @@ public final class ConfigLoader {
             (int) v.get("ledger.embeddedPort")),
         new GatewayConfig.Auth((String) v.get("auth.usersFile")),
         new GatewayConfig.Api((String) v.get("api.adminToken")),
-        new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")));
+        new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")),
+        new GatewayConfig.Retry(
+            (String) v.get("retry.journalDir"),
+            (long) v.get("retry.journalCompactSize"),
+            (Duration) v.get("retry.initialBackoff"),
+            (Duration) v.get("retry.maxBackoff"),
+            (int) v.get("retry.concurrency")),
+        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")));
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

@@ -5,7 +5,8 @@ import java.util.List;
 
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
-    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery) {
+    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Retry retry,
+    Stale stale) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -59,4 +60,11 @@ public record GatewayConfig(
   public record Api(String adminToken) {}
 
   public record Delivery(UnknownOutcomeReply unknownOutcomeReply) {}
+
+  /** The retry part and its outcome journal. An empty journalDir means {@code journal} next to the ledger's data dir. */
+  public record Retry(String journalDir, long journalCompactSize, Duration initialBackoff, Duration maxBackoff,
+      int concurrency) {}
+
+  /** The stale-pending watch. */
+  public record Stale(Duration scanInterval, Duration threshold) {}
 }

@@ -9,6 +9,10 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.RecipientStatus;
+import dev.ledgerpost.retry.KnownOutcome;
+import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.retry.RetryMessages.Journaled;
+import dev.ledgerpost.retry.RetryMessages.OutcomeDone;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import java.time.OffsetDateTime;
@@ -27,6 +31,8 @@ final class SmarthostTransaction implements RelayTransaction {
   private static final Logger LOG = LoggerFactory.getLogger(SmarthostTransaction.class);
   private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
   private static final Buffer FINAL_DOT = Buffer.buffer(".\r\n");
+  /** An fsync that takes longer than this is a sick disk: the settle goes ahead without waiting for it. */
+  private static final java.time.Duration JOURNAL_TIMEOUT = java.time.Duration.ofSeconds(10);
 
   private record Recipient(String address, DownstreamReply reply) {}
 
@@ -235,17 +241,41 @@ final class SmarthostTransaction implements RelayTransaction {
     return settle(settle, message, false).map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
   }
 
-  /** Settles; a failure is logged as CRITICAL and handed to the retry part, and never changes the reply. */
+  /**
+   * Journals the outcome, then settles; a failure is logged as CRITICAL and handed to the retry part.
+   * Neither the journal nor the settle ever changes the reply (DESIGN §1).
+   */
   private Future<Boolean> settle(Settle settle, MessageData message, boolean downstreamAccepted) {
-    return relay.bus().request(LedgerMessages.SETTLE, settle, Settled.class)
-        .map(s -> true)
+    KnownOutcome outcome = new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted);
+    return journal(outcome).compose(journaled -> relay.bus().request(LedgerMessages.SETTLE, settle, Settled.class)
+        .map(s -> {
+          relay.bus().publish(RetryMessages.DONE, new OutcomeDone(settle.id(), s.version()));
+          return true;
+        })
         .otherwise(e -> {
           String cause = e instanceof LedgerException le ? le.kind().name() : e.getClass().getSimpleName();
           AUDIT.error("CRITICAL audit_event=delivery_result_persist_failed message_id={} msg_id={} target_status={} "
                   + "downstream_accepted={} cause={} error=\"{}\"",
               settle.id(), quote(message.messageIdHeader()), settle.target(), downstreamAccepted, cause, e.getMessage());
-          relay.bus().publish(KnownOutcome.ADDRESS, new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted));
+          relay.bus().publish(KnownOutcome.ADDRESS, outcome);
           relay.handedOver();
+          return false;
+        }));
+  }
+
+  /**
+   * Write-ahead: the retry part fsyncs the outcome to its journal before the first settle is tried, so
+   * a crash from here on cannot lose it. If the journal fails (a full disk), the outcome is not given
+   * up: this is logged as CRITICAL and the settle goes ahead directly, as it did before the journal.
+   */
+  private Future<Boolean> journal(KnownOutcome outcome) {
+    return relay.bus().request(RetryMessages.JOURNAL, outcome, Journaled.class, JOURNAL_TIMEOUT)
+        .map(j -> true)
+        .otherwise(e -> {
+          AUDIT.error("CRITICAL audit_event=outcome_journal_failed message_id={} msg_id={} target_status={} "
+                  + "downstream_accepted={} error=\"{}\": settling without the journal",
+              outcome.settle().id(), quote(outcome.messageIdHeader()), outcome.settle().target(), outcome.downstreamAccepted(),
+              e.getMessage());
           return false;
         });
   }
