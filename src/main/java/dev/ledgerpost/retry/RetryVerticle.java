@@ -39,7 +39,7 @@ public final class RetryVerticle extends VerticleBase {
 
   /** Counters for tests and, later, metrics. */
   public record Stats(int held, long settled, long dropped, long parked, long duplicates, long attempts,
-      long journalAppends, long journalSyncs, long journalCompactions, long journalOpen, long journalBytes) {}
+      long failedAttempts, long journalAppends, long journalSyncs, long journalCompactions, long journalOpen, long journalBytes) {}
 
   private enum State {
     /** Journaled; the delivery part's own settle is under way. */
@@ -81,6 +81,7 @@ public final class RetryVerticle extends VerticleBase {
   private final AtomicLong parked = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
   private final AtomicLong attempts = new AtomicLong();
+  private final AtomicLong failedAttempts = new AtomicLong();
   private volatile int heldCount;
   private Bus bus;
   private OutcomeJournal journal;
@@ -270,6 +271,7 @@ public final class RetryVerticle extends VerticleBase {
           e.outcome.downstreamAccepted(), cause.getMessage());
       return;
     }
+    failedAttempts.incrementAndGet();
     e.state = State.QUEUED;
     ready.addFirst(e);
     if (pauseTimer >= 0) {
@@ -325,7 +327,7 @@ public final class RetryVerticle extends VerticleBase {
   public Stats stats() {
     OutcomeJournal.Stats j = journal == null ? new OutcomeJournal.Stats(0, 0, 0, 0, 0, 0) : journal.stats();
     return new Stats(heldCount, settled.get(), dropped.get(), parked.get(), duplicates.get(), attempts.get(),
-        j.appends(), j.syncs(), j.compactions(), j.open(), j.bytes());
+        failedAttempts.get(), j.appends(), j.syncs(), j.compactions(), j.open(), j.bytes());
   }
 
   private static String quote(String value) {
