@@ -80,6 +80,8 @@ final class OutcomeJournal {
   private List<Pending> pending = new ArrayList<>();
   private boolean busy;
   private boolean compactionFailed;
+  /** After a failed compaction, the next one waits until the file has grown by another compactBytes. */
+  private long compactionRetryAt;
   private Promise<Void> closing;
   private boolean closed;
 
@@ -123,9 +125,14 @@ final class OutcomeJournal {
 
   private Recovery recoverBlocking() throws IOException {
     Files.createDirectories(dir);
-    if (Files.deleteIfExists(tmp)) {
-      LOG.info("outcome journal: removed {} left by a compaction that did not finish (the journal itself is intact)", tmp);
+    try {
+      if (Files.deleteIfExists(tmp)) {
+        LOG.info("outcome journal: removed {} left by a compaction that did not finish (the journal itself is intact)", tmp);
+      }
+    } catch (IOException e) {
+      LOG.warn("outcome journal: cannot remove {}: {}", tmp, e.toString());
     }
+    // A journal that cannot be read fails the start: compacting it blind would destroy the facts in it.
     byte[] data = Files.exists(file) ? Files.readAllBytes(file) : new byte[0];
     JournalFormat.Scan scan = JournalFormat.scan(data);
     Map<UUID, JournalFormat.Outcome> outcomes = new LinkedHashMap<>();
@@ -156,12 +163,32 @@ final class OutcomeJournal {
     for (JournalFormat.Outcome o : replay) {
       keep.add(o.raw());
     }
-    long after = rewrite(keep);
+    long after;
+    try {
+      after = rewrite(keep);
+    } catch (IOException e) {
+      after = keepAsItIs(scan, e);
+    }
     if (data.length > 0 || !replay.isEmpty()) {
       LOG.info("outcome journal {}: {} records read, {} outcomes open for replay, compacted from {} to {} bytes",
           file, scan.entries().size(), replay.size(), data.length, after);
     }
     return new Recovery(List.copyOf(replay), scan.entries().size(), scan.damages(), data.length, after);
+  }
+
+  /**
+   * The start-up rewrite failed (a full disk, say): rather than refuse to start, keep the file as it is,
+   * cut off only a torn tail (which frees space, needs none) so that appends do not follow half a record.
+   */
+  private long keepAsItIs(JournalFormat.Scan scan, IOException cause) throws IOException {
+    LOG.error("outcome journal {}: compaction at start failed ({}); appending to the journal as it is", file, cause.toString());
+    closeQuietly();
+    FileChannel ch = channel(-1);
+    List<JournalFormat.Damage> damages = scan.damages();
+    if (!damages.isEmpty() && damages.get(damages.size() - 1).tail()) {
+      ch.truncate(damages.get(damages.size() - 1).offset());
+    }
+    return ch.size();
   }
 
   /** Appends an outcome; the future completes after the fsync that makes it durable, and fails if that fails. */
@@ -259,7 +286,7 @@ final class OutcomeJournal {
    * empty it when nothing is open. The second rule keeps an idle journal at zero bytes.
    */
   private boolean compactionDue() {
-    if (compactionFailed) {
+    if (compactionFailed || (fileBytes >= 0 && fileBytes < compactionRetryAt)) {
       return false;
     }
     if (open.isEmpty()) {
@@ -277,11 +304,13 @@ final class OutcomeJournal {
       busy = false;
       if (ar.succeeded()) {
         fileBytes = ar.result();
+        compactionRetryAt = 0;
         compactions.incrementAndGet();
       } else {
         // The old file or the new one is in place, either is complete; the next write takes the real size.
         LOG.error("outcome journal {}: compaction failed: {}", file, ar.cause().toString());
         compactionFailed = true;
+        compactionRetryAt = Math.max(fileBytes, 0) + compactBytes;
         fileBytes = -1;
       }
       publishStats();
@@ -330,8 +359,10 @@ final class OutcomeJournal {
   }
 
   private long writeBlocking(long before, List<Pending> batch, boolean sync) throws IOException {
+    long start = -1;
     try {
       FileChannel ch = channel(before);
+      start = ch.size();
       ByteBuffer[] buffers = batch.stream().map(p -> ByteBuffer.wrap(p.bytes())).toArray(ByteBuffer[]::new);
       long total = 0;
       for (ByteBuffer b : buffers) {
@@ -346,8 +377,15 @@ final class OutcomeJournal {
       }
       return ch.size();
     } catch (IOException | RuntimeException e) {
-      // Not one record of this batch is acknowledged. Close the file: the next write reopens it and cuts
-      // off whatever part of this batch reached it, so no half record sits between intact ones.
+      // Not one record of this batch is acknowledged. Cut off whatever part of it reached the file, so no
+      // half record sits between intact ones (the next write checks the size again), and reopen next time.
+      if (start >= 0 && channel != null) {
+        try {
+          channel.truncate(start);
+        } catch (IOException ignored) {
+          // the next write truncates to the size it expects
+        }
+      }
       closeQuietly();
       throw e;
     }

@@ -133,6 +133,27 @@ class OutcomeJournalTest {
   }
 
   @Test
+  void whenTheStartUpRewriteFailsTheJournalIsKeptAsItIsWithoutItsTornTail() throws Exception {
+    UUID a = UUID.randomUUID();
+    UUID b = UUID.randomUUID();
+    byte[] torn = JournalFormat.outcome(JournalFormatTest.outcome(UUID.randomUUID()), 3);
+    Files.write(dir.resolve(OutcomeJournal.FILE), JournalFormatTest.concat(JournalFormat.outcome(JournalFormatTest.outcome(a), 1),
+        JournalFormat.outcome(JournalFormatTest.outcome(b), 2), java.util.Arrays.copyOf(torn, 30)));
+    // The temporary file's name is taken by a directory that cannot be removed: the rewrite fails for real.
+    Files.createDirectories(dir.resolve(OutcomeJournal.FILE + ".tmp")).resolve("x").toFile().createNewFile();
+
+    OutcomeJournal j = on(() -> Future.succeededFuture(new OutcomeJournal(vertx, dir, 1 << 20, OutcomeJournal.Opener.APPEND)));
+    OutcomeJournal.Recovery r = on(j::recover);
+
+    assertThat(r.open()).containsExactly(JournalFormatTest.outcome(a), JournalFormatTest.outcome(b));
+    UUID c = UUID.randomUUID();
+    on(() -> j.append(JournalFormatTest.outcome(c)));
+    JournalFormat.Scan scan = JournalFormat.scan(Files.readAllBytes(j.file()));
+    assertThat(scan.damages()).as("the torn tail was cut off before appending").isEmpty();
+    assertThat(scan.entries()).extracting(JournalFormat.Entry::id).containsExactly(a, b, c);
+  }
+
+  @Test
   void aFullDiskFailsTheAppendLeavesNoHalfRecordAndTheJournalGoesOnWhenSpaceIsBack() throws Exception {
     OutcomeJournal j = open(1 << 20, failing);
     UUID before = UUID.randomUUID();
