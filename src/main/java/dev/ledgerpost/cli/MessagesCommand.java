@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
  * {@code ledgerpost messages ...}: an operator at a shell, talking to the running gateway's HTTP API.
  * Exit codes: 0 done, 1 the gateway refused (its problem is printed), 2 usage, 3 gateway not reachable.
  */
-@Command(name = "messages", mixinStandardHelpOptions = true,
+@Command(name = "messages", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "Look at stale messages and resolve them, through a running gateway's HTTP API.",
     subcommands = {MessagesCommand.Stale.class, MessagesCommand.Resolve.class})
 public final class MessagesCommand {
@@ -46,7 +46,7 @@ public final class MessagesCommand {
     }
   }
 
-  @Command(name = "stale", mixinStandardHelpOptions = true,
+  @Command(name = "stale", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "List PENDING messages older than the stale threshold that nothing is settling.")
   static final class Stale implements Callable<Integer> {
     @Spec
@@ -98,7 +98,7 @@ public final class MessagesCommand {
     }
   }
 
-  @Command(name = "resolve", mixinStandardHelpOptions = true,
+  @Command(name = "resolve", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Close a PENDING or UNKNOWN message as delivered or not delivered, with a note saying why.")
   static final class Resolve implements Callable<Integer> {
     enum Outcome { DELIVERED, NOT_DELIVERED }
