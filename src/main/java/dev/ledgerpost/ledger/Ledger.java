@@ -228,7 +228,8 @@ public final class Ledger {
     p.put("id", id);
     p.put("type", type);
     p.put("payload", payload);
-    return SqlTemplate.forUpdate(conn, INSERT_OUTBOX).execute(p).mapEmpty();
+    // forQuery: works for a plain INSERT and for a statement that also returns rows.
+    return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
   }
 
   public Future<MessagePage> list(ListQuery q) {
