@@ -1,5 +1,6 @@
 package dev.ledgerpost;
 
+import dev.ledgerpost.cli.MessagesCommand;
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.ConfigLoader;
 import dev.ledgerpost.config.GatewayConfig;
@@ -22,9 +23,13 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code java -jar ledgerpost.jar [--config FILE]}: runs the gateway until SIGTERM or SIGINT. */
+/**
+ * {@code java -jar ledgerpost.jar [--config FILE]}: runs the gateway until SIGTERM or SIGINT.
+ * {@code ledgerpost messages ...}: operator commands against a running gateway.
+ */
 @Command(name = "ledgerpost", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
-    description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.")
+    description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.",
+    subcommands = {MessagesCommand.class})
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
   private static final Path DEFAULT_CONFIG = Path.of("conf/gateway.yaml");

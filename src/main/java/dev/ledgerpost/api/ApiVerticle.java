@@ -13,6 +13,7 @@ import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.OutboxMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
+import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.function.Supplier;
@@ -78,6 +79,7 @@ public final class ApiVerticle extends VerticleBase {
     }
     router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
     router.route("/api/*").handler(this::authenticate);
+    new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
       LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
@@ -236,19 +238,19 @@ public final class ApiVerticle extends VerticleBase {
       Problem.send(ctx, 400, "Bad Request", "operation id must be a UUID");
       return;
     }
+    Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
+            READY_TIMEOUT)
+        .map(held -> held.ids().contains(id));
     bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id), OutboxMessages.OperationFacts.class)
         .onComplete(ar -> {
           if (ar.failed()) {
             ledgerFailure(ctx, ar.cause());
             return;
           }
-          json(ctx, 200, OperationJson.of(ar.result(), retrying(id), hub.attempts(id)));
+          // The retry part's view is a fact of its own; if it cannot answer, say so rather than guess.
+          retrying.onComplete(r -> json(ctx, 200, OperationJson.of(ar.result(), r.succeeded() ? r.result() : null,
+              hub.attempts(id))));
         });
-  }
-
-  /** Whether the retry part holds an outcome of this message that it is still trying to settle. */
-  private boolean retrying(UUID id) {
-    return false;
   }
 
   private static void ledgerFailure(RoutingContext ctx, Throwable e) {

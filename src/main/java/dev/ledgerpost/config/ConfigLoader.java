@@ -219,7 +219,14 @@ public final class ConfigLoader {
             (GatewayConfig.MetricsAccess) v.get("metrics.access"),
             (GatewayConfig.LogFormat) v.get("logging.format"),
             (boolean) v.get("chaos.enabled"),
-            (boolean) v.get("chaos.allowNonLoopback")));
+            (boolean) v.get("chaos.allowNonLoopback")),
+        new GatewayConfig.Retry(
+            (String) v.get("retry.journalDir"),
+            (long) v.get("retry.journalCompactSize"),
+            (Duration) v.get("retry.initialBackoff"),
+            (Duration) v.get("retry.maxBackoff"),
+            (int) v.get("retry.concurrency")),
+        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")));
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

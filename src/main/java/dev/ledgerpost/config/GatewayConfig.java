@@ -6,7 +6,7 @@ import java.util.List;
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
-    Observability observability) {
+    Observability observability, Retry retry, Stale stale) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -73,4 +73,11 @@ public record GatewayConfig(
   /** The outbox relay and the WebSocket hub. */
   public record Notify(Duration retention, Duration pollInterval, Duration pruneInterval, long sendQueueBytes,
       String tokensFile) {}
+
+  /** The retry part and its outcome journal. An empty journalDir means {@code journal} next to the ledger's data dir. */
+  public record Retry(String journalDir, long journalCompactSize, Duration initialBackoff, Duration maxBackoff,
+      int concurrency) {}
+
+  /** The stale-pending watch. */
+  public record Stale(Duration scanInterval, Duration threshold) {}
 }

@@ -232,6 +232,20 @@ public final class Ledger {
     return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
   }
 
+  /**
+   * An outbox event with an id of the caller's choosing (stale raises, resolutions), written in the
+   * caller's transaction with the same statement as every other event.
+   */
+  static Future<Void> outboxEvent(SqlConnection conn, String eventId, UUID id, String type, JsonObject payload) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("eventId", eventId);
+    p.put("id", id);
+    p.put("type", type);
+    p.put("payload", payload);
+    // forQuery: works for a plain INSERT and for a statement that also returns rows.
+    return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
+  }
+
   public Future<MessagePage> list(ListQuery q) {
     Map<String, Object> p = new HashMap<>();
     p.put("status", q.status() == null ? null : q.status().name());

@@ -75,6 +75,8 @@ public final class LedgerVerticle extends VerticleBase {
           };
           Ledger ledger = new Ledger(pool, new TransactionPolicy(vertx, counting), metrics);
           Bus bus = Bus.of(vertx);
+          new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
+          new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           bus.serve(LedgerMessages.OPEN, Open.class, ledger::open);
           bus.serve(LedgerMessages.SETTLE, Settle.class, ledger::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);

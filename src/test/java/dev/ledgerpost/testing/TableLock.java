@@ -27,6 +27,23 @@ public final class TableLock implements AutoCloseable {
     return lock;
   }
 
+  /**
+   * A single number (count, version) read on the lock's own connection: while the lock is held no
+   * other connection can read the locked tables, and no settle can commit, so this is what is durable.
+   */
+  public synchronized long queryLong(String sql) throws SQLException {
+    try (Statement st = connection.createStatement(); java.sql.ResultSet rs = st.executeQuery(sql)) {
+      return rs.next() ? rs.getLong(1) : -1;
+    }
+  }
+
+  /** A single text value read on the lock's own connection, or null. */
+  public synchronized String queryString(String sql) throws SQLException {
+    try (Statement st = connection.createStatement(); java.sql.ResultSet rs = st.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
   public synchronized void release() throws SQLException {
     if (held) {
       held = false;
