@@ -28,7 +28,9 @@ class MetricsContractTest {
   static void start() throws Exception {
     vertx = Vertx.vertx();
     ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
+    var o = GatewayHarness.defaults(downstream.port());
+    o.put("stale.scanInterval", "200ms");
+    gateway = GatewayHarness.start(vertx, o);
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();
       assertThat(c.sendMail("a@example.com", List.of("b@example.net"), "Subject: m\r\n\r\nbody")).startsWith("250");
@@ -65,6 +67,45 @@ class MetricsContractTest {
       }
     }
     assertThat(exposed).containsAll(named);
+  }
+
+  @Test
+  void pendingGaugesMatchTheLedger() throws Exception {
+    try (java.sql.Connection c = dev.ledgerpost.testing.TestDatabase.connect(gateway.databaseUrl());
+        java.sql.Statement st = c.createStatement()) {
+      for (int i = 0; i < 3; i++) {
+        st.execute("INSERT INTO messages (id, intake, mail_from, size_bytes, body_sha256, route, status, version, received_at)"
+            + " VALUES (gen_random_uuid(), 'SMTP', 'old@example.com', 1, '00', 'r', 'PENDING', 1, now() - interval '"
+            + (90 + i * 30) + " seconds')");
+      }
+      double sqlCount;
+      double sqlOldest;
+      long deadline = System.nanoTime() + 15_000_000_000L;
+      while (true) {
+        try (java.sql.ResultSet rs = st.executeQuery("SELECT count(*), extract(epoch FROM now() - min(received_at))"
+            + " FROM messages WHERE status = 'PENDING'")) {
+          rs.next();
+          sqlCount = rs.getDouble(1);
+          sqlOldest = rs.getDouble(2);
+        }
+        String body = gateway.get("/metrics", null).body();
+        double count = value(body, "ledgerpost_pending_messages");
+        double oldest = value(body, "ledgerpost_pending_oldest_age_seconds");
+        if (count == sqlCount && Math.abs(oldest - sqlOldest) <= 2.0) {
+          break;
+        }
+        assertThat(System.nanoTime()).as("gauges %s/%s vs SQL %s/%s", count, oldest, sqlCount, sqlOldest).isLessThan(deadline);
+        Thread.sleep(50); // polling with a deadline: the stale watch rescans every 200 ms
+      }
+      assertThat(sqlCount).isEqualTo(3.0);
+      assertThat(sqlOldest).isGreaterThanOrEqualTo(150.0);
+    }
+  }
+
+  private static double value(String scrape, String gauge) {
+    Matcher m = Pattern.compile("(?m)^" + gauge + " ([0-9.eE+-]+)$").matcher(scrape);
+    assertThat(m.find()).as(gauge).isTrue();
+    return Double.parseDouble(m.group(1));
   }
 
   @Test

@@ -17,10 +17,19 @@ public final class TableLock implements AutoCloseable {
   }
 
   public static TableLock acquire(String databaseUrl, String... tables) throws SQLException {
+    return acquireMode(databaseUrl, "ACCESS EXCLUSIVE", tables);
+  }
+
+  /** EXCLUSIVE mode blocks every write but lets readers through (a long maintenance job, say). */
+  public static TableLock writes(String databaseUrl, String... tables) throws SQLException {
+    return acquireMode(databaseUrl, "EXCLUSIVE", tables);
+  }
+
+  private static TableLock acquireMode(String databaseUrl, String mode, String... tables) throws SQLException {
     Connection c = TestDatabase.connect(databaseUrl);
     c.setAutoCommit(false);
     try (Statement st = c.createStatement()) {
-      st.execute("LOCK TABLE " + String.join(", ", tables) + " IN ACCESS EXCLUSIVE MODE");
+      st.execute("LOCK TABLE " + String.join(", ", tables) + " IN " + mode + " MODE");
     }
     TableLock lock = new TableLock(c);
     lock.held = true;
