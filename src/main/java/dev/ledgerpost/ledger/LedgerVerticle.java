@@ -77,8 +77,9 @@ public final class LedgerVerticle extends VerticleBase {
           Bus bus = Bus.of(vertx);
           new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
-          bus.serve(LedgerMessages.OPEN, Open.class, ledger::open);
-          bus.serve(LedgerMessages.SETTLE, Settle.class, ledger::settle);
+          OutboxWake wake = new OutboxWake(vertx, pool, bus);
+          bus.serve(LedgerMessages.OPEN, Open.class, o -> ledger.open(o).onSuccess(opened -> wake.committed()));
+          bus.serve(LedgerMessages.SETTLE, Settle.class, s -> ledger.settle(s).onSuccess(settled -> wake.committed()));
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
