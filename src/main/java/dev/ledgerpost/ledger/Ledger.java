@@ -88,7 +88,8 @@ public final class Ledger {
         .recover(e -> Future.failedFuture(persistence("open", open.id(), e)));
   }
 
-  private Future<Opened> openIn(SqlConnection conn, Open open) {
+  /** The open transaction's statements, for a caller that adds its own to the same transaction. */
+  Future<Opened> openIn(SqlConnection conn, Open open) {
     Map<String, Object> p = new HashMap<>();
     p.put("id", open.id());
     p.put("intake", open.intake().name());
