@@ -1,14 +1,17 @@
 package dev.ledgerpost;
 
 import dev.ledgerpost.api.ApiVerticle;
+import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.KnownOutcome;
 import dev.ledgerpost.ledger.DatabaseTarget;
+import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.OutboxMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.outbox.OutboxVerticle;
+import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.smtp.HtpasswdAuthenticator;
 import dev.ledgerpost.smtp.SmtpVerticle;
@@ -48,6 +51,7 @@ public final class Gateway {
   private SmtpVerticle smtp;
   private String adminToken;
   private EventTokens eventTokens;
+  private ApiKeys apiKeys;
 
   private Gateway(Vertx vertx, GatewayConfig config) {
     this.vertx = vertx;
@@ -58,6 +62,7 @@ public final class Gateway {
     Bus.install(vertx, LedgerMessages.types());
     Bus.install(vertx, OutboxMessages.types());
     Bus.install(vertx, KnownOutcome.class);
+    Bus.install(vertx, IdempotencyMessages.types());
     Gateway g = new Gateway(vertx, config);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
@@ -70,7 +75,8 @@ public final class Gateway {
         })
         .compose(shared -> deploy(new OutboxVerticle(config.notifications())).map(shared))
         .compose(shared -> {
-          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes());
+          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(),
+              new SendApi.Setup(config, apiKeys, shared.hostname(), handovers));
           return deploy(api).map(shared);
         })
         .compose(shared -> {
@@ -89,6 +95,7 @@ public final class Gateway {
         : HtpasswdAuthenticator.load(vertx, Path.of(config.auth().usersFile()));
     adminToken = config.api().adminToken().isEmpty() ? generatedToken() : config.api().adminToken();
     eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
+    apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
         new AtomicInteger(), handovers);
   }
