@@ -53,6 +53,10 @@ PY
 )
 [ "$status" = "SENT" ] || { echo "smoke: ledger status is $status, expected SENT"; exit 1; }
 
+# The operator CLI of the same jar, against the running gateway: nothing is stale.
+stale=$(java -jar target/ledgerpost.jar messages stale --api "http://127.0.0.1:$HTTP" --token-file "$work/data/admin-token")
+echo "$stale" | grep -q "^0 stale\|, 0 stale" || { echo "smoke: messages stale said: $stale"; exit 1; }
+
 kill -TERM "$gw"
 deadline=$((SECONDS + 60))
 while kill -0 "$gw" 2>/dev/null; do

@@ -4,18 +4,27 @@ import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.delivery.KnownOutcome;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.metrics.MicrometerGatewayMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
+import dev.ledgerpost.ledger.OperatorMessages;
+import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.HtpasswdAuthenticator;
 import dev.ledgerpost.smtp.SmtpVerticle;
 import dev.ledgerpost.smtp.TlsMaterial;
+import dev.ledgerpost.stale.StaleGauges;
+import dev.ledgerpost.stale.StaleMessages;
+import dev.ledgerpost.stale.StaleVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
@@ -27,6 +36,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -36,47 +46,80 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running gateway: its parts deployed in dependency order (ledger, API, then SMTP, so no mail
- * is taken before the ledger is ready) and undeployed in reverse.
+ * One running gateway: its parts deployed in dependency order (ledger, retry, stale watch, API, then
+ * SMTP, so no mail is taken before the ledger and the outcome journal are ready) and undeployed in reverse.
  */
 public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
 
   private final Vertx vertx;
   private final GatewayConfig config;
+  private final Clock clock;
   private final List<String> deployments = new ArrayList<>();
   private final AtomicLong handovers = new AtomicLong();
+  private final PrometheusMeterRegistry registry;
+  private final GatewayMetrics metrics;
   private LedgerVerticle ledger;
+  private RetryVerticle retry;
+  private StaleVerticle stale;
   private ApiVerticle api;
   private SmtpVerticle smtp;
   private String adminToken;
   private EventTokens eventTokens;
   private ApiKeys apiKeys;
 
-  private Gateway(Vertx vertx, GatewayConfig config) {
+  private Gateway(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
     this.vertx = vertx;
     this.config = config;
+    this.registry = registry;
+    this.metrics = new MicrometerGatewayMetrics(registry);
+    this.clock = clock;
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config) {
+    return start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
+  }
+
+  /** With the clock the stale watch reads; tests move it to age rows. */
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config, Clock clock) {
+    return start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), clock);
+  }
+
+  /** With the registry Vert.x itself reports into (Main), so /metrics shows both. */
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry) {
+    return start(vertx, config, registry, Clock.systemUTC());
+  }
+
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
     Bus.install(vertx, LedgerMessages.types());
     Bus.install(vertx, OutboxMessages.types());
-    Bus.install(vertx, KnownOutcome.class);
+    Bus.install(vertx, RetryMessages.types());
+    Bus.install(vertx, OperatorMessages.types());
+    Bus.install(vertx, StaleMessages.types());
     Bus.install(vertx, IdempotencyMessages.types());
-    Gateway g = new Gateway(vertx, config);
+    Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
 
   private Future<Void> boot() {
     return vertx.executeBlocking(this::prepare)
         .compose(shared -> {
-          ledger = new LedgerVerticle(config.ledger());
+          ledger = new LedgerVerticle(config.ledger(), metrics);
           return deploy(ledger).map(shared);
         })
-        .compose(shared -> deploy(new OutboxVerticle(config.notifications())).map(shared))
+        .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics)).map(shared))
         .compose(shared -> {
-          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(),
-              new SendApi.Setup(config, apiKeys, shared.hostname(), handovers));
+          retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
+          return deploy(retry).map(shared);
+        })
+        .compose(shared -> {
+          stale = new StaleVerticle(config.stale(), clock);
+          return deploy(stale).map(shared);
+        })
+        .compose(shared -> {
+          bindLedgerGauges();
+          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(), metrics,
+              registry::scrape, config.observability(), new SendApi.Setup(config, apiKeys, shared.hostname(), handovers, metrics));
           return deploy(api).map(shared);
         })
         .compose(shared -> {
@@ -96,8 +139,21 @@ public final class Gateway {
     adminToken = config.api().adminToken().isEmpty() ? generatedToken() : config.api().adminToken();
     eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
     apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
+    AtomicInteger connections = new AtomicInteger();
+    metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
-        new AtomicInteger(), handovers);
+        connections, handovers, metrics);
+  }
+
+  /** The stale watch's and the retry part's values, read at scrape time. */
+  private void bindLedgerGauges() {
+    StaleGauges g = stale;
+    metrics.gauge("ledgerpost.pending.messages", "Ledger entries still PENDING", g::pendingMessages);
+    metrics.gauge("ledgerpost.pending.oldest.age.seconds", "Age of the oldest PENDING ledger entry", g::oldestPendingAgeSeconds);
+    metrics.gauge("ledgerpost.pending.stale.messages",
+        "PENDING entries older than stale.threshold that the retry part does not hold", g::stalePendingMessages);
+    RetryVerticle r = retry;
+    metrics.gauge("ledgerpost.settle.backlog", "Known outcomes held by the retry part, not yet in the ledger", r::backlog);
   }
 
   private Future<Void> deploy(io.vertx.core.VerticleBase verticle) {
@@ -107,7 +163,7 @@ public final class Gateway {
     });
   }
 
-  /** Stops SMTP first (gracefully), then the API, then the ledger (pool, embedded server). */
+  /** Stops SMTP first (gracefully), then the API, the stale watch, the retry part (journal closed), the ledger. */
   public Future<Void> stop() {
     Future<Void> chain = Future.succeededFuture();
     for (int i = deployments.size() - 1; i >= 0; i--) {
@@ -179,6 +235,20 @@ public final class Gateway {
   /** Known outcomes handed to the retry part because their settle failed. */
   public long handovers() {
     return handovers.get();
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** What the retry part holds and did, and its journal's counters. */
+  public RetryVerticle.Stats retryStats() {
+    return retry.stats();
+  }
+
+  /** Pending, oldest pending and stale gauges, for the metrics part. */
+  public StaleGauges staleGauges() {
+    return stale;
   }
 
   public GatewayConfig config() {

@@ -1,10 +1,16 @@
 package dev.ledgerpost;
 
+import dev.ledgerpost.cli.MessagesCommand;
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.ConfigLoader;
 import dev.ledgerpost.config.GatewayConfig;
 import io.vertx.core.Future;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -17,9 +23,13 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code java -jar ledgerpost.jar [--config FILE]}: runs the gateway until SIGTERM or SIGINT. */
+/**
+ * {@code java -jar ledgerpost.jar [--config FILE]}: runs the gateway until SIGTERM or SIGINT.
+ * {@code ledgerpost messages ...}: operator commands against a running gateway.
+ */
 @Command(name = "ledgerpost", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
-    description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.")
+    description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.",
+    subcommands = {MessagesCommand.class})
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
   private static final Path DEFAULT_CONFIG = Path.of("conf/gateway.yaml");
@@ -35,7 +45,12 @@ public final class Main implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Path file = config != null ? config : (Files.isRegularFile(DEFAULT_CONFIG) ? DEFAULT_CONFIG : null);
-    Vertx vertx = Vertx.vertx();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // Vert.x reports its own pools, event bus, HTTP and TCP figures into the registry /metrics serves.
+    Vertx vertx = Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setJvmMetricsEnabled(true)))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
     GatewayConfig cfg;
     try {
       cfg = await(ConfigLoader.load(vertx, file, System.getenv()), 30);
@@ -44,9 +59,12 @@ public final class Main implements Callable<Integer> {
       await(vertx.close(), 10);
       return 2;
     }
+    if (cfg.observability().logFormat() == GatewayConfig.LogFormat.JSON) {
+      LogFormat.json();
+    }
     Gateway gateway;
     try {
-      gateway = await(Gateway.start(vertx, cfg), 300);
+      gateway = await(Gateway.start(vertx, cfg, registry), 300);
     } catch (Exception e) {
       LOG.error("Ledgerpost failed to start", e);
       await(vertx.close(), 30);

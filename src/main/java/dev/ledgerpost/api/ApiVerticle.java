@@ -13,6 +13,10 @@ import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.OutboxMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
+import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.function.Supplier;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpMethod;
@@ -21,7 +25,6 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -54,9 +57,16 @@ public final class ApiVerticle extends VerticleBase {
   private Bus bus;
   private NotifyHub hub;
 
+  private final GatewayMetrics metrics;
+  private final Supplier<String> scrape;
+  private final GatewayConfig.Observability observability;
+
   public ApiVerticle(GatewayConfig.Http http, String adminToken, EventTokens eventTokens, long sendQueueBytes,
-      SendApi.Setup sendSetup) {
+      GatewayMetrics metrics, Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
     this.http = http;
+    this.metrics = metrics;
+    this.scrape = scrape;
+    this.observability = observability;
     this.adminToken = adminToken.getBytes(StandardCharsets.UTF_8);
     this.eventTokens = eventTokens;
     this.sendQueueBytes = sendQueueBytes;
@@ -75,12 +85,23 @@ public final class ApiVerticle extends VerticleBase {
     router.get("/health/ready").handler(this::ready);
     hub = new NotifyHub(vertx, eventTokens, sendQueueBytes);
     hub.start();
+    metrics.gauge("ledgerpost.notify.clients", "Connected WebSocket subscribers", hub::clients);
+    if (observability.metricsAccess() == GatewayConfig.MetricsAccess.PUBLIC) {
+      router.get("/metrics").handler(this::metrics);
+    } else if (observability.metricsAccess() == GatewayConfig.MetricsAccess.TOKEN) {
+      router.get("/metrics").handler(this::authenticate).handler(this::metrics);
+    }
     router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
     send = new SendApi(vertx, sendSetup, contract);
     send.mount(router); // authenticates with send API keys, not the admin token
     router.route("/api/*").handler(this::authenticate);
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(ADMIN_BODY_LIMIT)).handler(contract::handle);
+    new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
     router.get("/api/v1/operations/:id").handler(this::operation);
+    if (observability.chaosEnabled()) {
+      LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
+      router.post("/api/v1/chaos/locks").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::chaosLock);
+    }
     router.get("/api/v1/messages").handler(this::list);
     router.get("/api/v1/messages/:id").handler(this::detail);
     router.route().last().handler(ctx -> Problem.send(ctx, 404, "Not Found", "no such resource"));
@@ -206,6 +227,35 @@ public final class ApiVerticle extends VerticleBase {
     });
   }
 
+  private void metrics(RoutingContext ctx) {
+    ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(scrape.get());
+  }
+
+  private void chaosLock(RoutingContext ctx) {
+    OutboxMessages.ChaosLock request;
+    try {
+      JsonObject body = ctx.body().asJsonObject();
+      java.util.List<String> tables = new java.util.ArrayList<>();
+      body.getJsonArray("tables").forEach(t -> tables.add((String) t));
+      request = new OutboxMessages.ChaosLock(tables, body.getLong("millis"));
+    } catch (RuntimeException e) {
+      Problem.send(ctx, 400, "Bad Request", "expected {\"tables\": [\"messages\", ...], \"millis\": N}");
+      return;
+    }
+    bus.request(OutboxMessages.CHAOS_LOCK, request, OutboxMessages.ChaosLocked.class, java.time.Duration.ofSeconds(15))
+        .onComplete(ar -> {
+          if (ar.succeeded()) {
+            json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));
+          } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.STALE) {
+            Problem.send(ctx, 409, "Conflict", le.getMessage());
+          } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.BAD_REQUEST) {
+            Problem.send(ctx, 400, "Bad Request", le.getMessage());
+          } else {
+            Problem.send(ctx, 503, "Service Unavailable", "lock not obtained: " + ar.cause().getMessage());
+          }
+        });
+  }
+
   /** DESIGN §4: an operation's status is a set of facts, each saying where it was read from. */
   private void operation(RoutingContext ctx) {
     UUID id;
@@ -215,6 +265,9 @@ public final class ApiVerticle extends VerticleBase {
       Problem.send(ctx, 400, "Bad Request", "operation id must be a UUID");
       return;
     }
+    Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
+            READY_TIMEOUT)
+        .map(held -> held.ids().contains(id));
     bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id), OutboxMessages.OperationFacts.class)
         .onComplete(ar -> {
           if (ar.failed()) {
@@ -226,13 +279,10 @@ public final class ApiVerticle extends VerticleBase {
             Problem.send(ctx, 404, "Not Found", "no message " + id); // another user's message does not exist for this key
             return;
           }
-          json(ctx, 200, OperationJson.of(ar.result(), retrying(id), hub.attempts(id)));
+          // The retry part's view is a fact of its own; if it cannot answer, say so rather than guess.
+          retrying.onComplete(r -> json(ctx, 200, OperationJson.of(ar.result(), r.succeeded() ? r.result() : null,
+              hub.attempts(id))));
         });
-  }
-
-  /** Whether the retry part holds an outcome of this message that it is still trying to settle. */
-  private boolean retrying(UUID id) {
-    return false;
   }
 
   private static void ledgerFailure(RoutingContext ctx, Throwable e) {

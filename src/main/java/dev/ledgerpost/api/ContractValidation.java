@@ -3,15 +3,22 @@ package dev.ledgerpost.api;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
+import io.vertx.openapi.validation.RequestParameter;
 import io.vertx.openapi.validation.RequestUtils;
 import io.vertx.openapi.validation.RequestValidator;
 import io.vertx.openapi.validation.SchemaValidationException;
+import io.vertx.openapi.validation.ValidatableRequest;
 import io.vertx.openapi.validation.ValidatedRequest;
+import io.vertx.openapi.validation.ValidatorErrorType;
+import io.vertx.openapi.validation.ValidatorException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +34,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * Schema validation runs on a worker (vertx-openapi's choice), never on the event loop.
  */
 final class ContractValidation {
-  /** The repository's openapi.yaml: next to the working directory when run from a checkout, else from the jar. */
+  /** The repository's openapi.yaml, which the build copies onto the classpath (and into the jar). */
   static final String CONTRACT = "openapi.yaml";
 
   private final OpenAPIContract contract;
@@ -38,12 +45,21 @@ final class ContractValidation {
     this.validator = validator;
   }
 
+  /**
+   * Read from the classpath on a worker, never through Vert.x's file system: that first copies every
+   * classpath resource it serves into a cache directory, a write the gateway has no need of and that a
+   * full disk refuses (the gateway must start and relay with its disk full; see ProcessKillTest). The
+   * JSON Schema meta-schemas vertx-openapi loads are served the same way, see {@link ClasspathFiles}.
+   */
   static Future<ContractValidation> load(Vertx vertx) {
-    return vertx.fileSystem().readFile(CONTRACT)
-        .compose(text -> vertx.executeBlocking(() -> forRequests(parse(text.toString(StandardCharsets.UTF_8)))))
-        .compose(json -> OpenAPIContract.from(vertx, json))
+    return vertx.executeBlocking(() -> forRequests(parse(read(CONTRACT))))
+        .compose(json -> OpenAPIContract.from(ClasspathFiles.readingClasspath(vertx), json))
         .map(c -> new ContractValidation(c, RequestValidator.create(vertx, c)))
         .recover(e -> Future.failedFuture(new IllegalStateException(CONTRACT + " cannot be used: " + e.getMessage(), e)));
+  }
+
+  private static String read(String resource) throws IOException {
+    return new String(ClasspathFiles.read(resource), StandardCharsets.UTF_8);
   }
 
   @SuppressWarnings("unchecked")
@@ -88,13 +104,52 @@ final class ContractValidation {
     if (op == null) {
       return Future.failedFuture(new IllegalStateException("openapi.yaml has no operation " + operationId));
     }
-    return validate(ctx, op);
+    return validate(ctx, op, false);
   }
 
-  private Future<ValidatedRequest> validate(RoutingContext ctx, Operation op) {
+  /**
+   * {@code jsonByDefault}: a body sent without a Content-Type is read as JSON, as the admin endpoints
+   * always read their bodies (scripts post with bare HTTP clients); a different Content-Type is still refused.
+   */
+  private Future<ValidatedRequest> validate(RoutingContext ctx, Operation op, boolean jsonByDefault) {
     Buffer body = ctx.body() == null || ctx.body().buffer() == null ? Buffer.buffer() : ctx.body().buffer();
     return RequestUtils.extract(ctx.request(), op, () -> Future.succeededFuture(body))
+        .map(request -> jsonByDefault && request.getContentType() == null ? asJson(request) : request)
         .compose(request -> validator.validate(request, op.getOperationId()));
+  }
+
+  private static ValidatableRequest asJson(ValidatableRequest r) {
+    return new ValidatableRequest() {
+      @Override
+      public String getContentType() {
+        return "application/json";
+      }
+
+      @Override
+      public Map<String, RequestParameter> getCookies() {
+        return r.getCookies();
+      }
+
+      @Override
+      public Map<String, RequestParameter> getPathParameters() {
+        return r.getPathParameters();
+      }
+
+      @Override
+      public Map<String, RequestParameter> getQuery() {
+        return r.getQuery();
+      }
+
+      @Override
+      public Map<String, RequestParameter> getHeaders() {
+        return r.getHeaders();
+      }
+
+      @Override
+      public RequestParameter getBody() {
+        return r.getBody();
+      }
+    };
   }
 
   /**
@@ -107,13 +162,42 @@ final class ContractValidation {
       ctx.next();
       return;
     }
-    validate(ctx, op).onComplete(ar -> {
+    validate(ctx, op, true).onComplete(ar -> {
       if (ar.succeeded()) {
         ctx.next();
       } else {
-        Problem.send(ctx, 400, "Bad Request", describe(ar.cause()));
+        badRequest(ctx, ar.cause());
       }
     });
+  }
+
+  /**
+   * 400 with what the client has to fix. The validator says only that a body "can't be decoded" or is
+   * missing; a client fixing its JSON wants the parser's own words, so on this (error) path the body is
+   * parsed once more, on a worker.
+   */
+  void badRequest(RoutingContext ctx, Throwable cause) {
+    Buffer body = ctx.body() == null || ctx.body().buffer() == null ? Buffer.buffer() : ctx.body().buffer();
+    if (cause instanceof SchemaValidationException || !(cause instanceof ValidatorException v)) {
+      Problem.send(ctx, 400, "Bad Request", describe(cause));
+      return;
+    }
+    if (v.type() == ValidatorErrorType.MISSING_REQUIRED_PARAMETER && body.length() == 0) {
+      Problem.send(ctx, 400, "Bad Request", "the body must be a JSON object; it is empty");
+      return;
+    }
+    if (v.type() != ValidatorErrorType.ILLEGAL_VALUE || body.length() == 0) {
+      Problem.send(ctx, 400, "Bad Request", describe(cause));
+      return;
+    }
+    ctx.vertx().executeBlocking(() -> {
+      try {
+        Json.decodeValue(body);
+        return describe(cause);
+      } catch (DecodeException e) {
+        return "the body must be a JSON object; it is not valid JSON: " + e.getMessage();
+      }
+    }, false).onComplete(ar -> Problem.send(ctx, 400, "Bad Request", ar.succeeded() ? ar.result() : describe(cause)));
   }
 
   /** What a client needs to fix, from a validator failure: the most specific errors and where in the body. */
@@ -129,6 +213,8 @@ final class ContractValidation {
     return "request does not match openapi.yaml: " + e.getMessage();
   }
 
+  private static final java.util.regex.Pattern ROOT_TYPE =
+      java.util.regex.Pattern.compile("Instance type (\\w+) is invalid\\. Expected object");
   private static final java.util.regex.Pattern UNKNOWN_MEMBER =
       java.util.regex.Pattern.compile("Property \"(.*)\" does not match additional properties schema");
 
@@ -162,6 +248,11 @@ final class ContractValidation {
         continue;
       }
       java.util.regex.Matcher m = UNKNOWN_MEMBER.matcher(e[1]);
+      java.util.regex.Matcher t = ROOT_TYPE.matcher(e[1]);
+      if (e[0].isEmpty() && t.matches()) {
+        out.add("the body must be a JSON object, not " + (t.group(1).equals("array") ? "an array" : "a " + t.group(1)));
+        continue;
+      }
       String text = m.matches() ? "unknown member \"" + m.group(1) + "\"" : e[1];
       String line = (e[0].isEmpty() ? "" : e[0] + ": ") + text;
       if (!out.contains(line)) {

@@ -14,7 +14,7 @@ import java.time.ZoneOffset;
 final class OperationJson {
   private OperationJson() {}
 
-  static JsonObject of(OperationFacts facts, boolean retrying, int attempted) {
+  static JsonObject of(OperationFacts facts, Boolean retrying, int attempted) {
     MessageDetail d = facts.message();
     JsonArray recipients = new JsonArray();
     for (RecipientView r : d.recipients()) {

@@ -19,6 +19,7 @@ import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
 import dev.ledgerpost.ledger.IdempotencyMessages.Done;
 import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
 import dev.ledgerpost.ledger.Intake;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.send.ApiKeys.ApiKey;
 import dev.ledgerpost.send.InvalidSend;
@@ -27,13 +28,10 @@ import dev.ledgerpost.send.RateLimiter;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import io.vertx.openapi.validation.SchemaValidationException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,7 +59,7 @@ public final class SendApi {
   private static final long JSON_OVERHEAD = 64 * 1024;
 
   /** What the gateway hands the send API at start (keys were read on a worker). */
-  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, AtomicLong handovers) {}
+  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, AtomicLong handovers, GatewayMetrics metrics) {}
 
   private final Vertx vertx;
   private final Bus bus;
@@ -87,7 +85,7 @@ public final class SendApi {
     this.keys = setup.keys();
     this.contract = contract;
     this.hostname = setup.hostname();
-    this.relay = new SmarthostRelay(vertx, downstream, config.delivery(), hostname, setup.handovers());
+    this.relay = new SmarthostRelay(vertx, downstream, config.delivery(), hostname, setup.handovers(), setup.metrics());
     long max = config.smtp().maxMessageSize();
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;
@@ -144,7 +142,7 @@ public final class SendApi {
     }
     contract.validate(ctx, OPERATION).onComplete(v -> {
       if (v.failed()) {
-        badRequest(ctx, v.cause());
+        contract.badRequest(ctx, v.cause());
         return;
       }
       Object body = v.result().getBody().get();
@@ -154,26 +152,6 @@ public final class SendApi {
       }
       prepare(ctx, ctx.get(API_KEY), json, ctx.request().getHeader(IDEMPOTENCY_KEY));
     });
-  }
-
-  /**
-   * The validator says only that a body "can't be decoded"; a client fixing its JSON wants the parser's
-   * own words, so on this (error) path the body is parsed once more, on a worker.
-   */
-  private void badRequest(RoutingContext ctx, Throwable cause) {
-    if (cause instanceof SchemaValidationException || ctx.body() == null || ctx.body().buffer() == null) {
-      Problem.send(ctx, 400, "Bad Request", ContractValidation.describe(cause));
-      return;
-    }
-    vertx.executeBlocking(() -> {
-      try {
-        Json.decodeValue(ctx.body().buffer());
-        return ContractValidation.describe(cause);
-      } catch (DecodeException e) {
-        return "the body is not valid JSON: " + e.getMessage();
-      }
-    }, false).onComplete(ar -> Problem.send(ctx, 400, "Bad Request",
-        ar.succeeded() ? ar.result() : ContractValidation.describe(cause)));
   }
 
   private void prepare(RoutingContext ctx, ApiKey key, JsonObject body, String idempotencyKey) {

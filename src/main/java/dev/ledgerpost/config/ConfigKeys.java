@@ -69,6 +69,17 @@ final class ConfigKeys {
     key("notify.pruneInterval", "1h", ConfigKeys::positiveDuration, "How often retention runs.");
     key("notify.sendQueueBytes", "256KB", v -> positiveLong(ByteSizes.parse(str(v))), "Bytes queued to one WebSocket subscriber before it is cut loose (close 4008).");
     key("notify.tokensFile", "", ConfigKeys::text, "Per-user event tokens: lines user:sha256-hex-of-token; such a token sees only that user's messages.");
+    key("metrics.access", "public", v -> enumOf(GatewayConfig.MetricsAccess.class, v), "Who may read GET /metrics: `public`, `token` (the admin token) or `off`.");
+    key("logging.format", "text", v -> enumOf(GatewayConfig.LogFormat.class, v), "`text` for people, `json` for one JSON object per line (audit fields as JSON fields).");
+    key("chaos.enabled", false, ConfigKeys::bool, "Test environments only: POST /api/v1/chaos/locks holds ledger table locks on demand.");
+    key("chaos.allowNonLoopback", false, ConfigKeys::bool, "Allow chaos mode although http.host is not a loopback address.");
+    key("retry.journalDir", "", ConfigKeys::text, "Directory of the outcome journal; empty = `journal` next to ledger.dataDir (data/journal).");
+    key("retry.journalCompactSize", "1MB", v -> positiveLong(ByteSizes.parse(str(v))), "Journal size from which it is rewritten with only its open outcomes (when that halves it).");
+    key("retry.initialBackoff", "500ms", ConfigKeys::positiveDuration, "First pause after a failed settle retry; doubles per failure, with jitter.");
+    key("retry.maxBackoff", "30s", ConfigKeys::positiveDuration, "Longest pause between settle retries while the ledger keeps failing.");
+    key("retry.concurrency", 4, v -> positiveInt(v), "Settle retries in flight at once while the ledger answers (one probe while it fails).");
+    key("stale.scanInterval", "30s", ConfigKeys::positiveDuration, "How often the stale watch looks for old PENDING rows (and once at start).");
+    key("stale.threshold", "10m", ConfigKeys::positiveDuration, "Age from which a PENDING row nobody is settling is stale; it is raised once per this period.");
   }
 
   private ConfigKeys() {}

@@ -144,11 +144,20 @@ public final class ConfigLoader {
         problems.add(file + ": cannot read " + path);
       }
     }
+    if (chaosRefused(values)) {
+      problems.add("chaos.enabled: refused while http.host (" + values.get("http.host")
+          + ") is not loopback; set chaos.allowNonLoopback to insist");
+    }
     String user = (String) values.get("downstream.username");
     if (user != null && !user.isEmpty() && values.get("downstream.starttls") == GatewayConfig.StartTls.NONE
         && !isLoopback((String) values.get("downstream.host"))) {
       LOG.warn("downstream.username is set with downstream.starttls=none: the password crosses the network in clear text");
     }
+  }
+
+  static boolean chaosRefused(Map<String, Object> values) {
+    return Boolean.TRUE.equals(values.get("chaos.enabled")) && !Boolean.TRUE.equals(values.get("chaos.allowNonLoopback"))
+        && !isLoopback((String) values.get("http.host"));
   }
 
   private static boolean isLoopback(String host) {
@@ -206,7 +215,19 @@ public final class ConfigLoader {
             (Duration) v.get("notify.pollInterval"),
             (Duration) v.get("notify.pruneInterval"),
             (long) v.get("notify.sendQueueBytes"),
-            (String) v.get("notify.tokensFile")));
+            (String) v.get("notify.tokensFile")),
+        new GatewayConfig.Observability(
+            (GatewayConfig.MetricsAccess) v.get("metrics.access"),
+            (GatewayConfig.LogFormat) v.get("logging.format"),
+            (boolean) v.get("chaos.enabled"),
+            (boolean) v.get("chaos.allowNonLoopback")),
+        new GatewayConfig.Retry(
+            (String) v.get("retry.journalDir"),
+            (long) v.get("retry.journalCompactSize"),
+            (Duration) v.get("retry.initialBackoff"),
+            (Duration) v.get("retry.maxBackoff"),
+            (int) v.get("retry.concurrency")),
+        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")));
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

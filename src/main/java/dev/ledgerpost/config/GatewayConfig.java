@@ -5,7 +5,8 @@ import java.util.List;
 
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
-    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications) {
+    Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
+    Observability observability, Retry retry, Stale stale) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -59,9 +60,25 @@ public record GatewayConfig(
   /** The admin token, and the send API's keys file, default rate per key, and idempotency key retention. */
   public record Api(String adminToken, String keysFile, double rateLimit, Duration idempotencyRetention) {}
 
+  /** Who may read GET /metrics. */
+  public enum MetricsAccess { PUBLIC, TOKEN, OFF }
+
+  public enum LogFormat { TEXT, JSON }
+
+  /** Metrics, logs, and the chaos endpoint for test environments. */
+  public record Observability(MetricsAccess metricsAccess, LogFormat logFormat, boolean chaosEnabled,
+      boolean chaosAllowNonLoopback) {}
+
   public record Delivery(UnknownOutcomeReply unknownOutcomeReply) {}
 
   /** The outbox relay and the WebSocket hub. */
   public record Notify(Duration retention, Duration pollInterval, Duration pruneInterval, long sendQueueBytes,
       String tokensFile) {}
+
+  /** The retry part and its outcome journal. An empty journalDir means {@code journal} next to the ledger's data dir. */
+  public record Retry(String journalDir, long journalCompactSize, Duration initialBackoff, Duration maxBackoff,
+      int concurrency) {}
+
+  /** The stale-pending watch. */
+  public record Stale(Duration scanInterval, Duration threshold) {}
 }

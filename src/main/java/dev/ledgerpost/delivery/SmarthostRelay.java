@@ -2,6 +2,7 @@ package dev.ledgerpost.delivery;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,9 +16,11 @@ public final class SmarthostRelay implements Relay {
   private final String hostname;
   private final DownstreamPool pool;
   private final AtomicLong handovers;
+  private final GatewayMetrics metrics;
 
   public SmarthostRelay(Vertx vertx, GatewayConfig.Downstream config, GatewayConfig.Delivery delivery, String hostname,
-      AtomicLong handovers) {
+      AtomicLong handovers, GatewayMetrics metrics) {
+    this.metrics = metrics;
     this.vertx = vertx;
     this.bus = Bus.of(vertx);
     this.config = config;
@@ -99,6 +102,10 @@ public final class SmarthostRelay implements Relay {
 
   DownstreamPool pool() {
     return pool;
+  }
+
+  GatewayMetrics metrics() {
+    return metrics;
   }
 
   void handedOver() {

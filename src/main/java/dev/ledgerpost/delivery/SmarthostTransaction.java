@@ -10,6 +10,12 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.RecipientStatus;
+import dev.ledgerpost.metrics.AuditLog;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.retry.KnownOutcome;
+import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.retry.RetryMessages.Journaled;
+import dev.ledgerpost.retry.RetryMessages.OutcomeDone;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import java.time.Duration;
@@ -27,8 +33,9 @@ import org.slf4j.LoggerFactory;
  */
 final class SmarthostTransaction implements RelayTransaction {
   private static final Logger LOG = LoggerFactory.getLogger(SmarthostTransaction.class);
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
   private static final Buffer FINAL_DOT = Buffer.buffer(".\r\n");
+  /** An fsync that takes longer than this is a sick disk: the settle goes ahead without waiting for it. */
+  private static final java.time.Duration JOURNAL_TIMEOUT = java.time.Duration.ofSeconds(10);
 
   private record Recipient(String address, DownstreamReply reply) {}
 
@@ -140,6 +147,28 @@ final class SmarthostTransaction implements RelayTransaction {
 
   @Override
   public Future<DeliveryOutcome> deliver(MessageData message, UUID id, IdempotencyMessages.KeyRef key, Duration keyLease) {
+    long started = System.nanoTime();
+    return relayContract(message, id, key, keyLease)
+        .onSuccess(outcome -> relay.metrics().delivery(outcomeTag(outcome), System.nanoTime() - started));
+  }
+
+  private static GatewayMetrics.Outcome outcomeTag(DeliveryOutcome o) {
+    if (o instanceof DeliveryOutcome.Accepted) {
+      return GatewayMetrics.Outcome.ACCEPTED;
+    } else if (o instanceof DeliveryOutcome.Deferred) {
+      return GatewayMetrics.Outcome.DEFERRED;
+    } else if (o instanceof DeliveryOutcome.Rejected) {
+      return GatewayMetrics.Outcome.REJECTED;
+    } else if (o instanceof DeliveryOutcome.LostBeforeDot) {
+      return GatewayMetrics.Outcome.LOST_BEFORE_DOT;
+    } else if (o instanceof DeliveryOutcome.Unknown) {
+      return GatewayMetrics.Outcome.UNKNOWN;
+    }
+    return GatewayMetrics.Outcome.NOT_RECORDED;
+  }
+
+  private Future<DeliveryOutcome> relayContract(MessageData message, UUID id, IdempotencyMessages.KeyRef key,
+      Duration keyLease) {
     finished = true;
     Open open = open(id, message);
     Future<Opened> opening = key == null
@@ -237,29 +266,50 @@ final class SmarthostTransaction implements RelayTransaction {
   }
 
   private Future<DeliveryOutcome> settleUnknown(Opened opened, Open open, MessageData message, String reason) {
-    AUDIT.error("CRITICAL audit_event=delivery_outcome_unknown message_id={} msg_id={} reason=\"{}\"",
-        opened.id(), quote(message.messageIdHeader()), reason);
+    AuditLog.critical("delivery_outcome_unknown").with("message_id", opened.id())
+        .with("msg_id", message.messageIdHeader()).with("reason", reason).log();
     Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.UNKNOWN, open.pendingRecipients(),
         null, "4.4.2", null, "lost after the final dot: " + reason);
     return settle(settle, message, false).map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
   }
 
-  /** Settles; a failure is logged as CRITICAL and handed to the retry part, and never changes the reply. */
+  /**
+   * Journals the outcome, then settles; a failure is logged as CRITICAL and handed to the retry part.
+   * Neither the journal nor the settle ever changes the reply (DESIGN §1).
+   */
   private Future<Boolean> settle(Settle settle, MessageData message, boolean downstreamAccepted) {
-    return relay.bus().request(LedgerMessages.SETTLE, settle, Settled.class)
-        .map(s -> true)
+    KnownOutcome outcome = new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted);
+    return journal(outcome).compose(journaled -> relay.bus().request(LedgerMessages.SETTLE, settle, Settled.class)
+        .map(s -> {
+          relay.bus().publish(RetryMessages.DONE, new OutcomeDone(settle.id(), s.version()));
+          return true;
+        })
         .otherwise(e -> {
           String cause = e instanceof LedgerException le ? le.kind().name() : e.getClass().getSimpleName();
-          AUDIT.error("CRITICAL audit_event=delivery_result_persist_failed message_id={} msg_id={} target_status={} "
-                  + "downstream_accepted={} cause={} error=\"{}\"",
-              settle.id(), quote(message.messageIdHeader()), settle.target(), downstreamAccepted, cause, e.getMessage());
-          relay.bus().publish(KnownOutcome.ADDRESS, new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted));
+          AuditLog.critical("delivery_result_persist_failed").with("message_id", settle.id())
+              .with("msg_id", message.messageIdHeader()).with("target_status", settle.target())
+              .with("downstream_accepted", downstreamAccepted).with("cause", cause).with("error", e.getMessage()).log();
+          relay.bus().publish(KnownOutcome.ADDRESS, outcome);
           relay.handedOver();
+          return false;
+        }));
+  }
+
+  /**
+   * Write-ahead: the retry part fsyncs the outcome to its journal before the first settle is tried, so
+   * a crash from here on cannot lose it. If the journal fails (a full disk), the outcome is not given
+   * up: this is logged as CRITICAL and the settle goes ahead directly, as it did before the journal.
+   */
+  private Future<Boolean> journal(KnownOutcome outcome) {
+    return relay.bus().request(RetryMessages.JOURNAL, outcome, Journaled.class, JOURNAL_TIMEOUT)
+        .map(j -> true)
+        .otherwise(e -> {
+          AuditLog.critical("outcome_journal_failed").with("message_id", outcome.settle().id())
+              .with("msg_id", outcome.messageIdHeader()).with("target_status", outcome.settle().target())
+              .with("downstream_accepted", outcome.downstreamAccepted()).with("error", e.getMessage())
+              .with("action", "settling without the journal").log();
           return false;
         });
   }
 
-  private static String quote(String value) {
-    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
-  }
 }

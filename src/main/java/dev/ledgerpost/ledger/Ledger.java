@@ -11,6 +11,7 @@ import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -77,14 +78,22 @@ public final class Ledger {
 
   private final Pool pool;
   private final TransactionPolicy policy;
+  private final GatewayMetrics metrics;
 
   public Ledger(Pool pool, TransactionPolicy policy) {
+    this(pool, policy, GatewayMetrics.NOOP);
+  }
+
+  public Ledger(Pool pool, TransactionPolicy policy, GatewayMetrics metrics) {
     this.pool = pool;
     this.policy = policy;
+    this.metrics = metrics;
   }
 
   public Future<Opened> open(Open open) {
+    long started = System.nanoTime();
     return policy.run("open", () -> pool.withTransaction(conn -> openIn(conn, open)))
+        .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.OPEN, System.nanoTime() - started, ar.succeeded()))
         .recover(e -> Future.failedFuture(persistence("open", open.id(), e)));
   }
 
@@ -144,7 +153,9 @@ public final class Ledger {
   }
 
   public Future<Settled> settle(Settle settle) {
+    long started = System.nanoTime();
     return policy.run("settle", () -> pool.withTransaction(conn -> settleIn(conn, settle)))
+        .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.SETTLE, System.nanoTime() - started, ar.succeeded()))
         .recover(e -> Future.failedFuture(persistence("settle", settle.id(), e)));
   }
 
@@ -219,6 +230,20 @@ public final class Ledger {
     p.put("id", id);
     p.put("type", type);
     p.put("payload", payload);
+    return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
+  }
+
+  /**
+   * An outbox event with an id of the caller's choosing (stale raises, resolutions), written in the
+   * caller's transaction with the same statement as every other event.
+   */
+  static Future<Void> outboxEvent(SqlConnection conn, String eventId, UUID id, String type, JsonObject payload) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("eventId", eventId);
+    p.put("id", id);
+    p.put("type", type);
+    p.put("payload", payload);
+    // forQuery: works for a plain INSERT and for a statement that also returns rows.
     return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
   }
 

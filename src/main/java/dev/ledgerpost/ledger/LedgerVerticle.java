@@ -7,6 +7,7 @@ import dev.ledgerpost.ledger.LedgerMessages.ListQuery;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.pgclient.PgBuilder;
@@ -37,8 +38,11 @@ public final class LedgerVerticle extends VerticleBase {
   private PgSubscriber subscriber;
   private DatabaseTarget target;
 
-  public LedgerVerticle(GatewayConfig.Ledger config) {
+  private final GatewayMetrics metrics;
+
+  public LedgerVerticle(GatewayConfig.Ledger config, GatewayMetrics metrics) {
     this.config = config;
+    this.metrics = metrics;
   }
 
   @Override
@@ -65,10 +69,14 @@ public final class LedgerVerticle extends VerticleBase {
           return warnIfNotDurable();
         })
         .map(x -> {
-          TransactionPolicy.Listener counting = (kind, cause, next) ->
-              retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
-          Ledger ledger = new Ledger(pool, new TransactionPolicy(vertx, counting));
+          TransactionPolicy.Listener counting = (kind, cause, next) -> {
+            retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
+            metrics.ledgerRetry(cause);
+          };
+          Ledger ledger = new Ledger(pool, new TransactionPolicy(vertx, counting), metrics);
           Bus bus = Bus.of(vertx);
+          new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
+          new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           bus.serve(LedgerMessages.OPEN, Open.class, ledger::open);
           bus.serve(LedgerMessages.SETTLE, Settle.class, ledger::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
@@ -81,6 +89,9 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(OutboxMessages.PRUNE, OutboxMessages.Prune.class, outbox::prune);
           bus.serve(OutboxMessages.RECEIPT, OutboxMessages.Receipt.class, r -> outbox.receipt(r).map(v -> r));
           bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o.id()));
+          bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> outbox.lag());
+          ChaosLocks chaos = new ChaosLocks(vertx, target.options());
+          bus.serve(OutboxMessages.CHAOS_LOCK, OutboxMessages.ChaosLock.class, chaos::hold);
           return null;
         })
         .compose(x -> listen());

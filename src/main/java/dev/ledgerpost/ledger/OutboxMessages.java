@@ -16,13 +16,17 @@ public final class OutboxMessages {
   public static final String OPERATION = "ledger.operation";
   /** Published (not requested) by the ledger when PostgreSQL says an outbox row was committed. */
   public static final String WAKE = "ledger.outbox.wake";
+  /** Age of the oldest committed row not yet published. */
+  public static final String LAG = "ledger.outbox.lag";
+  /** Chaos mode: hold ACCESS EXCLUSIVE locks from a separate connection. */
+  public static final String CHAOS_LOCK = "ledger.chaos.lock";
 
   private OutboxMessages() {}
 
   public static Class<?>[] types() {
     return new Class<?>[] {
       Publish.class, Published.class, History.class, HistoryPage.class, Prune.class, Pruned.class, Receipt.class,
-      Operation.class, OperationFacts.class, Wake.class
+      Operation.class, OperationFacts.class, Wake.class, Lag.class, LagSeconds.class, ChaosLock.class, ChaosLocked.class
     };
   }
 
@@ -51,4 +55,12 @@ public final class OutboxMessages {
       LedgerMessages.MessageDetail message, int events, int publishedEvents, long lastPubSeq, List<ReceiptView> receipts) {}
 
   public record Wake() {}
+
+  public record Lag() {}
+
+  public record LagSeconds(double seconds) {}
+
+  public record ChaosLock(java.util.List<String> tables, long millis) {}
+
+  public record ChaosLocked(java.util.List<String> tables, long millis) {}
 }

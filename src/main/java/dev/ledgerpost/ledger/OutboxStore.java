@@ -59,6 +59,9 @@ final class OutboxStore {
   private static final String RECEIPTS = """
       SELECT subscriber, state, pub_seq, at FROM notify_receipts WHERE message_id = #{id} ORDER BY at, subscriber""";
 
+  private static final String LAG =
+      "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox WHERE published_at IS NULL";
+
   private final Pool pool;
 
   OutboxStore(Pool pool) {
@@ -125,6 +128,10 @@ final class OutboxStore {
           }
           return SqlTemplate.forUpdate(conn, PRUNED_THROUGH).execute(Map.of("through", through)).map(x -> new Pruned(deleted));
         }));
+  }
+
+  Future<OutboxMessages.LagSeconds> lag() {
+    return pool.query(LAG).execute().map(rows -> new OutboxMessages.LagSeconds(rows.iterator().next().getDouble(0)));
   }
 
   Future<Void> receipt(Receipt r) {

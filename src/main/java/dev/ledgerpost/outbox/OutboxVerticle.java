@@ -7,6 +7,7 @@ import dev.ledgerpost.ledger.OutboxMessages.Prune;
 import dev.ledgerpost.ledger.OutboxMessages.Publish;
 import dev.ledgerpost.ledger.OutboxMessages.Published;
 import dev.ledgerpost.ledger.OutboxMessages.Pruned;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import org.slf4j.Logger;
@@ -26,21 +27,29 @@ public final class OutboxVerticle extends VerticleBase {
   private static final int MAX_PRUNE_BATCHES_PER_TICK = 100;
 
   private final GatewayConfig.Notify config;
+  private final GatewayMetrics metrics;
+  private volatile double lagSeconds;
   private Bus bus;
   private boolean running;
   private boolean again;
   private boolean stopped;
   private long lastFailureLog;
 
-  public OutboxVerticle(GatewayConfig.Notify config) {
+  public OutboxVerticle(GatewayConfig.Notify config, GatewayMetrics metrics) {
     this.config = config;
+    this.metrics = metrics;
   }
 
   @Override
   public Future<?> start() {
     bus = Bus.of(vertx);
     vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
-    vertx.setPeriodic(config.pollInterval().toMillis(), t -> relay());
+    vertx.setPeriodic(config.pollInterval().toMillis(), t -> {
+      relay();
+      measureLag();
+    });
+    metrics.gauge("ledgerpost.outbox.lag.seconds", "Age of the oldest committed outbox event not yet published",
+        () -> lagSeconds);
     long pruneEvery = Math.max(1000, Math.min(config.retention().toMillis(), config.pruneInterval().toMillis()));
     vertx.setPeriodic(pruneEvery, t -> prune(0));
     relay();
@@ -76,6 +85,11 @@ public final class OutboxVerticle extends VerticleBase {
         relay();
       }
     });
+  }
+
+  private void measureLag() {
+    bus.request(OutboxMessages.LAG, new OutboxMessages.Lag(), OutboxMessages.LagSeconds.class)
+        .onSuccess(l -> lagSeconds = l.seconds());
   }
 
   private void prune(int batches) {

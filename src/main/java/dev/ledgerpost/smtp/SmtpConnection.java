@@ -1,5 +1,6 @@
 package dev.ledgerpost.smtp;
 
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -34,6 +35,7 @@ final class SmtpConnection {
   private final LineSplitter splitter = new LineSplitter(MAX_LINE);
   private final Deque<Line> queue = new ArrayDeque<>();
   private final Runnable onClosed;
+  private final GatewayMetrics metrics;
   private boolean busy;
   private boolean closing;
   private boolean paused;
@@ -41,7 +43,7 @@ final class SmtpConnection {
   private long timerId = -1;
 
   SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, ServerSSLOptions tls, Duration idleTimeout,
-      Duration commandTimeout, Runnable onClosed) {
+      Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics) {
     this.vertx = vertx;
     this.socket = socket;
     this.session = session;
@@ -49,6 +51,7 @@ final class SmtpConnection {
     this.idleTimeout = idleTimeout;
     this.commandTimeout = commandTimeout;
     this.onClosed = onClosed;
+    this.metrics = metrics;
   }
 
   void start() {
@@ -63,6 +66,7 @@ final class SmtpConnection {
     });
     socket.shutdownHandler(v -> onShutdown());
     write(session.greeting());
+    metrics.smtpReply(220, GatewayMetrics.Stage.COMMAND, -1);
     arm(Timer.IDLE);
   }
 
@@ -92,6 +96,8 @@ final class SmtpConnection {
       if (line == null) {
         break;
       }
+      GatewayMetrics.Stage stage = session.readingData() ? GatewayMetrics.Stage.DATA : GatewayMetrics.Stage.COMMAND;
+      long started = System.nanoTime();
       Future<SmtpSession.Step> step = session.input(line);
       if (step.isComplete() && step.succeeded() && step.result().reply() == null) {
         continue; // a DATA body line: nothing to say yet
@@ -105,7 +111,11 @@ final class SmtpConnection {
           LOG.error("SMTP session from {} failed", session.clientIp(), ar.cause());
           finish(Replies.LOCAL_ERROR, SmtpSession.Action.CLOSE);
         } else {
-          finish(ar.result().reply(), ar.result().action());
+          Reply reply = ar.result().reply();
+          if (reply != null) {
+            metrics.smtpReply(reply.code(), stage, System.nanoTime() - started);
+          }
+          finish(reply, ar.result().action());
         }
         if (!synchronous[0] && !busy) {
           pump(); // completed later: resume the queue; a synchronous step lets the loop above go on
@@ -207,6 +217,7 @@ final class SmtpConnection {
       return;
     }
     write(last);
+    metrics.smtpReply(last.code(), GatewayMetrics.Stage.COMMAND, -1);
     close();
   }
 

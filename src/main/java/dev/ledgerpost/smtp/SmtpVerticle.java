@@ -3,6 +3,7 @@ package dev.ledgerpost.smtp;
 import dev.ledgerpost.config.Cidr;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.SmarthostRelay;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.net.NetServer;
@@ -26,7 +27,8 @@ public final class SmtpVerticle extends VerticleBase {
       ServerSSLOptions tls,
       SmtpSession.Authenticator authenticator,
       AtomicInteger connections,
-      AtomicLong handovers) {}
+      AtomicLong handovers,
+      GatewayMetrics metrics) {}
 
   private final Shared shared;
   private NetServer server;
@@ -40,7 +42,8 @@ public final class SmtpVerticle extends VerticleBase {
   public Future<?> start() {
     GatewayConfig config = shared.config();
     GatewayConfig.Smtp smtp = config.smtp();
-    relay = new SmarthostRelay(vertx, config.downstream(), config.delivery(), shared.hostname(), shared.handovers());
+    relay = new SmarthostRelay(vertx, config.downstream(), config.delivery(), shared.hostname(), shared.handovers(),
+        shared.metrics());
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
@@ -50,12 +53,13 @@ public final class SmtpVerticle extends VerticleBase {
       if (shared.connections().incrementAndGet() > smtp.maxConnections()) {
         shared.connections().decrementAndGet();
         SmtpConnection.refuse(socket, Replies.TOO_MANY_CONNECTIONS);
+        shared.metrics().smtpReply(Replies.TOO_MANY_CONNECTIONS.code(), GatewayMetrics.Stage.COMMAND, -1);
         return;
       }
       String ip = socket.remoteAddress() == null ? "unknown" : socket.remoteAddress().hostAddress();
       SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, ip);
       new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(), smtp.commandTimeout(),
-          () -> shared.connections().decrementAndGet()).start();
+          () -> shared.connections().decrementAndGet(), shared.metrics()).start();
     });
     return server.listen().onSuccess(s -> LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort()));
   }

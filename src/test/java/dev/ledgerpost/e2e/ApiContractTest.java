@@ -52,6 +52,7 @@ class ApiContractTest {
     assertThat(paths.get("/health/live")).containsKey("get");
     assertThat(paths.get("/health/ready")).containsKey("get");
     assertThat(paths.get("/metrics")).containsKey("get");
+    assertThat(paths.get("/api/v1/chaos/locks")).containsKey("post");
   }
 
   @Test

@@ -313,7 +313,8 @@ class SendApiTest {
         new Case("a body over the request limit", ALICE, composed().put("text", "w".repeat((int) MAX_MESSAGE * 3)).encode(),
             null, 413),
         new Case("invalid JSON", ALICE, "{\"from\": \"alice@example.com\", \"to\": [", null, 400, "not valid JSON"),
-        new Case("a JSON array", ALICE, "[1, 2]", null, 400),
+        new Case("an empty body", ALICE, "", null, 400, "JSON object"),
+        new Case("a JSON array", ALICE, "[1, 2]", null, 400, "must be a JSON object, not an array"),
         new Case("an unknown member", ALICE, composed().put("sendAt", "tomorrow").encode(), null, 400,
             "/sendAt: unknown member"),
         new Case("an unknown attachment member", ALICE, composed().put("attachments", new JsonArray().add(new JsonObject()

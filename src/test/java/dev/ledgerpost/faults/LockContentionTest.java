@@ -109,14 +109,19 @@ class LockContentionTest {
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = client()) {
       reply = c.sendMail("a@example.com", List.of("b@example.net"),
           "Message-ID: <settle-blocked@example.com>\r\nSubject: settle blocked\r\n\r\nbody");
-      lock.get().release();
       String id = ledgerId(reply);
+      // Read on the lock's own connection: while it is held nobody else can read, and nothing can commit.
+      assertThat(lock.get().queryString("SELECT status FROM messages WHERE id = '" + id + "'")).isEqualTo("PENDING");
+      assertThat(lock.get().queryLong("SELECT count(*) FROM recipients WHERE status = 'PENDING'")).isEqualTo(1);
+      lock.get().release();
       List<String> critical = audit.errorsContaining("CRITICAL audit_event=delivery_result_persist_failed", id);
       assertThat(critical).hasSize(1);
       assertThat(critical.get(0)).contains("msg_id=<settle-blocked@example.com>", "target_status=SENT",
           "downstream_accepted=true");
-      assertThat(status(id)).isEqualTo("PENDING");
-      assertThat(count("SELECT count(*) FROM recipients WHERE status = 'PENDING'")).isEqualTo(1);
+      // The retry part holds the known outcome and settles it once the lock is gone.
+      poll(Duration.ofSeconds(10), () -> "SENT".equals(uncheckedStatus(id)));
+      assertThat(count("SELECT count(*) FROM recipients WHERE status = 'ACCEPTED'")).isEqualTo(1);
+      assertThat(count("SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isEqualTo(1);
     } finally {
       if (lock.get() != null) {
         lock.get().release();
@@ -126,6 +131,7 @@ class LockContentionTest {
     assertThat(downstream.messages()).hasSize(1);
     assertThat(downstream.dataCommands()).isEqualTo(1);
     assertThat(gateway.gateway().handovers()).isEqualTo(1);
+    assertThat(gateway.gateway().retryStats().settled()).isEqualTo(1);
   }
 
   @Test
@@ -142,6 +148,7 @@ class LockContentionTest {
     };
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = client()) {
       String reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: refused\r\n\r\nbody");
+      assertThat(lock.get().queryLong("SELECT count(*) FROM messages WHERE status = 'PENDING'")).isEqualTo(1);
       lock.get().release();
       assertThat(reply).isEqualTo("550 5.7.1 Downstream: Refused by policy");
       assertThat(audit.errorsContaining("CRITICAL audit_event=delivery_result_persist_failed", "target_status=FAILED_PERM",
@@ -151,7 +158,8 @@ class LockContentionTest {
         lock.get().release();
       }
     }
-    assertThat(count("SELECT count(*) FROM messages WHERE status = 'PENDING'")).isEqualTo(1);
+    // A known failure is a fact too: the retry part records it.
+    poll(Duration.ofSeconds(10), () -> uncheckedCount("SELECT count(*) FROM messages WHERE status = 'FAILED_PERM'") == 1);
   }
 
   @Test
@@ -168,18 +176,24 @@ class LockContentionTest {
     String reply;
     try (SmtpTestClient c = client()) {
       reply = c.sendMail("a@example.com", List.of("b@example.net", "c@example.net"), "Subject: half\r\n\r\nbody");
+      assertThat(reply).startsWith("250");
+      String id = ledgerId(reply);
+      // The message row could be updated, its recipients could not: neither may show the new status.
+      TableLock held = lock.get();
+      assertThat(held.queryString("SELECT status FROM messages WHERE id = '" + id + "'")).isEqualTo("PENDING");
+      assertThat(held.queryLong("SELECT version FROM messages")).isEqualTo(1);
+      assertThat(held.queryLong("SELECT count(*) FROM recipients WHERE status = 'PENDING'")).isEqualTo(2);
+      assertThat(held.queryLong("SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isZero();
     } finally {
       if (lock.get() != null) {
         lock.get().release();
       }
     }
-    assertThat(reply).startsWith("250");
-    String id = ledgerId(reply);
-    // The message row could be updated, its recipients could not: neither may show the new status.
-    assertThat(status(id)).isEqualTo("PENDING");
-    assertThat(count("SELECT version FROM messages")).isEqualTo(1);
-    assertThat(count("SELECT count(*) FROM recipients WHERE status = 'PENDING'")).isEqualTo(2);
-    assertThat(count("SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isZero();
+    // Released: the retry part's settle writes message and recipients together, once.
+    poll(Duration.ofSeconds(10), () -> "SENT".equals(uncheckedStatus(ledgerId(reply))));
+    assertThat(count("SELECT version FROM messages")).isEqualTo(2);
+    assertThat(count("SELECT count(*) FROM recipients WHERE status = 'ACCEPTED'")).isEqualTo(2);
+    assertThat(count("SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isEqualTo(1);
   }
 
   @Test
@@ -220,6 +234,22 @@ class LockContentionTest {
     try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT status FROM messages WHERE id = '" + id + "'")) {
       return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
+  private String uncheckedStatus(String id) {
+    try {
+      return status(id);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private long uncheckedCount(String sql) {
+    try {
+      return count(sql);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
     }
   }
 

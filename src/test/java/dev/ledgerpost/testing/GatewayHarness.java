@@ -22,7 +22,9 @@ public final class GatewayHarness implements AutoCloseable {
   private final Vertx vertx;
   private final Gateway gateway;
   private final String databaseUrl;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  // HTTP/1.1: the JDK client otherwise tries an h2c upgrade, and a large upgraded response (/metrics) was seen to hang.
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
 
   private GatewayHarness(Vertx vertx, Gateway gateway, String databaseUrl) {
     this.vertx = vertx;
@@ -42,13 +44,29 @@ public final class GatewayHarness implements AutoCloseable {
     o.put("api.adminToken", "test-admin-token");
     o.put("ledger.url", TestDatabase.newDatabase());
     o.put("smtp.shutdownGrace", "10s");
+    o.put("retry.journalDir", tempDir("journal-").toString());
     return o;
   }
 
   public static GatewayHarness start(Vertx vertx, Map<String, Object> overrides) throws Exception {
+    return start(vertx, overrides, java.time.Clock.systemUTC());
+  }
+
+  /** With the clock the stale watch reads. */
+  public static GatewayHarness start(Vertx vertx, Map<String, Object> overrides, java.time.Clock clock) throws Exception {
     GatewayConfig config = ConfigLoader.fromSources(Map.of(), Map.of(), overrides);
-    Gateway g = await(Gateway.start(vertx, config));
+    Gateway g = await(Gateway.start(vertx, config, clock));
     return new GatewayHarness(vertx, g, config.ledger().url());
+  }
+
+  /** A fresh directory under target/, so every gateway of a test run has its own outcome journal. */
+  public static java.nio.file.Path tempDir(String prefix) {
+    try {
+      java.nio.file.Path base = java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "test-data"));
+      return java.nio.file.Files.createTempDirectory(base, prefix).toAbsolutePath();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   public Gateway gateway() {
@@ -80,6 +98,19 @@ public final class GatewayHarness implements AutoCloseable {
         .timeout(Duration.ofSeconds(10));
     if (token != null) {
       b.header("Authorization", "Bearer " + token);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** POST of a JSON body with the admin token and extra headers (name, value, name, value...). */
+  public HttpResponse<String> post(String path, String json, String... headers) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort() + path))
+        .timeout(Duration.ofSeconds(10))
+        .header("Authorization", "Bearer " + gateway.adminToken())
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(json));
+    for (int i = 0; i + 1 < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
     }
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }

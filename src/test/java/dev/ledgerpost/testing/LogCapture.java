@@ -23,11 +23,27 @@ public final class LogCapture implements AutoCloseable {
 
   /** Formatted messages at ERROR that contain every given fragment. */
   public List<String> errorsContaining(String... fragments) {
-    return appender.list.stream()
+    return snapshot().stream()
         .filter(e -> e.getLevel() == ch.qos.logback.classic.Level.ERROR)
         .map(ILoggingEvent::getFormattedMessage)
         .filter(m -> java.util.Arrays.stream(fragments).allMatch(m::contains))
         .toList();
+  }
+
+  /** Formatted messages at WARN that contain every given fragment. */
+  public List<String> warningsContaining(String... fragments) {
+    return snapshot().stream()
+        .filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+        .map(ILoggingEvent::getFormattedMessage)
+        .filter(m -> java.util.Arrays.stream(fragments).allMatch(m::contains))
+        .toList();
+  }
+
+  /** AppenderBase.doAppend holds the appender's lock while adding: copy under it, so polling while logging is safe. */
+  private List<ILoggingEvent> snapshot() {
+    synchronized (appender) {
+      return new java.util.ArrayList<>(appender.list);
+    }
   }
 
   @Override

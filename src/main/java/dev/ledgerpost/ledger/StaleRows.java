@@ -1,0 +1,122 @@
+package dev.ledgerpost.ledger;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
+import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
+import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
+import dev.ledgerpost.ledger.OperatorMessages.StaleReport;
+import dev.ledgerpost.ledger.OperatorMessages.StaleRow;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.templates.SqlTemplate;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The stale watch's SQL. It reads {@code messages} and {@code stale_raises} only (never recipients),
+ * and times come from the caller's clock, not the database's, so a test can age rows by moving time.
+ */
+final class StaleRows {
+  private static final String COUNTS = """
+      SELECT count(*) AS pending, min(received_at) AS oldest,
+             count(*) FILTER (WHERE received_at < #{cutoff} AND NOT (id = ANY(#{excluded}))) AS stale
+        FROM messages WHERE status = 'PENDING'""";
+  private static final String ROWS = """
+      SELECT m.id, m.version, m.message_id_header, m.mail_from, m.received_at,
+             COALESCE(s.raises, 0) AS raises, s.last_raised_at
+        FROM messages m LEFT JOIN stale_raises s ON s.message_id = m.id
+       WHERE m.status = 'PENDING' AND m.received_at < #{cutoff}
+         AND NOT (m.id = ANY(#{excluded}))
+         AND (#{dueBefore}::timestamptz IS NULL OR s.last_raised_at IS NULL OR s.last_raised_at <= #{dueBefore})
+       ORDER BY m.received_at, m.id
+       LIMIT #{limit}""";
+  private static final String CURRENT_FOR_SHARE = """
+      SELECT status, version, message_id_header, received_at FROM messages WHERE id = #{id} FOR SHARE""";
+  /** The WHERE on the conflict path is what makes "once per period" hold for concurrent watchers too. */
+  private static final String RAISE = """
+      INSERT INTO stale_raises AS s (message_id, raises, last_raised_at) VALUES (#{id}, 1, #{now})
+      ON CONFLICT (message_id) DO UPDATE SET raises = s.raises + 1, last_raised_at = EXCLUDED.last_raised_at
+       WHERE s.last_raised_at <= #{dueBefore}
+      RETURNING raises""";
+
+  private final Pool pool;
+  private final TransactionPolicy policy;
+
+  StaleRows(Pool pool, TransactionPolicy policy) {
+    this.pool = pool;
+    this.policy = policy;
+  }
+
+  void serve(Bus bus) {
+    bus.serve(OperatorMessages.STALE, StaleQuery.class, this::report);
+    bus.serve(OperatorMessages.RAISE_STALE, RaiseStale.class, this::raise);
+  }
+
+  Future<StaleReport> report(StaleQuery q) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("cutoff", q.cutoff());
+    p.put("excluded", q.excluded().toArray(new UUID[0]));
+    p.put("dueBefore", q.raiseDueBefore());
+    p.put("limit", q.limit());
+    return SqlTemplate.forQuery(pool, COUNTS).execute(p).compose(counts -> {
+      Row c = counts.iterator().next();
+      return SqlTemplate.forQuery(pool, ROWS).execute(p).map(rows -> {
+        List<StaleRow> items = new ArrayList<>();
+        for (Row r : rows) {
+          items.add(new StaleRow(r.getUUID("id"), r.getInteger("version"), r.getString("message_id_header"),
+              r.getString("mail_from"), r.getOffsetDateTime("received_at"), r.getInteger("raises"),
+              r.getOffsetDateTime("last_raised_at")));
+        }
+        return new StaleReport(c.getLong("pending"), c.getOffsetDateTime("oldest"), c.getLong("stale"), List.copyOf(items));
+      });
+    });
+  }
+
+  Future<StaleRaised> raise(RaiseStale r) {
+    return policy.run("stale", () -> pool.withTransaction(conn -> raiseIn(conn, r)))
+        .recover(e -> Future.failedFuture(e instanceof LedgerException
+            ? e
+            : new LedgerException(LedgerException.Kind.PERSISTENCE, "stale raise of " + r.id() + " failed: " + e.getMessage(), e)));
+  }
+
+  private Future<StaleRaised> raiseIn(SqlConnection conn, RaiseStale r) {
+    // FOR SHARE: a settle of this row waits for the raise to commit, so no stale event follows a settle.
+    return SqlTemplate.forQuery(conn, CURRENT_FOR_SHARE).execute(Map.of("id", r.id())).compose(rows -> {
+      if (rows.size() == 0 || !MessageStatus.PENDING.name().equals(rows.iterator().next().getString("status"))) {
+        return Future.succeededFuture(new StaleRaised(r.id(), false, 0, null, null));
+      }
+      Row row = rows.iterator().next();
+      String messageId = row.getString("message_id_header");
+      OffsetDateTime receivedAt = row.getOffsetDateTime("received_at");
+      int version = row.getInteger("version");
+      Map<String, Object> p = new HashMap<>();
+      p.put("id", r.id());
+      p.put("now", r.now());
+      p.put("dueBefore", r.now().minus(r.period()));
+      return SqlTemplate.forQuery(conn, RAISE).execute(p).compose(raised -> {
+        if (raised.size() == 0) {
+          return Future.succeededFuture(new StaleRaised(r.id(), false, 0, messageId, receivedAt));
+        }
+        int n = raised.iterator().next().getInteger("raises");
+        JsonObject payload = new JsonObject()
+            .put("id", r.id().toString())
+            .put("status", MessageStatus.PENDING.name())
+            .put("version", version)
+            .put("messageId", messageId)
+            .put("receivedAt", receivedAt.toString())
+            .put("ageSeconds", Math.max(0, Duration.between(receivedAt, r.now()).toSeconds()))
+            .put("raise", n);
+        return Ledger.outboxEvent(conn, r.id() + ":stale:" + n, r.id(), "message.stale", payload)
+            .map(v -> new StaleRaised(r.id(), true, n, messageId, receivedAt));
+      });
+    });
+  }
+}

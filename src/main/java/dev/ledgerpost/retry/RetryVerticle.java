@@ -1,0 +1,350 @@
+package dev.ledgerpost.retry;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.ledger.LedgerMessages.Settled;
+import dev.ledgerpost.retry.RetryMessages.HeldOutcomes;
+import dev.ledgerpost.retry.RetryMessages.HeldQuery;
+import dev.ledgerpost.retry.RetryMessages.Journaled;
+import dev.ledgerpost.retry.RetryMessages.OutcomeDone;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The retry part (DESIGN §4): it journals known outcomes before their first settle, and re-runs the
+ * versioned settle of every outcome whose settle failed until the ledger has it, for as long as the
+ * process lives. It talks to the ledger only, over the bus: it has no handle on the delivery part and
+ * cannot send mail.
+ *
+ * <p>While the ledger fails, one outcome at a time probes it, with exponential backoff and jitter, so
+ * that a thousand held outcomes do not hammer a database that is down or locked; as soon as one
+ * settle commits the rest follow, a few at a time.
+ */
+public final class RetryVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(RetryVerticle.class);
+  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
+
+  /** Counters for tests and, later, metrics. */
+  public record Stats(int held, long settled, long dropped, long parked, long duplicates, long attempts,
+      long failedAttempts, long journalAppends, long journalSyncs, long journalCompactions, long journalOpen, long journalBytes) {}
+
+  private enum State {
+    /** Journaled; the delivery part's own settle is under way. */
+    DELIVERING,
+    /** Handed over; being journaled because the delivery part could not. */
+    JOURNALING,
+    QUEUED,
+    SETTLING,
+    /** The ledger refuses it for good (no such message): kept in the journal, not retried until restart. */
+    PARKED
+  }
+
+  private static final class Entry {
+    final KnownOutcome outcome;
+    final long since = System.nanoTime();
+    boolean journaled;
+    State state;
+    int attempts;
+
+    Entry(KnownOutcome outcome, boolean journaled, State state) {
+      this.outcome = outcome;
+      this.journaled = journaled;
+      this.state = state;
+    }
+
+    UUID id() {
+      return outcome.settle().id();
+    }
+  }
+
+  private final GatewayConfig.Retry config;
+  private final Path journalDir;
+  private final OutcomeJournal.Opener opener;
+  private final Backoff backoff;
+  private final Map<UUID, Entry> held = new HashMap<>();
+  private final ArrayDeque<Entry> ready = new ArrayDeque<>();
+  private final AtomicLong settled = new AtomicLong();
+  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong parked = new AtomicLong();
+  private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong attempts = new AtomicLong();
+  private final AtomicLong failedAttempts = new AtomicLong();
+  private volatile int heldCount;
+  /** Outcomes handed over (their first settle failed) and not yet in the ledger: the settle backlog. */
+  private volatile int backlogCount;
+  private Bus bus;
+  private OutcomeJournal journal;
+  private int inFlight;
+  private int failures;
+  private long pauseTimer = -1;
+  private boolean stopping;
+  private Promise<Void> drained;
+
+  public RetryVerticle(GatewayConfig.Retry config, Path journalDir) {
+    this(config, journalDir, OutcomeJournal.Opener.APPEND);
+  }
+
+  RetryVerticle(GatewayConfig.Retry config, Path journalDir, OutcomeJournal.Opener opener) {
+    this.config = config;
+    this.journalDir = journalDir;
+    this.opener = opener;
+    this.backoff = new Backoff(config.initialBackoff(), config.maxBackoff());
+  }
+
+  /** {@code retry.journalDir}, or {@code journal} next to the embedded database's directory (data/journal). */
+  public static Path journalDir(GatewayConfig config) {
+    if (!config.retry().journalDir().isBlank()) {
+      return Path.of(config.retry().journalDir()).toAbsolutePath();
+    }
+    return Path.of(config.ledger().dataDir()).toAbsolutePath().getParent().resolve("journal");
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = Bus.of(vertx);
+    journal = new OutcomeJournal(vertx, journalDir, config.journalCompactSize(), opener);
+    return journal.recover().map(recovery -> {
+      bus.serve(RetryMessages.JOURNAL, KnownOutcome.class, this::journal);
+      bus.serve(RetryMessages.HELD, HeldQuery.class, q -> Future.succeededFuture(new HeldOutcomes(Set.copyOf(held.keySet()))));
+      vertx.eventBus().<KnownOutcome>localConsumer(KnownOutcome.ADDRESS, m -> handOver(m.body()));
+      vertx.eventBus().<OutcomeDone>localConsumer(RetryMessages.DONE, m -> done(m.body().id()));
+      for (KnownOutcome o : recovery.open()) {
+        Entry e = new Entry(o, true, State.QUEUED);
+        held.put(e.id(), e);
+        ready.add(e);
+      }
+      if (!recovery.open().isEmpty()) {
+        LOG.info("replaying {} known outcomes from the outcome journal into the ledger", recovery.open().size());
+      }
+      LOG.info("retry part ready; outcome journal {}", journal.file());
+      changed();
+      pump();
+      return null;
+    });
+  }
+
+  /** The delivery part asks before its first settle; the reply means "fsynced". */
+  private Future<Journaled> journal(KnownOutcome o) {
+    UUID id = o.settle().id();
+    Entry existing = held.get(id);
+    if (existing != null && existing.journaled) {
+      return Future.succeededFuture(new Journaled(id));
+    }
+    Entry e = existing != null ? existing : new Entry(o, false, State.DELIVERING);
+    held.put(id, e);
+    changed();
+    return journal.append(o).map(v -> {
+      e.journaled = true;
+      if (held.get(id) != e) {
+        journal.markDone(id); // its settle committed while the append was still being written
+      }
+      return new Journaled(id);
+    }).onFailure(err -> {
+      if (held.get(id) == e && e.state == State.DELIVERING) {
+        held.remove(id); // the delivery part settles directly; if that fails, it hands the outcome over
+        changed();
+      }
+    });
+  }
+
+  /** The delivery part's settle failed: from now on this part owns the outcome. */
+  private void handOver(KnownOutcome o) {
+    UUID id = o.settle().id();
+    Entry e = held.get(id);
+    if (e == null) {
+      // Not journaled (the journal failed, or this is a late duplicate of one already done): journal it
+      // now, best effort, and retry it either way.
+      Entry fresh = new Entry(o, false, State.JOURNALING);
+      held.put(id, fresh);
+      changed();
+      journal.append(o).onComplete(ar -> {
+        if (ar.succeeded()) {
+          fresh.journaled = true;
+          if (held.get(id) != fresh) {
+            journal.markDone(id);
+          }
+        } else {
+          AUDIT.error("CRITICAL audit_event=known_outcome_not_journaled message_id={} target_status={} error=\"{}\": "
+              + "held in memory only, lost if the process ends before the ledger takes it", id, o.settle().target(),
+              ar.cause().getMessage());
+        }
+        if (held.get(id) == fresh) {
+          enqueue(fresh);
+        }
+      });
+      return;
+    }
+    if (e.state == State.DELIVERING) {
+      if (!e.outcome.equals(o)) {
+        LOG.warn("hand-over of {} differs from the journaled outcome; the journaled one is retried", id);
+      }
+      enqueue(e);
+      return;
+    }
+    duplicates.incrementAndGet();
+    LOG.debug("duplicate hand-over of {} ignored ({})", id, e.state);
+  }
+
+  /** A settle of a held outcome committed outside this part (the delivery part's own). */
+  private void done(UUID id) {
+    Entry e = held.get(id);
+    if (e == null || e.state == State.SETTLING) {
+      return; // unknown here, or our own settle is in flight and will finish it
+    }
+    if (e.state == State.QUEUED) {
+      ready.remove(e);
+    }
+    finish(e);
+  }
+
+  private void enqueue(Entry e) {
+    e.state = State.QUEUED;
+    ready.add(e);
+    pump();
+  }
+
+  private void pump() {
+    if (stopping) {
+      return;
+    }
+    int limit = failures > 0 ? 1 : config.concurrency();
+    while (pauseTimer < 0 && inFlight < limit && !ready.isEmpty()) {
+      settle(ready.poll());
+    }
+  }
+
+  private void settle(Entry e) {
+    e.state = State.SETTLING;
+    e.attempts++;
+    attempts.incrementAndGet();
+    inFlight++;
+    bus.request(LedgerMessages.SETTLE, e.outcome.settle(), Settled.class).onComplete(ar -> {
+      inFlight--;
+      if (held.get(e.id()) == e) {
+        if (ar.succeeded()) {
+          failures = 0;
+          settled.incrementAndGet();
+          AUDIT.info("audit_event=delivery_result_persisted message_id={} msg_id={} status={} version={} attempts={} "
+                  + "held_ms={} via=retry", e.id(), quote(e.outcome.messageIdHeader()), ar.result().status(),
+              ar.result().version(), e.attempts, (System.nanoTime() - e.since) / 1_000_000);
+          finish(e);
+        } else {
+          failed(e, ar.cause());
+        }
+      }
+      if (stopping && inFlight == 0 && drained != null) {
+        drained.tryComplete();
+      }
+      pump();
+    });
+  }
+
+  private void failed(Entry e, Throwable cause) {
+    LedgerException.Kind kind = cause instanceof LedgerException le ? le.kind() : null;
+    if (kind == LedgerException.Kind.STALE) {
+      // A newer fact exists (settled by another path, or resolved by an operator): it wins.
+      failures = 0;
+      dropped.incrementAndGet();
+      LOG.warn("known outcome {} of {} (Message-ID {}) dropped: {}", e.outcome.settle().target(), e.id(),
+          e.outcome.messageIdHeader(), cause.getMessage());
+      finish(e);
+      return;
+    }
+    if (kind == LedgerException.Kind.NOT_FOUND || kind == LedgerException.Kind.BAD_REQUEST) {
+      // Retrying cannot help. The fact stays in the journal (replayed at the next start) and in the log.
+      failures = 0;
+      parked.incrementAndGet();
+      e.state = State.PARKED;
+      AUDIT.error("CRITICAL audit_event=known_outcome_unsettleable message_id={} msg_id={} target_status={} "
+          + "downstream_accepted={} error=\"{}\"", e.id(), quote(e.outcome.messageIdHeader()), e.outcome.settle().target(),
+          e.outcome.downstreamAccepted(), cause.getMessage());
+      return;
+    }
+    failedAttempts.incrementAndGet();
+    e.state = State.QUEUED;
+    ready.addFirst(e);
+    if (pauseTimer >= 0) {
+      return; // already backing off; failures of settles that were in flight together count once
+    }
+    failures++;
+    long delay = backoff.delayMillis(failures, ThreadLocalRandom.current().nextDouble());
+    LOG.warn("settle retry of {} failed (attempt {}): {}; next attempt in {} ms, {} outcomes held", e.id(), e.attempts,
+        cause.getMessage(), delay, held.size());
+    pauseTimer = vertx.setTimer(delay, t -> {
+      pauseTimer = -1;
+      pump();
+    });
+  }
+
+  private void finish(Entry e) {
+    held.remove(e.id());
+    if (e.journaled) {
+      journal.markDone(e.id());
+    }
+    changed();
+  }
+
+  private void changed() {
+    heldCount = held.size();
+    int backlog = 0;
+    for (Entry e : held.values()) {
+      if (e.state != State.DELIVERING) {
+        backlog++;
+      }
+    }
+    backlogCount = backlog;
+  }
+
+  /** For the metrics part: read from any thread. */
+  public int backlog() {
+    return backlogCount;
+  }
+
+  /** Lets settles in flight finish (each is bounded by the ledger's own policy), then closes the journal. */
+  @Override
+  public Future<?> stop() {
+    stopping = true;
+    if (pauseTimer >= 0) {
+      vertx.cancelTimer(pauseTimer);
+      pauseTimer = -1;
+    }
+    drained = Promise.promise();
+    if (inFlight == 0) {
+      drained.complete();
+    }
+    return drained.future().compose(v -> journal == null ? Future.succeededFuture() : journal.close()).onComplete(ar -> {
+      long journaled = held.values().stream().filter(e -> e.journaled).count();
+      if (journaled > 0) {
+        LOG.warn("stopping with {} known outcomes not yet in the ledger; they stay in the journal and are settled at the "
+            + "next start", journaled);
+      }
+      held.values().stream().filter(e -> !e.journaled).forEach(e -> AUDIT.error(
+          "CRITICAL audit_event=known_outcome_lost_at_stop message_id={} msg_id={} target_status={} downstream_accepted={}: "
+              + "not journaled; the message stays PENDING for an operator", e.id(), quote(e.outcome.messageIdHeader()),
+          e.outcome.settle().target(), e.outcome.downstreamAccepted()));
+    });
+  }
+
+  public Stats stats() {
+    OutcomeJournal.Stats j = journal == null ? new OutcomeJournal.Stats(0, 0, 0, 0, 0, 0) : journal.stats();
+    return new Stats(heldCount, settled.get(), dropped.get(), parked.get(), duplicates.get(), attempts.get(),
+        failedAttempts.get(), j.appends(), j.syncs(), j.compactions(), j.open(), j.bytes());
+  }
+
+  private static String quote(String value) {
+    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
+  }
+}

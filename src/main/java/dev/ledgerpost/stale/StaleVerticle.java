@@ -1,0 +1,161 @@
+package dev.ledgerpost.stale;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.OperatorMessages;
+import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
+import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
+import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
+import dev.ledgerpost.ledger.OperatorMessages.StaleReport;
+import dev.ledgerpost.ledger.OperatorMessages.StaleRow;
+import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.retry.RetryMessages.HeldOutcomes;
+import dev.ledgerpost.retry.RetryMessages.HeldQuery;
+import dev.ledgerpost.stale.StaleMessages.StaleList;
+import dev.ledgerpost.stale.StaleMessages.StaleListQuery;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * DESIGN §3 invariant 5: a PENDING row that nobody is settling does not age silently. At start and
+ * every {@code stale.scanInterval} this finds PENDING rows older than {@code stale.threshold} that the
+ * retry part does not hold, and raises each once per threshold period: a CRITICAL audit line and a
+ * {@code message.stale} outbox event. It never changes a row's outcome: that is an operator's call.
+ */
+public final class StaleVerticle extends VerticleBase implements StaleGauges {
+  private static final Logger LOG = LoggerFactory.getLogger(StaleVerticle.class);
+  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
+  /** Rows raised per scan at most; the rest follow on the next scans (the counts always cover all). */
+  static final int RAISES_PER_SCAN = 500;
+  private static final Duration QUERY_TIMEOUT = Duration.ofSeconds(30);
+
+  private final GatewayConfig.Stale config;
+  private final Clock clock;
+  private final AtomicLong scans = new AtomicLong();
+  private volatile long pending;
+  private volatile long stale;
+  private volatile OffsetDateTime oldest;
+  private Bus bus;
+  private long timer = -1;
+  private boolean scanning;
+
+  public StaleVerticle(GatewayConfig.Stale config, Clock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = Bus.of(vertx);
+    bus.serve(StaleMessages.LIST, StaleListQuery.class, this::list);
+    timer = vertx.setPeriodic(config.scanInterval().toMillis(), t -> scan());
+    return scan();
+  }
+
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(timer);
+    return Future.succeededFuture();
+  }
+
+  /** One scan; a failed scan is logged and the next one tries again. Never overlaps itself. */
+  Future<Void> scan() {
+    if (scanning) {
+      return Future.succeededFuture();
+    }
+    scanning = true;
+    OffsetDateTime now = now();
+    OffsetDateTime cutoff = now.minus(config.threshold());
+    return held()
+        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, RAISES_PER_SCAN),
+            StaleReport.class, QUERY_TIMEOUT))
+        .compose(report -> {
+          pending = report.pending();
+          stale = report.stale();
+          oldest = report.oldestPendingAt();
+          Future<Void> raises = Future.succeededFuture();
+          for (StaleRow row : report.rows()) {
+            raises = raises.compose(v -> raise(row, now));
+          }
+          return raises;
+        })
+        .otherwise(e -> {
+          LOG.warn("stale scan failed: {}; the next scan in {} tries again", e.getMessage(), config.scanInterval());
+          return null;
+        })
+        .onComplete(ar -> {
+          scanning = false;
+          scans.incrementAndGet();
+        });
+  }
+
+  private Future<Void> raise(StaleRow row, OffsetDateTime now) {
+    return bus.request(OperatorMessages.RAISE_STALE, new RaiseStale(row.id(), now, config.threshold()), StaleRaised.class,
+        QUERY_TIMEOUT).map(r -> {
+          if (r.raised()) {
+            AUDIT.error("CRITICAL audit_event=stale_pending message_id={} msg_id={} age_seconds={} raise={} "
+                    + "threshold_seconds={}", r.id(), quote(r.messageIdHeader()),
+                Math.max(0, Duration.between(r.receivedAt(), now).toSeconds()), r.raise(), config.threshold().toSeconds());
+          }
+          return null;
+        });
+  }
+
+  /** What the retry part holds is not stale: it knows the outcome and is getting it into the ledger. */
+  private Future<Set<UUID>> held() {
+    return bus.request(RetryMessages.HELD, new HeldQuery(), HeldOutcomes.class, QUERY_TIMEOUT)
+        .map(HeldOutcomes::ids)
+        .otherwise(e -> {
+          // Better a false alarm about a held row than silence about a stale one.
+          LOG.warn("retry part did not say which outcomes it holds ({}); scanning as if it held none", e.getMessage());
+          return Set.of();
+        });
+  }
+
+  private Future<StaleList> list(StaleListQuery q) {
+    OffsetDateTime now = now();
+    OffsetDateTime cutoff = now.minus(config.threshold());
+    return held()
+        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, q.limit()), StaleReport.class,
+            QUERY_TIMEOUT))
+        .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
+  }
+
+  private OffsetDateTime now() {
+    return OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC);
+  }
+
+  @Override
+  public long pendingMessages() {
+    return pending;
+  }
+
+  @Override
+  public long oldestPendingAgeSeconds() {
+    OffsetDateTime o = oldest;
+    return o == null ? 0 : Math.max(0, Duration.between(o, now()).toSeconds());
+  }
+
+  @Override
+  public long stalePendingMessages() {
+    return stale;
+  }
+
+  @Override
+  public long scans() {
+    return scans.get();
+  }
+
+  private static String quote(String value) {
+    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
+  }
+}

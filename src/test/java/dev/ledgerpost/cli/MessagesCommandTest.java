@@ -1,0 +1,115 @@
+package dev.ledgerpost.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.Main;
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerRows;
+import dev.ledgerpost.testing.MutableClock;
+import dev.ledgerpost.testing.Poll;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import io.vertx.core.Vertx;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** {@code ledgerpost messages stale|resolve} against a running gateway's HTTP API, in this JVM. */
+class MessagesCommandTest {
+  Vertx vertx;
+  GatewayHarness gateway;
+  MutableClock clock;
+  String api;
+
+  record Run(int exit, String out, String err) {}
+
+  @BeforeEach
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+    clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("stale.scanInterval", "100ms");
+    gateway = GatewayHarness.start(vertx, o, clock);
+    api = "http://127.0.0.1:" + gateway.httpPort();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    gateway.close();
+    GatewayHarness.await(vertx.close());
+  }
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit = new CommandLine(new Main()).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  @Test
+  void anOperatorListsStaleMessagesAndResolvesOneFromTheShell() throws Exception {
+    UUID id = UUID.randomUUID();
+    LedgerRows.insert(gateway.databaseUrl(), id, "PENDING", "PENDING", clock.instant(), "<cli@example.com>");
+    clock.advance(Duration.ofMinutes(15));
+
+    Run stale = run("messages", "stale", "--api", api, "--token", "test-admin-token");
+    assertThat(stale.exit()).as(stale.err()).isZero();
+    assertThat(stale.out()).contains("1 pending, 1 stale", id.toString(), "900", "<cli@example.com>");
+
+    Path tokenFile = GatewayHarness.tempDir("cli-").resolve("admin-token");
+    Files.writeString(tokenFile, "test-admin-token\n");
+    Run resolve = run("messages", "resolve", id.toString(), "--outcome", "NOT_DELIVERED",
+        "--note", "bounce found in the smarthost log", "--operator", "dave", "--api", api, "--token-file", tokenFile.toString());
+    assertThat(resolve.exit()).as(resolve.err()).isZero();
+    assertThat(resolve.out()).contains(id + ": PENDING -> RESOLVED_NOT_DELIVERED (version 2), resolved by dave");
+    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT operator || ':' || note FROM resolutions"))
+        .isEqualTo("dave:bounce found in the smarthost log");
+
+    Run again = run("messages", "resolve", id.toString(), "--outcome", "DELIVERED", "--note", "again", "--api", api,
+        "--token", "test-admin-token");
+    assertThat(again.exit()).isEqualTo(MessagesCommand.REFUSED);
+    assertThat(again.err()).contains("409 Conflict", "current status RESOLVED_NOT_DELIVERED");
+
+    Poll.until(Duration.ofSeconds(10), "stale list empty", () ->
+        run("messages", "stale", "--api", api, "--token", "test-admin-token").out().contains("0 pending, 0 stale"));
+  }
+
+  @Test
+  void aWrongTokenAnUnreachableGatewayAndAMissingOptionEachHaveTheirOwnExitCode() throws Exception {
+    Run wrong = run("messages", "stale", "--api", api, "--token", "nope");
+    assertThat(wrong.exit()).isEqualTo(MessagesCommand.REFUSED);
+    assertThat(wrong.err()).contains("401");
+
+    int closedPort;
+    try (ServerSocket s = new ServerSocket(0)) {
+      closedPort = s.getLocalPort();
+    }
+    Run unreachable = run("messages", "stale", "--api", "http://127.0.0.1:" + closedPort, "--token", "x");
+    assertThat(unreachable.exit()).isEqualTo(MessagesCommand.UNREACHABLE);
+    assertThat(unreachable.err()).contains("cannot reach the gateway");
+
+    Run noNote = run("messages", "resolve", UUID.randomUUID().toString(), "--outcome", "DELIVERED", "--token", "x");
+    assertThat(noNote.exit()).isEqualTo(2);
+    assertThat(noNote.err()).contains("--note");
+  }
+
+  @Test
+  void withoutASubcommandTheCommandLineStillMeansRunTheGateway() {
+    CommandLine cli = new CommandLine(new Main());
+    assertThat(cli.parseArgs().hasSubcommand()).isFalse();
+    assertThat(cli.parseArgs("--config", "conf/gateway.yaml").hasSubcommand()).isFalse();
+    assertThat(cli.getSubcommands()).containsKey("messages");
+    assertThat(cli.getUsageMessage()).contains("messages");
+  }
+}

@@ -1,0 +1,127 @@
+package dev.ledgerpost.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.SmtpTestClient;
+import io.vertx.core.Vertx;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Every metric a dashboard panel or an alert rule names exists on a live gateway's /metrics. */
+class MetricsContractTest {
+  static final Pattern METRIC = Pattern.compile("\\bledgerpost_[a-z_]+");
+  static Vertx vertx;
+  static GatewayHarness gateway;
+  static String scrape;
+
+  @BeforeAll
+  static void start() throws Exception {
+    vertx = Vertx.vertx();
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+    var o = GatewayHarness.defaults(downstream.port());
+    o.put("stale.scanInterval", "200ms");
+    gateway = GatewayHarness.start(vertx, o);
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      assertThat(c.sendMail("a@example.com", List.of("b@example.net"), "Subject: m\r\n\r\nbody")).startsWith("250");
+      assertThat(c.command("NOOP")).startsWith("250");
+    }
+    var response = gateway.get("/metrics", null);
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+    scrape = response.body();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    gateway.close();
+    GatewayHarness.await(vertx.close());
+  }
+
+  @Test
+  void everyMetricOfTheDashboardAndTheAlertRulesExists() throws Exception {
+    Set<String> named = new TreeSet<>();
+    for (Path p : List.of(Path.of("grafana/dashboards/ledgerpost-overview.json"),
+        Path.of("grafana/prometheus/ledgerpost-rules.yml"))) {
+      Matcher m = METRIC.matcher(Files.readString(p));
+      while (m.find()) {
+        named.add(m.group());
+      }
+    }
+    assertThat(named).hasSizeGreaterThan(10);
+    Set<String> exposed = new TreeSet<>();
+    for (String line : scrape.split("\n")) {
+      Matcher m = Pattern.compile("^(ledgerpost_[a-z_]+)[{ ]").matcher(line);
+      if (m.find()) {
+        exposed.add(m.group(1));
+      }
+    }
+    assertThat(exposed).containsAll(named);
+  }
+
+  @Test
+  void pendingGaugesMatchTheLedger() throws Exception {
+    try (java.sql.Connection c = dev.ledgerpost.testing.TestDatabase.connect(gateway.databaseUrl());
+        java.sql.Statement st = c.createStatement()) {
+      for (int i = 0; i < 3; i++) {
+        st.execute("INSERT INTO messages (id, intake, mail_from, size_bytes, body_sha256, route, status, version, received_at)"
+            + " VALUES (gen_random_uuid(), 'SMTP', 'old@example.com', 1, '00', 'r', 'PENDING', 1, now() - interval '"
+            + (90 + i * 30) + " seconds')");
+      }
+      double sqlCount;
+      double sqlOldest;
+      long deadline = System.nanoTime() + 15_000_000_000L;
+      while (true) {
+        try (java.sql.ResultSet rs = st.executeQuery("SELECT count(*), extract(epoch FROM now() - min(received_at))"
+            + " FROM messages WHERE status = 'PENDING'")) {
+          rs.next();
+          sqlCount = rs.getDouble(1);
+          sqlOldest = rs.getDouble(2);
+        }
+        String body = gateway.get("/metrics", null).body();
+        double count = value(body, "ledgerpost_pending_messages");
+        double oldest = value(body, "ledgerpost_pending_oldest_age_seconds");
+        if (count == sqlCount && Math.abs(oldest - sqlOldest) <= 2.0) {
+          break;
+        }
+        assertThat(System.nanoTime()).as("gauges %s/%s vs SQL %s/%s", count, oldest, sqlCount, sqlOldest).isLessThan(deadline);
+        Thread.sleep(50); // polling with a deadline: the stale watch rescans every 200 ms
+      }
+      assertThat(sqlCount).isEqualTo(3.0);
+      assertThat(sqlOldest).isGreaterThanOrEqualTo(150.0);
+    }
+  }
+
+  private static double value(String scrape, String gauge) {
+    Matcher m = Pattern.compile("(?m)^" + gauge + " ([0-9.eE+-]+)$").matcher(scrape);
+    assertThat(m.find()).as(gauge).isTrue();
+    return Double.parseDouble(m.group(1));
+  }
+
+  @Test
+  void theIssueNamedMetricsAreThereWithValues() {
+    assertThat(scrape).contains("ledgerpost_smtp_replies_total{class=\"2xx\",code=\"250\"}");
+    assertThat(scrape).contains("ledgerpost_delivery_outcomes_total{outcome=\"accepted\"} 1.0");
+    assertThat(scrape).contains("ledgerpost_ledger_transaction_seconds_count{kind=\"open\"} 1");
+    assertThat(scrape).contains("ledgerpost_ledger_transaction_seconds_count{kind=\"settle\"} 1");
+    assertThat(scrape).contains("ledgerpost_delivery_seconds_bucket");
+    assertThat(scrape).contains("ledgerpost_smtp_reply_seconds_bucket{stage=\"data\"");
+    assertThat(scrape).contains("ledgerpost_ledger_retries_total{sqlstate=\"55P03\"} 0.0");
+    assertThat(scrape).contains("ledgerpost_ledger_failures_total{kind=\"open\"} 0.0");
+    for (String gauge : List.of("ledgerpost_smtp_sessions_active", "ledgerpost_outbox_lag_seconds", "ledgerpost_notify_clients")) {
+      assertThat(scrape).containsPattern("(?m)^" + gauge + " ");
+    }
+    // HELP texts are there for operators.
+    assertThat(scrape).contains("# HELP ledgerpost_delivery_seconds ");
+  }
+}

@@ -1,0 +1,143 @@
+package dev.ledgerpost.testing;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The gateway as a real child process ({@code java -cp <this test's class path> dev.ledgerpost.Main
+ * --config FILE}, no subcommand), so a test can SIGKILL it. Its log is read from a pipe.
+ */
+public final class ChildGateway implements AutoCloseable {
+  private static final Pattern READY = Pattern.compile("Ledgerpost ready: SMTP port (\\d+), HTTP port (\\d+)");
+
+  private final Process process;
+  private final List<String> lines = new CopyOnWriteArrayList<>();
+  private volatile int smtpPort = -1;
+  private volatile int httpPort = -1;
+
+  private ChildGateway(Process process) {
+    this.process = process;
+    Thread reader = new Thread(this::readLog, "child-gateway-log-" + process.pid());
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  /**
+   * Starts {@code dev.ledgerpost.Main --config <dir>/gateway.yaml} in {@code dir}. {@code shell}, when
+   * given, is a bash prologue run before the JVM is exec'ed in the same process (ulimit, trap).
+   */
+  public static ChildGateway start(Path dir, String yaml, String shell) throws IOException {
+    Path config = dir.resolve("gateway.yaml");
+    Files.writeString(config, yaml);
+    List<String> cmd = new ArrayList<>();
+    if (shell != null) {
+      cmd.addAll(List.of("/bin/bash", "-c", shell + "; exec \"$0\" \"$@\""));
+    }
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    cmd.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xmx256m", "-cp", classPath(),
+        "dev.ledgerpost.Main", "--config", config.toString()));
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true);
+    pb.environment().keySet().removeIf(k -> k.startsWith("LEDGERPOST_"));
+    return new ChildGateway(pb.start());
+  }
+
+  /** This JVM's class path with absolute entries (the child runs in another directory). */
+  private static String classPath() {
+    List<String> entries = new ArrayList<>();
+    for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+      if (!e.isEmpty()) {
+        entries.add(Path.of(e).toAbsolutePath().toString());
+      }
+    }
+    return String.join(java.io.File.pathSeparator, entries);
+  }
+
+  private void readLog() {
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        lines.add(line);
+        System.out.println("[child " + process.pid() + "] " + line);
+        Matcher m = READY.matcher(line);
+        if (m.find()) {
+          httpPort = Integer.parseInt(m.group(2));
+          smtpPort = Integer.parseInt(m.group(1));
+        }
+      }
+    } catch (IOException e) {
+      lines.add("log pipe closed: " + e);
+    }
+  }
+
+  public ChildGateway awaitReady(Duration within) throws Exception {
+    Poll.until(within, "child gateway ready (log so far: " + lines.size() + " lines)", () -> {
+      if (!process.isAlive() && smtpPort < 0) {
+        throw new AssertionError("child gateway exited with " + process.exitValue() + ":\n" + String.join("\n", lines));
+      }
+      return smtpPort > 0;
+    });
+    return this;
+  }
+
+  public int smtpPort() {
+    return smtpPort;
+  }
+
+  public int httpPort() {
+    return httpPort;
+  }
+
+  /** Log lines that contain every fragment. */
+  public List<String> log(String... fragments) {
+    return lines.stream().filter(l -> java.util.Arrays.stream(fragments).allMatch(l::contains)).toList();
+  }
+
+  /** SIGKILL: no shutdown hook, no flush, no goodbye. Returns the exit status. */
+  public int kill() throws InterruptedException {
+    process.destroyForcibly();
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      throw new AssertionError("child gateway survived SIGKILL");
+    }
+    return process.exitValue();
+  }
+
+  /** SIGTERM, the way an operator stops it; SIGKILL if it does not go. */
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroy();
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  /** The YAML a test child runs with; the journal takes its default place, {@code <dir>/journal}. */
+  public static String config(Path dir, int downstreamPort, String ledgerUrl) {
+    return config(dir, downstreamPort, ledgerUrl, null);
+  }
+
+  /** With a STARTTLS certificate made beforehand (a child that may not write files cannot make its own). */
+  public static String config(Path dir, int downstreamPort, String ledgerUrl,
+      io.vertx.core.net.SelfSignedCertificate tls) {
+    String certificate = tls == null ? ""
+        : "\n  tls:\n    certFile: \"" + tls.certificatePath() + "\"\n    keyFile: \"" + tls.privateKeyPath() + "\"";
+    return String.join("\n",
+        "smtp:", "  port: 0", "  hostname: child.test" + certificate,
+        "http:", "  port: 0",
+        "downstream:", "  host: 127.0.0.1", "  port: " + downstreamPort, "  starttls: none",
+        "ledger:", "  url: \"" + ledgerUrl + "\"", "  dataDir: \"" + dir.resolve("pg") + "\"", "  lockTimeout: 250ms",
+        "api:", "  adminToken: child-token", "");
+  }
+}
