@@ -87,7 +87,7 @@ sink_start() {
   smtp-sink -u nobody -c "127.0.0.1:$SINK" 2000 > "$work/sink.out" 2>&1 &
   until (echo > /dev/tcp/127.0.0.1/$SINK) 2>/dev/null; do sleep 0.05; done
 }
-sink_count() { tr '\r' '\n' < "$work/sink.out" | grep -o 'mesg=[0-9]*' | tail -1 | cut -d= -f2; }
+sink_count() { tr '\r' '\n' < "$work/sink.out" | { grep -o 'mesg=[0-9]*' || true; } | tail -1 | cut -d= -f2; }
 
 # run PORT N SIZE SESSIONS -> messages per second, end to end
 run() {
@@ -109,7 +109,7 @@ run() {
   python3 -c "print(f'{$n/($t1-$t0):.0f}')"
 }
 
-scrape() { curl -s "http://127.0.0.1:$LPHTTP/metrics" | grep '^ledgerpost_smtp_reply_seconds_bucket{stage="data"' ; }
+scrape() { curl -s "http://127.0.0.1:$LPHTTP/metrics" | { grep '^ledgerpost_smtp_reply_seconds_bucket{stage="data"' || true; }; }
 quantiles() { # before-file after-file -> "p50 p99" in ms from the histogram deltas
   python3 - "$1" "$2" <<'PY'
 import re, sys
@@ -135,7 +135,7 @@ PY
 pgbench_ceiling() { # sessions -> transactions (messages) per second
   local c=$1 n=$2
   PGPASSWORD= "$PGBENCH" -h localhost -p "$PGPORT" -U postgres -n -M prepared -c "$c" -j 2 -t $(( n / c )) \
-    -f bench/ledger-ceiling.sql postgres 2>/dev/null | grep -E "^tps" | grep -oE '[0-9]+\.[0-9]+' | head -1 | cut -d. -f1
+    -f bench/ledger-ceiling.sql postgres 2>/dev/null | { grep -E "^tps" || true; } | grep -oE '[0-9]+\.[0-9]+' | head -1 | cut -d. -f1 || true
 }
 
 warm() { run "$LP" 2000 2048 20 >/dev/null; run "$PF" 500 2048 20 >/dev/null; }

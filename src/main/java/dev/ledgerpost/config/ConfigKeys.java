@@ -56,7 +56,7 @@ final class ConfigKeys {
     key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
     key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
     key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
-    key("ledger.poolSize", 10, v -> positiveInt(v), "Ledger connections.");
+    key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (each open or settle holds one for a single statement).");
     key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH.");
     key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");

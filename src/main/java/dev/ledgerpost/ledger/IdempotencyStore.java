@@ -12,10 +12,12 @@ import dev.ledgerpost.ledger.IdempotencyMessages.Prune;
 import dev.ledgerpost.ledger.IdempotencyMessages.Pruned;
 import dev.ledgerpost.ledger.IdempotencyMessages.Release;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
+import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.templates.SqlTemplate;
 import java.time.Duration;
@@ -24,7 +26,8 @@ import java.util.Map;
 
 /**
  * The SQL of idempotency keys (states in V30__idempotency_key_states.sql). Every operation is one
- * transaction under the ledger's retry policy and is safe to run again after an ambiguous commit.
+ * transaction under the ledger's retry policy and is safe to run again after an ambiguous commit; the
+ * keyed open is one statement, like the ledger's own open.
  */
 final class IdempotencyStore {
   private static final String INSERT = """
@@ -44,12 +47,23 @@ final class IdempotencyStore {
          SET request_hash = #{hash}, operation_id = #{op}, state = 'IN_FLIGHT', message_id = NULL, response = NULL,
              lease_until = now() + make_interval(secs => #{lease}), created_at = now(), updated_at = now()
        WHERE owner = #{owner} AND key = #{key}""";
-  /** The second alternative lets a retried transaction (after an ambiguous commit) find its own binding. */
-  private static final String BIND = """
-      UPDATE idempotency_keys
-         SET state = 'OPENED', message_id = #{op}, lease_until = now() + make_interval(secs => #{lease}), updated_at = now()
-       WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op}
-         AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = #{op}))""";
+  /**
+   * The ledger's open statement plus the key's binding: one statement, so one commit for both. The
+   * second alternative lets a retry after an ambiguous commit find its own binding. A claim that was
+   * taken over (its lease ran out) binds nothing, and ledger_abort then rolls the whole open back.
+   */
+  private static final String OPEN_KEYED = Ledger.OPEN_WRITES + """
+      ,
+      k AS (
+        UPDATE idempotency_keys
+           SET state = 'OPENED', message_id = #{id}, lease_until = now() + make_interval(secs => #{lease}), updated_at = now()
+         WHERE owner = #{owner} AND key = #{key} AND operation_id = #{id}
+           AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = #{id}))
+        RETURNING 1)
+      SELECT (SELECT count(*) FROM m) AS inserted,
+             CASE WHEN (SELECT count(*) FROM k) = 0
+                  THEN ledger_abort('the idempotency key of operation ' || #{id}::text || ' is no longer held by it')
+             END AS refused""";
   private static final String COMPLETE = """
       UPDATE idempotency_keys SET state = 'COMPLETED', response = #{response}, updated_at = now()
        WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op} AND state IN ('OPENED', 'COMPLETED')""";
@@ -67,11 +81,18 @@ final class IdempotencyStore {
   private final Pool pool;
   private final TransactionPolicy policy;
   private final Ledger ledger;
+  private final GatewayMetrics metrics;
+  /** Called after a keyed open committed: it wrote an outbox row (OutboxWake). */
+  private final Runnable committed;
+  private final SqlTemplate<Map<String, Object>, RowSet<Row>> openKeyedTemplate;
 
-  IdempotencyStore(Pool pool, TransactionPolicy policy, Ledger ledger) {
+  IdempotencyStore(Pool pool, TransactionPolicy policy, Ledger ledger, GatewayMetrics metrics, Runnable committed) {
     this.pool = pool;
     this.policy = policy;
     this.ledger = ledger;
+    this.metrics = metrics;
+    this.committed = committed;
+    this.openKeyedTemplate = SqlTemplate.forQuery(pool, OPEN_KEYED);
   }
 
   void serve(Bus bus) {
@@ -145,15 +166,19 @@ final class IdempotencyStore {
 
   /** The ledger entry and the key's binding commit together, or neither does. */
   Future<Opened> openKeyed(OpenKeyed o) {
-    return policy.run("open", () -> pool.withTransaction(conn -> ledger.openIn(conn, o.open()).compose(opened -> {
-      Map<String, Object> p = params(o.ref());
-      p.put("lease", seconds(o.lease()));
-      return SqlTemplate.forUpdate(conn, BIND).execute(p).compose(bound -> bound.rowCount() == 1
-          ? Future.succeededFuture(opened)
-          // Our claim was taken over (its lease ran out): opening now could send a second copy. Roll back.
-          : Future.failedFuture(new LedgerException(LedgerException.Kind.STALE,
-              "idempotency key of operation " + o.ref().operationId() + " is no longer held by it")));
-    }))).recover(e -> Future.failedFuture(persistence("open of " + o.open().id(), e)));
+    if (!o.ref().operationId().equals(o.open().id())) {
+      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
+          "a key binds the ledger entry its claimant chose: " + o.ref().operationId() + " is not " + o.open().id()));
+    }
+    Map<String, Object> p = Ledger.openParams(o.open());
+    p.put("owner", o.ref().owner());
+    p.put("key", o.ref().key());
+    p.put("lease", seconds(o.lease()));
+    long started = System.nanoTime();
+    return policy.run("open", () -> openKeyedTemplate.execute(p).compose(rows -> ledger.opened(o.open(), rows)))
+        .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.OPEN, System.nanoTime() - started, ar.succeeded()))
+        .onSuccess(opened -> committed.run())
+        .recover(e -> Future.failedFuture(persistence("open of " + o.open().id(), e)));
   }
 
   Future<Done> complete(Complete c) {

@@ -13,6 +13,7 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
+import io.vertx.pgclient.PgException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -33,29 +34,51 @@ import java.util.UUID;
  * ambiguous commit (a retry after a lost connection), so the retry policy can wrap them whole.
  */
 public final class Ledger {
-  private static final String INSERT_MESSAGE = """
-      INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
-                            body_sha256, route, status, version, received_at)
-      VALUES (#{id}, #{intake}, #{authUser}, #{clientIp}, #{helo}, #{mailFrom}, #{messageId}, #{size},
-              #{sha256}, #{route}, 'PENDING', 1, #{receivedAt})
-      ON CONFLICT (id) DO NOTHING""";
-  private static final String INSERT_RECIPIENT = """
-      INSERT INTO recipients (message_id, idx, address, status, rcpt_reply)
-      VALUES (#{id}, #{idx}, #{address}, #{status}, #{rcptReply})""";
-  /** NOTIFY is delivered at commit and only then: it wakes the outbox relay, which still reads the table. */
+  /**
+   * Open: the message, its recipients (from arrays, in order) and the outbox row, in one statement.
+   * The writes are a constant of their own so that the send API's keyed open can add its key's binding
+   * to the very same statement (IdempotencyStore).
+   */
+  static final String OPEN_WRITES = """
+      WITH m AS (
+        INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
+                              body_sha256, route, status, version, received_at)
+        VALUES (#{id}, #{intake}, #{authUser}, #{clientIp}, #{helo}, #{mailFrom}, #{messageId}, #{size},
+                #{sha256}, #{route}, 'PENDING', 1, #{receivedAt})
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id),
+      r AS (
+        INSERT INTO recipients (message_id, idx, address, status, rcpt_reply)
+        SELECT m.id, t.ord - 1, t.address, t.status, t.reply
+          FROM m, unnest(#{addresses}::text[], #{statuses}::text[], #{replies}::text[]) WITH ORDINALITY AS t(address, status, reply, ord)),
+      o AS (
+        INSERT INTO outbox (event_id, message_id, type, payload) SELECT #{eventId}, m.id, 'message.pending', #{payload} FROM m)""";
+  private static final String OPEN = OPEN_WRITES + "\nSELECT count(*) AS inserted FROM m";
+  /**
+   * Settle: versioned (a late or repeated settle finds no PENDING row at its version and updates
+   * nothing), with every PENDING recipient and the outbox row, in one statement.
+   */
+  private static final String SETTLE = """
+      WITH m AS (
+        UPDATE messages
+           SET status = #{status}, version = version + 1, downstream_reply = #{reply}, last_error = #{error},
+               settled_at = now()
+         WHERE id = #{id} AND version = #{version} AND status = 'PENDING'
+        RETURNING id),
+      r AS (
+        UPDATE recipients SET status = #{recipientStatus}, reply_code = #{code}, enhanced_code = #{enhanced},
+                              reply_text = #{text}
+         WHERE message_id = (SELECT id FROM m) AND status = 'PENDING'
+        RETURNING 1),
+      o AS (
+        INSERT INTO outbox (event_id, message_id, type, payload) SELECT #{eventId}, m.id, 'message.settled', #{payload} FROM m)
+      SELECT (SELECT count(*) FROM m) AS updated,
+             CASE WHEN (SELECT count(*) FROM m) = 1 AND (SELECT count(*) FROM r) <> #{expected}::int
+                  THEN ledger_abort('touched ' || (SELECT count(*) FROM r) || ' recipients, expected ' || #{expected}::int)
+             END AS refused""";
+  /** For events written by other transactions (resolution, stale): one outbox row, no NOTIFY (see OutboxWake). */
   private static final String INSERT_OUTBOX = """
-      WITH inserted AS (
-        INSERT INTO outbox (event_id, message_id, type, payload) VALUES (#{eventId}, #{id}, #{type}, #{payload})
-        RETURNING seq)
-      SELECT pg_notify('ledgerpost_outbox', '') FROM inserted""";
-  private static final String SETTLE_MESSAGE = """
-      UPDATE messages
-         SET status = #{status}, version = version + 1, downstream_reply = #{reply}, last_error = #{error},
-             settled_at = now()
-       WHERE id = #{id} AND version = #{version} AND status = 'PENDING'""";
-  private static final String SETTLE_RECIPIENTS = """
-      UPDATE recipients SET status = #{status}, reply_code = #{code}, enhanced_code = #{enhanced}, reply_text = #{text}
-       WHERE message_id = #{id} AND status = 'PENDING'""";
+      INSERT INTO outbox (event_id, message_id, type, payload) VALUES (#{eventId}, #{id}, #{type}, #{payload})""";
   private static final String CURRENT = "SELECT status, version FROM messages WHERE id = #{id}";
   private static final String SUMMARY_COLUMNS = """
       m.id, m.status, m.version, m.intake, m.mail_from, m.message_id_header, m.size_bytes, m.received_at, m.settled_at,
@@ -79,6 +102,9 @@ public final class Ledger {
   private final Pool pool;
   private final TransactionPolicy policy;
   private final GatewayMetrics metrics;
+  /** Parsed once: a template re-parses its SQL each time it is created, on the hot path that showed in profiles. */
+  private final SqlTemplate<Map<String, Object>, io.vertx.sqlclient.RowSet<Row>> openTemplate;
+  private final SqlTemplate<Map<String, Object>, io.vertx.sqlclient.RowSet<Row>> settleTemplate;
 
   public Ledger(Pool pool, TransactionPolicy policy) {
     this(pool, policy, GatewayMetrics.NOOP);
@@ -88,17 +114,24 @@ public final class Ledger {
     this.pool = pool;
     this.policy = policy;
     this.metrics = metrics;
+    this.openTemplate = SqlTemplate.forQuery(pool, OPEN);
+    this.settleTemplate = SqlTemplate.forQuery(pool, SETTLE);
   }
 
   public Future<Opened> open(Open open) {
     long started = System.nanoTime();
-    return policy.run("open", () -> pool.withTransaction(conn -> openIn(conn, open)))
+    return policy.run("open", () -> openOnce(open))
         .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.OPEN, System.nanoTime() - started, ar.succeeded()))
         .recover(e -> Future.failedFuture(persistence("open", open.id(), e)));
   }
 
-  /** The open transaction's statements, for a caller that adds its own to the same transaction. */
-  Future<Opened> openIn(SqlConnection conn, Open open) {
+  /** One statement, so one round trip and one commit: the message, its recipients and the outbox row. */
+  private Future<Opened> openOnce(Open open) {
+    return openTemplate.execute(openParams(open)).compose(rows -> opened(open, rows));
+  }
+
+  /** The parameters of {@link #OPEN_WRITES}. */
+  static Map<String, Object> openParams(Open open) {
     Map<String, Object> p = new HashMap<>();
     p.put("id", open.id());
     p.put("intake", open.intake().name());
@@ -111,39 +144,41 @@ public final class Ledger {
     p.put("sha256", open.sha256());
     p.put("route", open.route());
     p.put("receivedAt", open.receivedAt());
-    return SqlTemplate.forUpdate(conn, INSERT_MESSAGE).execute(p).compose(inserted -> {
-      if (inserted.rowCount() == 0) {
-        // An earlier attempt committed before its connection was lost: the entry is already open.
-        return alreadyOpened(conn, open.id());
-      }
-      List<Map<String, Object>> rows = new ArrayList<>();
-      List<RecipientEntry> recipients = open.recipients();
-      for (int i = 0; i < recipients.size(); i++) {
-        RecipientEntry r = recipients.get(i);
-        Map<String, Object> row = new HashMap<>();
-        row.put("id", open.id());
-        row.put("idx", i);
-        row.put("address", r.address());
-        row.put("status", r.status().name());
-        row.put("rcptReply", r.rcptReply());
-        rows.add(row);
-      }
-      JsonObject payload = new JsonObject()
-          .put("id", open.id().toString())
-          .put("status", MessageStatus.PENDING.name())
-          .put("version", 1)
-          .put("intake", open.intake().name())
-          .put("mailFrom", open.mailFrom())
-          .put("messageId", open.messageIdHeader())
-          .put("authUser", open.authUser());
-      return SqlTemplate.forUpdate(conn, INSERT_RECIPIENT).executeBatch(rows)
-          .compose(x -> outbox(conn, open.id(), 1, "message.pending", payload))
-          .map(x -> new Opened(open.id(), 1));
-    });
+    List<RecipientEntry> recipients = open.recipients();
+    String[] addresses = new String[recipients.size()];
+    String[] statuses = new String[recipients.size()];
+    String[] replies = new String[recipients.size()];
+    for (int i = 0; i < recipients.size(); i++) {
+      addresses[i] = recipients.get(i).address();
+      statuses[i] = recipients.get(i).status().name();
+      replies[i] = recipients.get(i).rcptReply();
+    }
+    p.put("addresses", addresses);
+    p.put("statuses", statuses);
+    p.put("replies", replies);
+    p.put("eventId", open.id() + ":1");
+    p.put("payload", new JsonObject()
+        .put("id", open.id().toString())
+        .put("status", MessageStatus.PENDING.name())
+        .put("version", 1)
+        .put("intake", open.intake().name())
+        .put("mailFrom", open.mailFrom())
+        .put("messageId", open.messageIdHeader())
+        .put("authUser", open.authUser()));
+    return p;
   }
 
-  private Future<Opened> alreadyOpened(SqlConnection conn, UUID id) {
-    return SqlTemplate.forQuery(conn, CURRENT).execute(Map.of("id", id)).compose(rows -> {
+  /** The open statement's result: its {@code inserted} column says whether this attempt wrote the entry. */
+  Future<Opened> opened(Open open, io.vertx.sqlclient.RowSet<Row> rows) {
+    if (rows.iterator().next().getLong("inserted") == 0) {
+      // An earlier attempt committed before its connection was lost: the entry is already open.
+      return alreadyOpened(open.id());
+    }
+    return Future.succeededFuture(new Opened(open.id(), 1));
+  }
+
+  private Future<Opened> alreadyOpened(UUID id) {
+    return SqlTemplate.forQuery(pool, CURRENT).execute(Map.of("id", id)).compose(rows -> {
       Row row = rows.iterator().next();
       if (!MessageStatus.PENDING.name().equals(row.getString("status")) || row.getInteger("version") != 1) {
         return Future.failedFuture(new LedgerException(LedgerException.Kind.STALE, "message " + id + " exists at another state"));
@@ -154,51 +189,50 @@ public final class Ledger {
 
   public Future<Settled> settle(Settle settle) {
     long started = System.nanoTime();
-    return policy.run("settle", () -> pool.withTransaction(conn -> settleIn(conn, settle)))
+    return policy.run("settle", () -> settleOnce(settle))
         .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.SETTLE, System.nanoTime() - started, ar.succeeded()))
         .recover(e -> Future.failedFuture(persistence("settle", settle.id(), e)));
   }
 
-  private Future<Settled> settleIn(SqlConnection conn, Settle s) {
+  /**
+   * One statement: the versioned message update, its PENDING recipients and the outbox row commit
+   * together or not at all; a recipient count other than the one expected aborts the statement.
+   */
+  private Future<Settled> settleOnce(Settle s) {
     if (s.target() == MessageStatus.PENDING) {
       return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST, "cannot settle to PENDING"));
     }
+    int version = s.expectedVersion() + 1;
+    String reply = s.replyCode() == null ? null : reply(s);
     Map<String, Object> p = new HashMap<>();
     p.put("id", s.id());
     p.put("version", s.expectedVersion());
     p.put("status", s.target().name());
-    p.put("reply", s.replyCode() == null ? null : reply(s));
+    p.put("reply", reply);
     p.put("error", s.error());
-    return SqlTemplate.forUpdate(conn, SETTLE_MESSAGE).execute(p).compose(updated -> {
-      if (updated.rowCount() == 0) {
-        return alreadySettled(conn, s);
-      }
-      Map<String, Object> r = new HashMap<>();
-      r.put("id", s.id());
-      r.put("status", RecipientStatus.settledFor(s.target()).name());
-      r.put("code", s.replyCode());
-      r.put("enhanced", s.enhancedCode());
-      r.put("text", s.replyText());
-      return SqlTemplate.forUpdate(conn, SETTLE_RECIPIENTS).execute(r).compose(recipients -> {
-        if (recipients.rowCount() != s.pendingRecipients()) {
-          // Invariant 2: a settled message has all its recipients settled in the same transaction.
-          return Future.failedFuture(new LedgerException(LedgerException.Kind.STALE,
-              "settle of " + s.id() + " touched " + recipients.rowCount() + " recipients, expected " + s.pendingRecipients()));
-        }
-        int version = s.expectedVersion() + 1;
-        JsonObject payload = new JsonObject()
-            .put("id", s.id().toString())
-            .put("status", s.target().name())
-            .put("version", version)
-            .put("reply", p.get("reply"));
-        return outbox(conn, s.id(), version, "message.settled", payload).map(x -> new Settled(s.id(), version, s.target()));
-      });
-    });
+    p.put("recipientStatus", RecipientStatus.settledFor(s.target()).name());
+    p.put("code", s.replyCode());
+    p.put("enhanced", s.enhancedCode());
+    p.put("text", s.replyText());
+    p.put("expected", s.pendingRecipients());
+    p.put("eventId", s.id() + ":" + version);
+    p.put("payload", new JsonObject()
+        .put("id", s.id().toString())
+        .put("status", s.target().name())
+        .put("version", version)
+        .put("reply", reply));
+    return settleTemplate.execute(p)
+        .recover(e -> Future.failedFuture(e instanceof PgException pg && "LP001".equals(pg.getSqlState())
+            ? new LedgerException(LedgerException.Kind.STALE, "settle of " + s.id() + " " + pg.getErrorMessage())
+            : e))
+        .compose(rows -> rows.iterator().next().getLong("updated") == 0
+            ? alreadySettled(s)
+            : Future.succeededFuture(new Settled(s.id(), version, s.target())));
   }
 
   /** 0 rows updated: either this very settle already committed (a retry), or a newer fact exists. */
-  private Future<Settled> alreadySettled(SqlConnection conn, Settle s) {
-    return SqlTemplate.forQuery(conn, CURRENT).execute(Map.of("id", s.id())).compose(rows -> {
+  private Future<Settled> alreadySettled(Settle s) {
+    return SqlTemplate.forQuery(pool, CURRENT).execute(Map.of("id", s.id())).compose(rows -> {
       if (rows.size() == 0) {
         return Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + s.id()));
       }
@@ -224,19 +258,6 @@ public final class Ledger {
     return sb.toString();
   }
 
-  private static Future<Void> outbox(SqlConnection conn, UUID id, int version, String type, JsonObject payload) {
-    Map<String, Object> p = new HashMap<>();
-    p.put("eventId", id + ":" + version);
-    p.put("id", id);
-    p.put("type", type);
-    p.put("payload", payload);
-    return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
-  }
-
-  /**
-   * An outbox event with an id of the caller's choosing (stale raises, resolutions), written in the
-   * caller's transaction with the same statement as every other event.
-   */
   static Future<Void> outboxEvent(SqlConnection conn, String eventId, UUID id, String type, JsonObject payload) {
     Map<String, Object> p = new HashMap<>();
     p.put("eventId", eventId);
@@ -244,7 +265,7 @@ public final class Ledger {
     p.put("type", type);
     p.put("payload", payload);
     // forQuery: works for a plain INSERT and for a statement that also returns rows.
-    return SqlTemplate.forQuery(conn, INSERT_OUTBOX).execute(p).mapEmpty();
+    return SqlTemplate.forUpdate(conn, INSERT_OUTBOX).execute(p).mapEmpty();
   }
 
   public Future<MessagePage> list(ListQuery q) {

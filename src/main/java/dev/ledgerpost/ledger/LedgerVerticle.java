@@ -77,12 +77,13 @@ public final class LedgerVerticle extends VerticleBase {
           Bus bus = Bus.of(vertx);
           new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
-          bus.serve(LedgerMessages.OPEN, Open.class, ledger::open);
-          bus.serve(LedgerMessages.SETTLE, Settle.class, ledger::settle);
+          OutboxWake wake = new OutboxWake(vertx, pool, bus);
+          bus.serve(LedgerMessages.OPEN, Open.class, o -> ledger.open(o).onSuccess(opened -> wake.committed()));
+          bus.serve(LedgerMessages.SETTLE, Settle.class, s -> ledger.settle(s).onSuccess(settled -> wake.committed()));
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
-          new IdempotencyStore(pool, new TransactionPolicy(vertx, counting), ledger).serve(bus);
+          new IdempotencyStore(pool, new TransactionPolicy(vertx, counting), ledger, metrics, wake::committed).serve(bus);
           OutboxStore outbox = new OutboxStore(pool);
           bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
           bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);

@@ -214,7 +214,7 @@ public final class SmtpSession {
     if (authUser == null && !policy.mayRelayWithoutAuth(clientIp)) {
       return reply(settings.authAvailable() ? Replies.AUTH_REQUIRED : Replies.RELAY_DENIED);
     }
-    String[] parts = args.substring(5).trim().split(" +");
+    String[] parts = words(args.substring(5));
     String from = Addresses.mailbox(parts[0]);
     if (parts[0].isEmpty() || from == null) {
       return reply(Replies.BAD_SENDER);
@@ -277,7 +277,7 @@ public final class SmtpSession {
     if (!args.regionMatches(true, 0, "TO:", 0, 3)) {
       return reply(Replies.SYNTAX);
     }
-    String[] parts = args.substring(3).trim().split(" +");
+    String[] parts = words(args.substring(3));
     String to = Addresses.mailbox(parts[0]);
     if (to == null || to.isEmpty()) {
       return reply(Replies.BAD_RECIPIENT);
@@ -513,6 +513,26 @@ public final class SmtpSession {
     acceptedRecipients = 0;
     recipientCount = 0;
     smtpUtf8 = false;
+  }
+
+  /** Space-separated words, without a regex: this runs for every MAIL and RCPT. */
+  private static String[] words(String text) {
+    java.util.List<String> out = new ArrayList<>(4);
+    int i = 0;
+    int n = text.length();
+    while (i < n) {
+      while (i < n && text.charAt(i) == ' ') {
+        i++;
+      }
+      int start = i;
+      while (i < n && text.charAt(i) != ' ') {
+        i++;
+      }
+      if (i > start) {
+        out.add(text.substring(start, i));
+      }
+    }
+    return out.isEmpty() ? new String[] {""} : out.toArray(new String[0]);
   }
 
   private static Future<Step> reply(Reply r) {

@@ -44,11 +44,19 @@ class IdempotencyKeyTest {
   /** The downstream answers the final dot only once this completes (on a worker, the way a slow server would). */
   volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
   volatile String dataVerdict;
+  /** Runs (blocking, on the downstream's loop) when a RCPT arrives, before it is answered. */
+  volatile Runnable onRcpt = () -> {};
 
   @BeforeEach
   void start() throws Exception {
     vertx = Vertx.vertx();
     downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public String rcpt(String to) {
+        onRcpt.run();
+        return "250 2.1.5 Recipient ok";
+      }
+
       @Override
       public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
         CompletableFuture<Void> g = gate;
@@ -221,6 +229,27 @@ class IdempotencyKeyTest {
         + SendClient.sha256(KEY) + "', 'dead-claim', 'whatever', '" + UUID.randomUUID() + "', 'IN_FLIGHT', now() - interval '1 second')");
     assertThat(client.send(KEY, "dead-claim", message("after a crash")).statusCode()).isEqualTo(200);
     assertThat(downstream.dataCommands()).isEqualTo(2);
+  }
+
+  @Test
+  void aClaimTakenOverBeforeTheOpenOpensNothingAndSendsNothing() throws Exception {
+    String key = UUID.randomUUID().toString();
+    UUID other = UUID.randomUUID();
+    // Between our claim and our open, another request takes the key over (as after an expired lease).
+    onRcpt = () -> {
+      try {
+        execute("UPDATE idempotency_keys SET operation_id = '" + other + "'");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    };
+    HttpResponse<String> r = client.send(KEY, key, message("taken over"));
+    SendApiTest.assertProblem(r, 503);
+    assertThat(new JsonObject(r.body()).getString("detail")).contains("4.3.0");
+    assertThat(downstream.dataCommands()).isZero();
+    assertThat(count("SELECT count(*) FROM messages")).isZero(); // the open rolled back with the binding
+    assertThat(count("SELECT count(*) FROM outbox")).isZero();
+    assertThat(text("SELECT operation_id::text || ' ' || state FROM idempotency_keys")).isEqualTo(other + " IN_FLIGHT");
   }
 
   @Test
