@@ -1,9 +1,11 @@
 package dev.ledgerpost;
 
 import dev.ledgerpost.api.ApiVerticle;
+import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.DatabaseTarget;
+import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.OutboxMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -12,6 +14,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.outbox.OutboxVerticle;
+import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.retry.RetryMessages;
@@ -63,6 +66,7 @@ public final class Gateway {
   private SmtpVerticle smtp;
   private String adminToken;
   private EventTokens eventTokens;
+  private ApiKeys apiKeys;
 
   private Gateway(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
     this.vertx = vertx;
@@ -92,6 +96,7 @@ public final class Gateway {
     Bus.install(vertx, RetryMessages.types());
     Bus.install(vertx, OperatorMessages.types());
     Bus.install(vertx, StaleMessages.types());
+    Bus.install(vertx, IdempotencyMessages.types());
     Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
@@ -114,7 +119,7 @@ public final class Gateway {
         .compose(shared -> {
           bindLedgerGauges();
           api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(), metrics,
-              registry::scrape, config.observability());
+              registry::scrape, config.observability(), new SendApi.Setup(config, apiKeys, shared.hostname(), handovers, metrics));
           return deploy(api).map(shared);
         })
         .compose(shared -> {
@@ -133,6 +138,7 @@ public final class Gateway {
         : HtpasswdAuthenticator.load(vertx, Path.of(config.auth().usersFile()));
     adminToken = config.api().adminToken().isEmpty() ? generatedToken() : config.api().adminToken();
     eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
+    apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
     AtomicInteger connections = new AtomicInteger();
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,

@@ -19,6 +19,7 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.util.function.Supplier;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
@@ -34,17 +35,25 @@ import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The HTTP API: ledger queries for operators and dashboards, and health for orchestrators. */
+/** The HTTP API: sends for applications, ledger queries for operators and dashboards, health for orchestrators. */
 public final class ApiVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ApiVerticle.class);
   private static final int MAX_LIMIT = 500;
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(3);
+  /** Bodies of the admin endpoints are small JSON documents. */
+  private static final long ADMIN_BODY_LIMIT = 64 * 1024;
+  /** Set when a send API key (not the admin token) reads an operation: the user it may see. */
+  private static final String OPERATION_READER = "ledgerpost.operationReader";
+  /** The route the reader may take, on the path the router matches (dot segments removed). */
+  private static final java.util.regex.Pattern OPERATION_PATH = java.util.regex.Pattern.compile("/api/v1/operations/[^/]+");
 
   private final GatewayConfig.Http http;
   private final byte[] adminToken;
   private final EventTokens eventTokens;
   private final long sendQueueBytes;
+  private final SendApi.Setup sendSetup;
   private HttpServer server;
+  private SendApi send;
   private Bus bus;
   private NotifyHub hub;
 
@@ -53,7 +62,7 @@ public final class ApiVerticle extends VerticleBase {
   private final GatewayConfig.Observability observability;
 
   public ApiVerticle(GatewayConfig.Http http, String adminToken, EventTokens eventTokens, long sendQueueBytes,
-      GatewayMetrics metrics, Supplier<String> scrape, GatewayConfig.Observability observability) {
+      GatewayMetrics metrics, Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
     this.http = http;
     this.metrics = metrics;
     this.scrape = scrape;
@@ -61,10 +70,15 @@ public final class ApiVerticle extends VerticleBase {
     this.adminToken = adminToken.getBytes(StandardCharsets.UTF_8);
     this.eventTokens = eventTokens;
     this.sendQueueBytes = sendQueueBytes;
+    this.sendSetup = sendSetup;
   }
 
   @Override
   public Future<?> start() {
+    return ContractValidation.load(vertx).compose(this::start);
+  }
+
+  private Future<?> start(ContractValidation contract) {
     bus = Bus.of(vertx);
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
@@ -78,7 +92,10 @@ public final class ApiVerticle extends VerticleBase {
       router.get("/metrics").handler(this::authenticate).handler(this::metrics);
     }
     router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
+    send = new SendApi(vertx, sendSetup, contract);
+    send.mount(router); // authenticates with send API keys, not the admin token
     router.route("/api/*").handler(this::authenticate);
+    router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(ADMIN_BODY_LIMIT)).handler(contract::handle);
     new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
@@ -89,6 +106,7 @@ public final class ApiVerticle extends VerticleBase {
     router.get("/api/v1/messages/:id").handler(this::detail);
     router.route().last().handler(ctx -> Problem.send(ctx, 404, "Not Found", "no such resource"));
     router.errorHandler(405, ctx -> Problem.send(ctx, 405, "Method Not Allowed", null));
+    router.errorHandler(413, ctx -> Problem.send(ctx, 413, "Content Too Large", "the request body is too large"));
     router.errorHandler(500, ctx -> {
       LOG.error("API request {} failed", ctx.request().path(), ctx.failure());
       Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
@@ -112,6 +130,15 @@ public final class ApiVerticle extends VerticleBase {
     String prefix = "Bearer ";
     boolean ok = header != null && header.regionMatches(true, 0, prefix, 0, prefix.length())
         && MessageDigest.isEqual(header.substring(prefix.length()).trim().getBytes(StandardCharsets.UTF_8), adminToken);
+    if (!ok && ctx.request().method() == HttpMethod.GET && OPERATION_PATH.matcher(ctx.normalizedPath()).matches()) {
+      // A send API key may follow the Location of its own sends; operation() checks the message is its user's.
+      var key = send.apiKey(ctx);
+      if (key.isPresent()) {
+        ctx.put(OPERATION_READER, key.get().user());
+        ctx.next();
+        return;
+      }
+    }
     if (!ok) {
       ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"ledgerpost\"");
       Problem.send(ctx, 401, "Unauthorized", "a valid bearer token is required");
@@ -247,6 +274,11 @@ public final class ApiVerticle extends VerticleBase {
             ledgerFailure(ctx, ar.cause());
             return;
           }
+          String reader = ctx.get(OPERATION_READER);
+          if (reader != null && !reader.equals(ar.result().message().authUser())) {
+            Problem.send(ctx, 404, "Not Found", "no message " + id); // another user's message does not exist for this key
+            return;
+          }
           // The retry part's view is a fact of its own; if it cannot answer, say so rather than guess.
           retrying.onComplete(r -> json(ctx, 200, OperationJson.of(ar.result(), r.succeeded() ? r.result() : null,
               hub.attempts(id))));
@@ -272,6 +304,7 @@ public final class ApiVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    return server == null ? Future.succeededFuture() : server.close();
+    Future<Void> sends = send == null ? Future.succeededFuture() : send.close(sendSetup.config().smtp().shutdownGrace());
+    return sends.eventually(() -> server == null ? Future.succeededFuture() : server.close());
   }
 }

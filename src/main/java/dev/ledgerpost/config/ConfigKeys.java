@@ -60,6 +60,9 @@ final class ConfigKeys {
     key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH.");
     key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");
+    key("api.keysFile", "", ConfigKeys::text, "Send API keys: lines user:sha256-hex-of-key[:requests-per-second]; empty = POST /api/v1/messages refuses every key.");
+    key("api.rateLimit", 10, ConfigKeys::positiveRate, "Requests per second per send API key (token bucket, bursts of one second) unless its line in api.keysFile sets one.");
+    key("api.idempotencyRetention", "24h", ConfigKeys::positiveDuration, "How long an Idempotency-Key and its stored answer are kept; older ones are deleted in batches.");
     key("delivery.unknownOutcomeReply", "451", ConfigKeys::unknownOutcomeReply, "451 (default) or 250 when the downstream's verdict after the final dot was lost.");
     key("notify.retention", "7d", ConfigKeys::positiveDuration, "How long published events stay resumable; older ones are deleted in batches.");
     key("notify.pollInterval", "1s", ConfigKeys::positiveDuration, "Outbox poll when no NOTIFY arrives (NOTIFY is only a wake-up).");
@@ -141,6 +144,24 @@ final class ConfigKeys {
       throw new IllegalArgumentException(n + " must not be negative");
     }
     return n;
+  }
+
+  /** A rate in events per second, e.g. 10 or 0.5. */
+  static Object positiveRate(Object v) {
+    double d;
+    if (v instanceof Number n) {
+      d = n.doubleValue();
+    } else {
+      try {
+        d = Double.parseDouble(str(v));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("'" + v + "' is not a number of requests per second");
+      }
+    }
+    if (!(d > 0) || Double.isInfinite(d)) {
+      throw new IllegalArgumentException("'" + v + "' must be a positive number of requests per second");
+    }
+    return d;
   }
 
   private static Object positiveLong(long n) {

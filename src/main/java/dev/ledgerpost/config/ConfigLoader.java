@@ -138,7 +138,7 @@ public final class ConfigLoader {
     if (cert != key) {
       problems.add("smtp.tls.certFile and smtp.tls.keyFile: give both or neither");
     }
-    for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile", "notify.tokensFile")) {
+    for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile", "notify.tokensFile", "api.keysFile")) {
       String path = (String) values.get(file);
       if (path != null && !path.isEmpty() && !Files.isReadable(Path.of(path))) {
         problems.add(file + ": cannot read " + path);
@@ -207,7 +207,8 @@ public final class ConfigLoader {
             (int) v.get("ledger.poolSize"),
             (int) v.get("ledger.embeddedPort")),
         new GatewayConfig.Auth((String) v.get("auth.usersFile")),
-        new GatewayConfig.Api((String) v.get("api.adminToken")),
+        new GatewayConfig.Api((String) v.get("api.adminToken"), (String) v.get("api.keysFile"), (double) v.get("api.rateLimit"),
+            (Duration) v.get("api.idempotencyRetention")),
         new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")),
         new GatewayConfig.Notify(
             (Duration) v.get("notify.retention"),

@@ -57,7 +57,8 @@ public record GatewayConfig(
 
   public record Auth(String usersFile) {}
 
-  public record Api(String adminToken) {}
+  /** The admin token, and the send API's keys file, default rate per key, and idempotency key retention. */
+  public record Api(String adminToken, String keysFile, double rateLimit, Duration idempotencyRetention) {}
 
   /** Who may read GET /metrics. */
   public enum MetricsAccess { PUBLIC, TOKEN, OFF }

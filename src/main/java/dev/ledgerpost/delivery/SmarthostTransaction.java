@@ -1,5 +1,6 @@
 package dev.ledgerpost.delivery;
 
+import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
@@ -17,6 +18,7 @@ import dev.ledgerpost.retry.RetryMessages.Journaled;
 import dev.ledgerpost.retry.RetryMessages.OutcomeDone;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -140,8 +142,14 @@ final class SmarthostTransaction implements RelayTransaction {
 
   @Override
   public Future<DeliveryOutcome> deliver(MessageData message) {
+    return deliver(message, LedgerIds.next(), null, null);
+  }
+
+  @Override
+  public Future<DeliveryOutcome> deliver(MessageData message, UUID id, IdempotencyMessages.KeyRef key, Duration keyLease) {
     long started = System.nanoTime();
-    return relayContract(message).onSuccess(outcome -> relay.metrics().delivery(outcomeTag(outcome), System.nanoTime() - started));
+    return relayContract(message, id, key, keyLease)
+        .onSuccess(outcome -> relay.metrics().delivery(outcomeTag(outcome), System.nanoTime() - started));
   }
 
   private static GatewayMetrics.Outcome outcomeTag(DeliveryOutcome o) {
@@ -159,11 +167,14 @@ final class SmarthostTransaction implements RelayTransaction {
     return GatewayMetrics.Outcome.NOT_RECORDED;
   }
 
-  private Future<DeliveryOutcome> relayContract(MessageData message) {
+  private Future<DeliveryOutcome> relayContract(MessageData message, UUID id, IdempotencyMessages.KeyRef key,
+      Duration keyLease) {
     finished = true;
-    UUID id = LedgerIds.next();
     Open open = open(id, message);
-    return relay.bus().request(LedgerMessages.OPEN, open, Opened.class)
+    Future<Opened> opening = key == null
+        ? relay.bus().request(LedgerMessages.OPEN, open, Opened.class)
+        : relay.bus().request(IdempotencyMessages.OPEN, new IdempotencyMessages.OpenKeyed(open, key, keyLease), Opened.class);
+    return opening
         .transform(ar -> {
           if (ar.failed()) {
             LOG.error("ledger open failed for {} (Message-ID {}); answering 451 4.3.0, nothing sent downstream: {}",

@@ -34,8 +34,12 @@ import java.util.UUID;
  * ambiguous commit (a retry after a lost connection), so the retry policy can wrap them whole.
  */
 public final class Ledger {
-  /** Open: the message, its recipients (from arrays, in order) and the outbox row, in one statement. */
-  private static final String OPEN = """
+  /**
+   * Open: the message, its recipients (from arrays, in order) and the outbox row, in one statement.
+   * The writes are a constant of their own so that the send API's keyed open can add its key's binding
+   * to the very same statement (IdempotencyStore).
+   */
+  static final String OPEN_WRITES = """
       WITH m AS (
         INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
                               body_sha256, route, status, version, received_at)
@@ -48,8 +52,8 @@ public final class Ledger {
         SELECT m.id, t.ord - 1, t.address, t.status, t.reply
           FROM m, unnest(#{addresses}::text[], #{statuses}::text[], #{replies}::text[]) WITH ORDINALITY AS t(address, status, reply, ord)),
       o AS (
-        INSERT INTO outbox (event_id, message_id, type, payload) SELECT #{eventId}, m.id, 'message.pending', #{payload} FROM m)
-      SELECT count(*) AS inserted FROM m""";
+        INSERT INTO outbox (event_id, message_id, type, payload) SELECT #{eventId}, m.id, 'message.pending', #{payload} FROM m)""";
+  private static final String OPEN = OPEN_WRITES + "\nSELECT count(*) AS inserted FROM m";
   /**
    * Settle: versioned (a late or repeated settle finds no PENDING row at its version and updates
    * nothing), with every PENDING recipient and the outbox row, in one statement.
@@ -123,6 +127,11 @@ public final class Ledger {
 
   /** One statement, so one round trip and one commit: the message, its recipients and the outbox row. */
   private Future<Opened> openOnce(Open open) {
+    return openTemplate.execute(openParams(open)).compose(rows -> opened(open, rows));
+  }
+
+  /** The parameters of {@link #OPEN_WRITES}. */
+  static Map<String, Object> openParams(Open open) {
     Map<String, Object> p = new HashMap<>();
     p.put("id", open.id());
     p.put("intake", open.intake().name());
@@ -156,13 +165,16 @@ public final class Ledger {
         .put("mailFrom", open.mailFrom())
         .put("messageId", open.messageIdHeader())
         .put("authUser", open.authUser()));
-    return openTemplate.execute(p).compose(rows -> {
-      if (rows.iterator().next().getLong("inserted") == 0) {
-        // An earlier attempt committed before its connection was lost: the entry is already open.
-        return alreadyOpened(open.id());
-      }
-      return Future.succeededFuture(new Opened(open.id(), 1));
-    });
+    return p;
+  }
+
+  /** The open statement's result: its {@code inserted} column says whether this attempt wrote the entry. */
+  Future<Opened> opened(Open open, io.vertx.sqlclient.RowSet<Row> rows) {
+    if (rows.iterator().next().getLong("inserted") == 0) {
+      // An earlier attempt committed before its connection was lost: the entry is already open.
+      return alreadyOpened(open.id());
+    }
+    return Future.succeededFuture(new Opened(open.id(), 1));
   }
 
   private Future<Opened> alreadyOpened(UUID id) {

@@ -83,6 +83,7 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
+          new IdempotencyStore(pool, new TransactionPolicy(vertx, counting), ledger, metrics, wake::committed).serve(bus);
           OutboxStore outbox = new OutboxStore(pool);
           bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
           bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);

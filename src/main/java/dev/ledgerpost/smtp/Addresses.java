@@ -1,7 +1,7 @@
 package dev.ledgerpost.smtp;
 
 /** RFC 5321 path handling: strict enough to refuse junk, lenient where real clients differ. */
-final class Addresses {
+public final class Addresses {
   static final int MAX_PATH = 256;
 
   private Addresses() {}
@@ -28,7 +28,7 @@ final class Addresses {
     return valid(p) ? p : null;
   }
 
-  static boolean valid(String mailbox) {
+  public static boolean valid(String mailbox) {
     if (mailbox.length() > MAX_PATH) {
       return false;
     }
@@ -60,7 +60,7 @@ final class Addresses {
     return true;
   }
 
-  static boolean ascii(String s) {
+  public static boolean ascii(String s) {
     for (int i = 0; i < s.length(); i++) {
       if (s.charAt(i) > 0x7e) {
         return false;

@@ -74,7 +74,7 @@ class ConfigLoaderTest {
     assertThat(c.downstream().route()).isEqualTo("smarthost:127.0.0.1:25");
     assertThat(c.ledger().embedded()).isTrue();
     assertThat(c.ledger().lockTimeout()).isEqualTo(Duration.ofMillis(1000));
-    assertThat(c.ledger().poolSize()).isEqualTo(10);
+    assertThat(c.ledger().poolSize()).isEqualTo(16);
     assertThat(c.auth().usersFile()).isEmpty();
     assertThat(c.delivery().unknownOutcomeReply()).isEqualTo(GatewayConfig.UnknownOutcomeReply.REPLY_451);
   }

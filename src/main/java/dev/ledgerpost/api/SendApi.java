@@ -1,0 +1,343 @@
+package dev.ledgerpost.api;
+
+import dev.ledgerpost.api.SendAnswers.Decided;
+import dev.ledgerpost.api.SendEnd.Broken;
+import dev.ledgerpost.api.SendEnd.Delivered;
+import dev.ledgerpost.api.SendEnd.RecipientsRefused;
+import dev.ledgerpost.api.SendEnd.SenderRefused;
+import dev.ledgerpost.api.SendEnd.Unavailable;
+import dev.ledgerpost.api.SendEnd.Verdict;
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.delivery.LedgerIds;
+import dev.ledgerpost.delivery.RelayTransaction;
+import dev.ledgerpost.delivery.SmarthostRelay;
+import dev.ledgerpost.delivery.Submission;
+import dev.ledgerpost.ledger.IdempotencyMessages;
+import dev.ledgerpost.ledger.IdempotencyMessages.Claim;
+import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
+import dev.ledgerpost.ledger.IdempotencyMessages.Done;
+import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
+import dev.ledgerpost.ledger.Intake;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.send.ApiKeys;
+import dev.ledgerpost.send.ApiKeys.ApiKey;
+import dev.ledgerpost.send.InvalidSend;
+import dev.ledgerpost.send.PreparedSend;
+import dev.ledgerpost.send.RateLimiter;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * POST /api/v1/messages: a send through the same relay contract as SMTP (MAIL, RCPT mirrored, then
+ * deliver: open the ledger, DATA, settle), answered once the downstream has answered, with an optional
+ * Idempotency-Key that makes a retry safe. Lives on the API verticle's event loop, like its relay.
+ */
+public final class SendApi {
+  private static final Logger LOG = LoggerFactory.getLogger(SendApi.class);
+  static final String OPERATION = "sendMessage";
+  static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+  private static final String API_KEY = "ledgerpost.apiKey";
+  private static final int PRUNE_BATCH = 1000;
+  private static final int PRUNE_MAX_BATCHES = 100;
+  private static final long PRUNE_PERIOD_MS = Duration.ofMinutes(10).toMillis();
+  /** Room for JSON around a base64 message (which is 4/3 of the message). */
+  private static final long JSON_OVERHEAD = 64 * 1024;
+
+  /** What the gateway hands the send API at start (keys were read on a worker). */
+  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, AtomicLong handovers, GatewayMetrics metrics) {}
+
+  private final Vertx vertx;
+  private final Bus bus;
+  private final ApiKeys keys;
+  private final RateLimiter limiter = new RateLimiter();
+  private final ContractValidation contract;
+  private final SmarthostRelay relay;
+  private final String hostname;
+  private final PreparedSend.Limits limits;
+  private final long bodyLimit;
+  private final Duration retention;
+  private final Duration claimLease;
+  private final Duration openLease;
+  private final long pruneTimer;
+  private int inFlight;
+  private Promise<Void> drained;
+
+  SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
+    GatewayConfig config = setup.config();
+    GatewayConfig.Downstream downstream = config.downstream();
+    this.vertx = vertx;
+    this.bus = Bus.of(vertx);
+    this.keys = setup.keys();
+    this.contract = contract;
+    this.hostname = setup.hostname();
+    this.relay = new SmarthostRelay(vertx, downstream, config.delivery(), hostname, setup.handovers(), setup.metrics());
+    long max = config.smtp().maxMessageSize();
+    this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
+    this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;
+    this.retention = config.api().idempotencyRetention();
+    // Leases only decide how long a key of a request that died with its process answers 409: safety
+    // never rests on them (a claim taken over makes the old claimant's open fail, before any DATA).
+    this.claimLease = downstream.connectTimeout().plus(downstream.replyTimeout().multipliedBy(2));
+    this.openLease = downstream.dataTimeout().plus(downstream.replyTimeout()).plusMinutes(1);
+    prune(0);
+    this.pruneTimer = vertx.setPeriodic(PRUNE_PERIOD_MS, t -> prune(0));
+  }
+
+  void mount(Router router) {
+    router.post("/api/v1/messages").handler(this::admit);
+    router.post("/api/v1/messages") // vertx-web wants a body handler first in its route
+        .handler(BodyHandler.create(false).setBodyLimit(bodyLimit))
+        .handler(this::send)
+        .failureHandler(this::failure);
+  }
+
+  /** The API key behind a request's bearer token, if it is one (not the admin token). */
+  Optional<ApiKey> apiKey(RoutingContext ctx) {
+    return keys.authenticate(bearer(ctx));
+  }
+
+  /** Authentication and the rate limit come before the body is read: nobody unknown or too fast costs us memory. */
+  private void admit(RoutingContext ctx) {
+    Optional<ApiKey> key = apiKey(ctx);
+    if (key.isEmpty()) {
+      ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"ledgerpost-send\"");
+      Problem.send(ctx, 401, "Unauthorized", "a valid send API key is required as a bearer token");
+      return;
+    }
+    long wait = limiter.acquire(key.get().id(), key.get().rate());
+    if (wait > 0) {
+      ctx.response().putHeader("Retry-After", String.valueOf(wait));
+      Problem.send(ctx, 429, "Too Many Requests", "this API key sends at most " + key.get().rate()
+          + " request(s) per second; retry after " + wait + " s");
+      return;
+    }
+    if (drained != null) {
+      SendAnswers.shuttingDown().write(ctx);
+      return;
+    }
+    ctx.put(API_KEY, key.get());
+    ctx.next();
+  }
+
+  private void send(RoutingContext ctx) {
+    String type = ctx.request().getHeader("Content-Type");
+    if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
+      Problem.send(ctx, 415, "Unsupported Media Type", "the body must be application/json");
+      return;
+    }
+    contract.validate(ctx, OPERATION).onComplete(v -> {
+      if (v.failed()) {
+        contract.badRequest(ctx, v.cause());
+        return;
+      }
+      Object body = v.result().getBody().get();
+      if (!(body instanceof JsonObject json)) {
+        Problem.send(ctx, 400, "Bad Request", "the body must be a JSON object");
+        return;
+      }
+      prepare(ctx, ctx.get(API_KEY), json, ctx.request().getHeader(IDEMPOTENCY_KEY));
+    });
+  }
+
+  private void prepare(RoutingContext ctx, ApiKey key, JsonObject body, String idempotencyKey) {
+    UUID op = LedgerIds.next(); // the ledger id the message will have: known before anything happens
+    vertx.executeBlocking(() -> PreparedSend.prepare(body, op, hostname, limits), false).onComplete(ar -> {
+      if (ar.failed()) {
+        refuse(ctx, ar.cause());
+        return;
+      }
+      PreparedSend prepared = ar.result();
+      if (idempotencyKey == null) {
+        relay(ctx, key, prepared, op, null);
+        return;
+      }
+      KeyRef ref = new KeyRef(key.id(), idempotencyKey, op);
+      bus.request(IdempotencyMessages.CLAIM, new Claim(ref, prepared.requestHash(), claimLease, retention), Claimed.class)
+          .onComplete(c -> {
+            if (c.failed()) {
+              LOG.warn("idempotency key of operation {} could not be claimed: {}", op, c.cause().getMessage());
+              SendAnswers.keyUnavailable(op).write(ctx);
+              return;
+            }
+            Claimed claimed = c.result();
+            switch (claimed.decision()) {
+              case CLAIMED -> relay(ctx, key, prepared, op, ref);
+              case BUSY -> SendAnswers.inFlight(claimed.operationId()).write(ctx);
+              case MISMATCH -> SendAnswers.keyReused(claimed.operationId()).write(ctx);
+              case REPLAY -> replay(ctx, claimed);
+              case DERIVED -> SendAnswers.derived(claimed).replayed().write(ctx);
+            }
+          });
+    });
+  }
+
+  private void replay(RoutingContext ctx, Claimed claimed) {
+    SendAnswer stored;
+    try {
+      stored = SendAnswer.fromStored(claimed.response());
+    } catch (RuntimeException e) {
+      LOG.error("stored answer of operation {} cannot be read", claimed.operationId(), e);
+      SendAnswers.problem(500, "Internal Server Error", "the stored answer of this Idempotency-Key cannot be read; "
+          + "query the operation, do not resend", claimed.operationId(), null, null).write(ctx);
+      return;
+    }
+    stored.replayed().write(ctx);
+  }
+
+  private void refuse(RoutingContext ctx, Throwable e) {
+    if (e instanceof InvalidSend invalid) {
+      String title = switch (invalid.status()) {
+        case 413 -> "Content Too Large";
+        case 422 -> "Unprocessable Content";
+        default -> "Bad Request";
+      };
+      JsonObject extra = invalid.field() == null ? null : new JsonObject().put("field", invalid.field());
+      SendAnswers.problem(invalid.status(), title, invalid.getMessage(), null, null, extra).write(ctx);
+      return;
+    }
+    LOG.error("preparing a send failed", e);
+    Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
+  }
+
+  /** DESIGN §1 over HTTP: MAIL, every RCPT mirrored, and only if all were accepted, deliver. */
+  private void relay(RoutingContext ctx, ApiKey key, PreparedSend p, UUID op, KeyRef ref) {
+    inFlight++;
+    String ip = ctx.request().remoteAddress() == null ? "unknown" : ctx.request().remoteAddress().hostAddress();
+    Submission submission = new Submission(Intake.HTTP, ip, null, key.user(), false, true);
+    relay.begin(submission, p.mailFrom(), p.parameters())
+        .compose(txn -> transaction(txn, p, op, ref), e -> Future.succeededFuture(new Unavailable(e.getMessage())))
+        .compose(end -> {
+          Decided d = SendAnswers.forEnd(end, op, p.message().messageIdHeader());
+          return keyFate(ref, d).map(d.answer());
+        })
+        .onComplete(ar -> {
+          inFlight--;
+          if (ar.succeeded()) {
+            ar.result().write(ctx);
+          } else {
+            LOG.error("send {} failed unexpectedly", op, ar.cause());
+            Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
+          }
+          if (drained != null && inFlight == 0) {
+            drained.tryComplete();
+          }
+        });
+  }
+
+  private Future<SendEnd> transaction(RelayTransaction txn, PreparedSend p, UUID op, KeyRef ref) {
+    if (!txn.mailReply().positive()) {
+      return Future.succeededFuture(new SenderRefused(txn.mailReply())); // a refused transaction holds no connection
+    }
+    return recipients(txn, p.recipients(), 0, new ArrayList<>()).compose(verdicts -> {
+      if (verdicts.size() == p.recipients().size() && verdicts.stream().allMatch(v -> v.reply().positive())) {
+        return txn.deliver(p.message(), op, ref, openLease)
+            .<SendEnd>map(Delivered::new)
+            .otherwise(Broken::new);
+      }
+      // All or nothing: a 2xx means every recipient has it. A partial send would leave the client to
+      // resend to the refused ones with a new key, and every retry of the request would hit the same wall.
+      return txn.abort().map(x -> new RecipientsRefused(List.copyOf(verdicts)));
+    }, e -> txn.abort().map(x -> new Unavailable("downstream lost at RCPT: " + e.getMessage())));
+  }
+
+  /** RCPT one by one, each verdict kept; a 421 means the downstream hangs up, so no more are tried. */
+  private Future<List<Verdict>> recipients(RelayTransaction txn, List<String> addresses, int i, List<Verdict> verdicts) {
+    if (i == addresses.size()) {
+      return Future.succeededFuture(verdicts);
+    }
+    return txn.rcpt(addresses.get(i)).compose(reply -> {
+      verdicts.add(new Verdict(addresses.get(i), reply));
+      return reply.code() == 421 ? Future.succeededFuture(verdicts) : recipients(txn, addresses, i + 1, verdicts);
+    });
+  }
+
+  /**
+   * Stores the answer of a key bound to a ledger entry, or frees a key whose send delivered nothing.
+   * Never fails and never changes the answer: a failure here leaves the key to its lease and the ledger.
+   */
+  private Future<Void> keyFate(KeyRef ref, Decided d) {
+    if (ref == null || d.fate() == SendAnswers.KeyFate.LEAVE) {
+      return Future.succeededFuture();
+    }
+    Future<Done> done = d.fate() == SendAnswers.KeyFate.STORE
+        ? bus.request(IdempotencyMessages.COMPLETE, new IdempotencyMessages.Complete(ref, d.answer().stored()), Done.class)
+        : bus.request(IdempotencyMessages.RELEASE, new IdempotencyMessages.Release(ref), Done.class);
+    return done.map(r -> {
+      if (!r.changed()) {
+        LOG.warn("idempotency key of operation {} was no longer held when its answer was to be {}", ref.operationId(),
+            d.fate() == SendAnswers.KeyFate.STORE ? "stored" : "released");
+      }
+      return (Void) null;
+    }).otherwise(e -> {
+      LOG.warn("idempotency key of operation {}: answer not {} ({}); retries are answered from the ledger after its lease",
+          ref.operationId(), d.fate() == SendAnswers.KeyFate.STORE ? "stored" : "released", e.getMessage());
+      return null;
+    });
+  }
+
+  /** The body handler's 413 (and anything else that failed the route) as problem JSON. */
+  private void failure(RoutingContext ctx) {
+    int status = ctx.statusCode();
+    if (status == 413) {
+      Problem.send(ctx, 413, "Content Too Large", "the request body is larger than " + bodyLimit + " bytes");
+    } else if (status >= 400 && status < 500) {
+      Problem.send(ctx, status, "Bad Request", null);
+    } else {
+      LOG.error("send request failed", ctx.failure());
+      Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
+    }
+  }
+
+  /** Idempotency keys past their retention, deleted in bounded batches so no transaction grows large. */
+  private void prune(int batches) {
+    if (drained != null) {
+      return;
+    }
+    bus.request(IdempotencyMessages.PRUNE, new IdempotencyMessages.Prune(retention, PRUNE_BATCH), IdempotencyMessages.Pruned.class)
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            LOG.warn("pruning idempotency keys failed: {}", ar.cause().getMessage());
+          } else if (ar.result().deleted() == PRUNE_BATCH && batches + 1 < PRUNE_MAX_BATCHES) {
+            prune(batches + 1);
+          }
+        });
+  }
+
+  /** No new sends; those in flight may finish within {@code grace}, then the downstream connections close. */
+  Future<Void> close(Duration grace) {
+    vertx.cancelTimer(pruneTimer);
+    drained = Promise.promise();
+    if (inFlight == 0) {
+      drained.tryComplete();
+    }
+    long timer = vertx.setTimer(Math.max(1, grace.toMillis()), t -> drained.tryComplete());
+    return drained.future().eventually(() -> {
+      vertx.cancelTimer(timer);
+      return relay.close();
+    });
+  }
+
+  private static String bearer(RoutingContext ctx) {
+    String header = ctx.request().getHeader("Authorization");
+    String prefix = "Bearer ";
+    if (header == null || !header.regionMatches(true, 0, prefix, 0, prefix.length())) {
+      return null;
+    }
+    return header.substring(prefix.length()).trim();
+  }
+}

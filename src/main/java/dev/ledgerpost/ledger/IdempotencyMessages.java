@@ -1,0 +1,78 @@
+package dev.ledgerpost.ledger;
+
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * Event-bus messages of the HTTP send API's idempotency keys. A key is claimed before the downstream
+ * transaction begins (so a concurrent duplicate hears 409 at once), bound to its ledger entry in the
+ * transaction that opens the ledger, and finally given its answer or released.
+ */
+public final class IdempotencyMessages {
+  public static final String CLAIM = "ledger.idempotency.claim";
+  /** Opens a ledger entry and binds the claimed key to it in one transaction. */
+  public static final String OPEN = "ledger.idempotency.open";
+  public static final String COMPLETE = "ledger.idempotency.complete";
+  public static final String RELEASE = "ledger.idempotency.release";
+  public static final String PRUNE = "ledger.idempotency.prune";
+
+  private IdempotencyMessages() {}
+
+  public static Class<?>[] types() {
+    return new Class<?>[] {
+      Claim.class, Claimed.class, OpenKeyed.class, Complete.class, Release.class, Done.class, Prune.class, Pruned.class
+    };
+  }
+
+  /** A key as one request holds it: scoped by {@code owner} (the API key), claimed under {@code operationId}. */
+  public record KeyRef(String owner, String key, UUID operationId) {}
+
+  /**
+   * Claims {@code key} for a request whose canonical body hashes to {@code requestHash}. {@code lease} bounds
+   * how long the claim blocks the key if this process dies before it opens or releases it; {@code retention}
+   * is how long a key is remembered at all (older rows count as absent).
+   */
+  public record Claim(KeyRef ref, String requestHash, Duration lease, Duration retention) {}
+
+  public enum Decision {
+    /** The key is this request's: go ahead. */
+    CLAIMED,
+    /** Another request holds the key and may still be running: 409. */
+    BUSY,
+    /** The key was used with a different request body: 422. */
+    MISMATCH,
+    /** The key's answer is stored: replay it, send nothing. */
+    REPLAY,
+    /** The key is bound to a ledger entry but its answer was never stored (a crash, a failed update): answer from the ledger. */
+    DERIVED
+  }
+
+  /**
+   * The claim's result. {@code operationId} is the claimant's for CLAIMED, else the earlier request's.
+   * {@code response} is set for REPLAY; the message fields for DERIVED.
+   */
+  public record Claimed(
+      Decision decision,
+      UUID operationId,
+      String response,
+      MessageStatus messageStatus,
+      String messageIdHeader,
+      String downstreamReply) {}
+
+  /** {@link Ledger#open} plus the binding of the claimed key to the new entry, in the same transaction. */
+  public record OpenKeyed(LedgerMessages.Open open, KeyRef ref, Duration lease) {}
+
+  /** Stores the answer given for a bound key (a JSON document: status, headers, body). */
+  public record Complete(KeyRef ref, String response) {}
+
+  /** Forgets a claim whose request ended without a stored answer: the key may be used again. */
+  public record Release(KeyRef ref) {}
+
+  /** {@code changed} is false when the row was no longer this claimant's (taken over or expired). */
+  public record Done(boolean changed) {}
+
+  /** Deletes at most {@code batch} keys older than {@code retention}. */
+  public record Prune(Duration retention, int batch) {}
+
+  public record Pruned(int deleted) {}
+}

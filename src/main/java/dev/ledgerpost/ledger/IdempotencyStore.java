@@ -1,0 +1,224 @@
+package dev.ledgerpost.ledger;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.ledger.IdempotencyMessages.Claim;
+import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
+import dev.ledgerpost.ledger.IdempotencyMessages.Complete;
+import dev.ledgerpost.ledger.IdempotencyMessages.Decision;
+import dev.ledgerpost.ledger.IdempotencyMessages.Done;
+import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
+import dev.ledgerpost.ledger.IdempotencyMessages.OpenKeyed;
+import dev.ledgerpost.ledger.IdempotencyMessages.Prune;
+import dev.ledgerpost.ledger.IdempotencyMessages.Pruned;
+import dev.ledgerpost.ledger.IdempotencyMessages.Release;
+import dev.ledgerpost.ledger.LedgerMessages.Opened;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.templates.SqlTemplate;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The SQL of idempotency keys (states in V30__idempotency_key_states.sql). Every operation is one
+ * transaction under the ledger's retry policy and is safe to run again after an ambiguous commit; the
+ * keyed open is one statement, like the ledger's own open.
+ */
+final class IdempotencyStore {
+  private static final String INSERT = """
+      INSERT INTO idempotency_keys (owner, key, request_hash, operation_id, state, lease_until, created_at, updated_at)
+      VALUES (#{owner}, #{key}, #{hash}, #{op}, 'IN_FLIGHT', now() + make_interval(secs => #{lease}), now(), now())
+      ON CONFLICT (owner, key) DO NOTHING""";
+  private static final String CURRENT = """
+      SELECT k.request_hash, k.operation_id, k.state, k.response::text AS response,
+             k.lease_until > now() AS leased,
+             k.created_at <= now() - make_interval(secs => #{retention}) AS expired,
+             m.status, m.message_id_header, m.downstream_reply
+        FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id
+       WHERE k.owner = #{owner} AND k.key = #{key}
+         FOR UPDATE OF k""";
+  private static final String TAKE_OVER = """
+      UPDATE idempotency_keys
+         SET request_hash = #{hash}, operation_id = #{op}, state = 'IN_FLIGHT', message_id = NULL, response = NULL,
+             lease_until = now() + make_interval(secs => #{lease}), created_at = now(), updated_at = now()
+       WHERE owner = #{owner} AND key = #{key}""";
+  /**
+   * The ledger's open statement plus the key's binding: one statement, so one commit for both. The
+   * second alternative lets a retry after an ambiguous commit find its own binding. A claim that was
+   * taken over (its lease ran out) binds nothing, and ledger_abort then rolls the whole open back.
+   */
+  private static final String OPEN_KEYED = Ledger.OPEN_WRITES + """
+      ,
+      k AS (
+        UPDATE idempotency_keys
+           SET state = 'OPENED', message_id = #{id}, lease_until = now() + make_interval(secs => #{lease}), updated_at = now()
+         WHERE owner = #{owner} AND key = #{key} AND operation_id = #{id}
+           AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = #{id}))
+        RETURNING 1)
+      SELECT (SELECT count(*) FROM m) AS inserted,
+             CASE WHEN (SELECT count(*) FROM k) = 0
+                  THEN ledger_abort('the idempotency key of operation ' || #{id}::text || ' is no longer held by it')
+             END AS refused""";
+  private static final String COMPLETE = """
+      UPDATE idempotency_keys SET state = 'COMPLETED', response = #{response}, updated_at = now()
+       WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op} AND state IN ('OPENED', 'COMPLETED')""";
+  private static final String RELEASE =
+      "DELETE FROM idempotency_keys WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op}";
+  private static final String PRUNE = """
+      WITH doomed AS (
+        SELECT owner, key FROM idempotency_keys
+         WHERE created_at < now() - make_interval(secs => #{seconds})
+         ORDER BY created_at
+         LIMIT #{batch}
+         FOR UPDATE SKIP LOCKED)
+      DELETE FROM idempotency_keys k USING doomed d WHERE k.owner = d.owner AND k.key = d.key""";
+
+  private final Pool pool;
+  private final TransactionPolicy policy;
+  private final Ledger ledger;
+  private final GatewayMetrics metrics;
+  /** Called after a keyed open committed: it wrote an outbox row (OutboxWake). */
+  private final Runnable committed;
+  private final SqlTemplate<Map<String, Object>, RowSet<Row>> openKeyedTemplate;
+
+  IdempotencyStore(Pool pool, TransactionPolicy policy, Ledger ledger, GatewayMetrics metrics, Runnable committed) {
+    this.pool = pool;
+    this.policy = policy;
+    this.ledger = ledger;
+    this.metrics = metrics;
+    this.committed = committed;
+    this.openKeyedTemplate = SqlTemplate.forQuery(pool, OPEN_KEYED);
+  }
+
+  void serve(Bus bus) {
+    bus.serve(IdempotencyMessages.CLAIM, Claim.class, this::claim);
+    bus.serve(IdempotencyMessages.OPEN, OpenKeyed.class, this::openKeyed);
+    bus.serve(IdempotencyMessages.COMPLETE, Complete.class, this::complete);
+    bus.serve(IdempotencyMessages.RELEASE, Release.class, this::release);
+    bus.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
+  }
+
+  Future<Claimed> claim(Claim c) {
+    return policy.run("idempotency-claim", () -> pool.withTransaction(conn -> claimIn(conn, c)))
+        .recover(e -> Future.failedFuture(persistence("claim of an idempotency key", e)));
+  }
+
+  private Future<Claimed> claimIn(SqlConnection conn, Claim c) {
+    return claimIn(conn, c, 3);
+  }
+
+  private Future<Claimed> claimIn(SqlConnection conn, Claim c, int tries) {
+    Map<String, Object> p = params(c.ref());
+    p.put("hash", c.requestHash());
+    p.put("lease", seconds(c.lease()));
+    p.put("retention", seconds(c.retention()));
+    Claimed mine = new Claimed(Decision.CLAIMED, c.ref().operationId(), null, null, null, null);
+    return SqlTemplate.forUpdate(conn, INSERT).execute(p).compose(inserted -> {
+      if (inserted.rowCount() == 1) {
+        return Future.succeededFuture(mine);
+      }
+      // The insert waited for any concurrent claimant to commit, so the row it met is visible now.
+      return SqlTemplate.forQuery(conn, CURRENT).execute(p).compose(rows -> {
+        if (rows.size() == 0) {
+          // Released between our insert and our read: the key is free again, so try to insert once more.
+          return tries > 1 ? claimIn(conn, c, tries - 1)
+              : Future.failedFuture(new LedgerException(LedgerException.Kind.STALE, "idempotency key keeps vanishing"));
+        }
+        Row row = rows.iterator().next();
+        String status = row.getString("status");
+        MessageStatus messageStatus = status == null ? null : MessageStatus.valueOf(status);
+        Decision d = decide(row.getBoolean("expired"), row.getString("request_hash").equals(c.requestHash()),
+            row.getString("state"), row.getBoolean("leased"), messageStatus);
+        if (d == Decision.CLAIMED) {
+          return SqlTemplate.forUpdate(conn, TAKE_OVER).execute(p).map(x -> mine);
+        }
+        return Future.succeededFuture(new Claimed(d, row.getUUID("operation_id"), row.getString("response"), messageStatus,
+            row.getString("message_id_header"), row.getString("downstream_reply")));
+      });
+    });
+  }
+
+  /**
+   * What an existing key means for a new request carrying it. CLAIMED here means "take it over": the
+   * key is expired, or its holder died before opening the ledger (whatever body it had), or its message
+   * was definitely not delivered (FAILED_TEMP: the downstream said 4xx, or the connection dropped before
+   * the final dot).
+   */
+  static Decision decide(boolean expired, boolean sameRequest, String state, boolean leased, MessageStatus messageStatus) {
+    if (expired || state.equals("IN_FLIGHT") && !leased) {
+      return Decision.CLAIMED; // a dead claim never bound anything: the key has no meaning yet
+    }
+    if (!sameRequest) {
+      return Decision.MISMATCH;
+    }
+    return switch (state) {
+      case "IN_FLIGHT" -> Decision.BUSY;
+      case "OPENED" -> leased ? Decision.BUSY : messageStatus == MessageStatus.FAILED_TEMP ? Decision.CLAIMED : Decision.DERIVED;
+      case "COMPLETED" -> Decision.REPLAY;
+      default -> throw new IllegalStateException("unknown idempotency key state " + state);
+    };
+  }
+
+  /** The ledger entry and the key's binding commit together, or neither does. */
+  Future<Opened> openKeyed(OpenKeyed o) {
+    if (!o.ref().operationId().equals(o.open().id())) {
+      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
+          "a key binds the ledger entry its claimant chose: " + o.ref().operationId() + " is not " + o.open().id()));
+    }
+    Map<String, Object> p = Ledger.openParams(o.open());
+    p.put("owner", o.ref().owner());
+    p.put("key", o.ref().key());
+    p.put("lease", seconds(o.lease()));
+    long started = System.nanoTime();
+    return policy.run("open", () -> openKeyedTemplate.execute(p).compose(rows -> ledger.opened(o.open(), rows)))
+        .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.OPEN, System.nanoTime() - started, ar.succeeded()))
+        .onSuccess(opened -> committed.run())
+        .recover(e -> Future.failedFuture(persistence("open of " + o.open().id(), e)));
+  }
+
+  Future<Done> complete(Complete c) {
+    Map<String, Object> p = params(c.ref());
+    p.put("response", new JsonObject(c.response())); // a JsonObject binds as jsonb; a String would become a JSON string
+    return policy.run("idempotency-complete", () -> pool.withTransaction(conn -> SqlTemplate.forUpdate(conn, COMPLETE).execute(p)))
+        .map(r -> new Done(r.rowCount() == 1))
+        .recover(e -> Future.failedFuture(persistence("answer of an idempotency key", e)));
+  }
+
+  Future<Done> release(Release r) {
+    Map<String, Object> p = params(r.ref());
+    return policy.run("idempotency-release", () -> pool.withTransaction(conn -> SqlTemplate.forUpdate(conn, RELEASE).execute(p)))
+        .map(x -> new Done(x.rowCount() == 1))
+        .recover(e -> Future.failedFuture(persistence("release of an idempotency key", e)));
+  }
+
+  Future<Pruned> prune(Prune p) {
+    Map<String, Object> params = new HashMap<>();
+    params.put("seconds", seconds(p.retention()));
+    params.put("batch", p.batch());
+    return SqlTemplate.forUpdate(pool, PRUNE).execute(params).map(r -> new Pruned(r.rowCount()));
+  }
+
+  private static Map<String, Object> params(KeyRef ref) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("owner", ref.owner());
+    p.put("key", ref.key());
+    p.put("op", ref.operationId());
+    return p;
+  }
+
+  private static double seconds(Duration d) {
+    return d.toMillis() / 1000.0;
+  }
+
+  private static LedgerException persistence(String what, Throwable e) {
+    if (e instanceof LedgerException le) {
+      return le;
+    }
+    return new LedgerException(LedgerException.Kind.PERSISTENCE, "ledger " + what + " failed: " + e.getMessage(), e);
+  }
+}
