@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The k6 scenarios with the Java load driver, against a gateway it starts on loopback. Bounded.
-# Usage: bench/load.sh smtp-send|lock-contention|ws-watchers [messages] [connections]
+# Usage: bench/load.sh smtp-send|lock-contention|ws-watchers|http-send|http-lock-contention [messages] [connections]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B test-compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath >/dev/null

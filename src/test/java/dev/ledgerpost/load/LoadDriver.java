@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * a gateway with chaos mode and a recording downstream on loopback, drives it over real sockets,
  * prints throughput, latency percentiles and the invariant check. Bounded in count and time.
  *
- * <pre>bench/load.sh smtp-send|lock-contention|ws-watchers [messages] [connections]</pre>
+ * <pre>bench/load.sh smtp-send|lock-contention|ws-watchers|http-send|http-lock-contention [messages] [connections]</pre>
  */
 public final class LoadDriver {
   public record Report(String scenario, int messages, double seconds, List<Long> latenciesMicros,
@@ -57,6 +57,7 @@ public final class LoadDriver {
   }
 
   private static final Duration MAX_RUN = Duration.ofMinutes(10);
+  private static final String API_KEY = "load-driver-key";
 
   private LoadDriver() {}
 
@@ -80,12 +81,15 @@ public final class LoadDriver {
       ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
       Map<String, Object> o = GatewayHarness.defaults(downstream.port());
       o.put("chaos.enabled", true);
+      o.put("api.keysFile", dev.ledgerpost.testing.SendClient.keysFile(Map.of(API_KEY, "load:100000")).toString());
       o.put("ledger.lockTimeout", "250ms");
       try (GatewayHarness gateway = GatewayHarness.start(vertx, o)) {
         return switch (scenario) {
           case "smtp-send" -> smtp(gateway, downstream, messages, connections, false, 0, vertx);
           case "lock-contention" -> smtp(gateway, downstream, messages, connections, true, 0, vertx);
           case "ws-watchers" -> smtp(gateway, downstream, messages, connections, false, 50, vertx);
+          case "http-send" -> http(gateway, downstream, messages, connections, false);
+          case "http-lock-contention" -> http(gateway, downstream, messages, connections, true);
           default -> throw new IllegalArgumentException("unknown scenario " + scenario);
         };
       }
@@ -148,6 +152,59 @@ public final class LoadDriver {
     InvariantCheck.Result result = InvariantCheck.check(gateway.databaseUrl(), downstream.messages(), List.copyOf(heard));
     return new Report(chaos ? "lock-contention (SMTP)" : watchers > 0 ? "ws-watchers (SMTP)" : "smtp-send", heard.size(),
         seconds, List.copyOf(latencies), result, extra);
+  }
+
+  /**
+   * The same over the HTTP send API (raw messages, so each carries its own Message-ID), as k6's
+   * http-send.js and lock-contention.js do: every answer must be 200/202 (recorded) or 503 (nothing sent).
+   */
+  private static Report http(GatewayHarness gateway, ScriptedSmtpServer downstream, int messages, int connections,
+      boolean chaos) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(connections + 1);
+    ConcurrentLinkedQueue<InvariantCheck.Heard> heard = new ConcurrentLinkedQueue<>();
+    ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
+    AtomicBoolean done = new AtomicBoolean();
+    AtomicInteger locks = new AtomicInteger();
+    long deadline = System.nanoTime() + MAX_RUN.toNanos();
+    Future<?> chaosLoop = chaos ? pool.submit(() -> lockAtRandom(gateway, done, locks, deadline)) : null;
+    dev.ledgerpost.testing.SendClient client = new dev.ledgerpost.testing.SendClient(gateway.httpPort());
+    long start = System.nanoTime();
+    List<Future<?>> senders = new ArrayList<>();
+    int per = messages / connections;
+    for (int c = 0; c < connections; c++) {
+      int conn = c;
+      senders.add(pool.submit(() -> {
+        for (int i = 0; i < per && System.nanoTime() < deadline; i++) {
+          String messageId = "<http-" + conn + "-" + i + "@example.com>";
+          String raw = "Message-ID: " + messageId + "\r\nSubject: load\r\n\r\n" + ("h".repeat(74) + "\r\n").repeat(26);
+          JsonObject body = new JsonObject()
+              .put("envelope", new JsonObject().put("from", "load@example.com").put("to", new JsonArray().add("sink@example.net")))
+              .put("raw", java.util.Base64.getEncoder().encodeToString(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+          long t0 = System.nanoTime();
+          HttpResponse<String> r = client.send(API_KEY, java.util.UUID.randomUUID().toString(), body.encode());
+          latencies.add((System.nanoTime() - t0) / 1000);
+          boolean accepted = r.statusCode() == 200 || r.statusCode() == 202;
+          if (!accepted && r.statusCode() != 503) {
+            throw new IllegalStateException("unexpected answer " + r.statusCode() + " " + r.body());
+          }
+          String ledgerId = accepted ? new JsonObject(r.body()).getString("operationId") : null;
+          heard.add(new InvariantCheck.Heard(messageId, accepted, ledgerId, true, r.statusCode() + " " + r.body()));
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : senders) {
+      f.get(MAX_RUN.toMinutes(), TimeUnit.MINUTES);
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    done.set(true);
+    if (chaosLoop != null) {
+      chaosLoop.get(1, TimeUnit.MINUTES);
+    }
+    pool.shutdownNow();
+    InvariantCheck.Result result = InvariantCheck.check(gateway.databaseUrl(), downstream.messages(), List.copyOf(heard));
+    return new Report(chaos ? "lock-contention (HTTP)" : "http-send", heard.size(), seconds, List.copyOf(latencies), result,
+        chaos ? locks.get() + " chaos locks taken, retries " + gateway.gateway().ledgerRetries() : "");
   }
 
   /** Each watcher must see a settled event for every accepted message. */

@@ -17,6 +17,14 @@ class LoadScenarioTest {
   }
 
   @Test
+  void httpLockContentionScenarioKeepsEveryInvariant() throws Exception {
+    LoadDriver.Report report = LoadDriver.run("http-lock-contention", 300, 20);
+    System.out.println(report);
+    assertThat(report.invariants().violations()).isEmpty();
+    assertThat(report.messages()).isEqualTo(300);
+  }
+
+  @Test
   void wsWatchersEachSeeEverySettledEvent() throws Exception {
     LoadDriver.Report report = LoadDriver.run("ws-watchers", 100, 10);
     System.out.println(report);

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The WebSocket hub with a real WebSocket client: resume by seq, per-user visibility, receipts, slow clients. */
 class NotifyHubTest {
-  static final Duration WAIT = Duration.ofSeconds(15);
+  static final Duration WAIT = Duration.ofSeconds(30); // a deadline: generous for a loaded 2-core CI machine
   @TempDir
   static Path dir;
   static Vertx vertx;

@@ -20,7 +20,8 @@ import java.util.concurrent.CompletableFuture;
 
 /** Calls the HTTP send API of a gateway under test, and writes the keys file it reads. */
 public final class SendClient {
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
   private final int port;
 
   public SendClient(int port) {
