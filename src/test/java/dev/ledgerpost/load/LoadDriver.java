@@ -98,60 +98,94 @@ public final class LoadDriver {
     }
   }
 
-  private static Report smtp(GatewayHarness gateway, ScriptedSmtpServer downstream, int messages, int connections,
-      boolean chaos, int watchers, Vertx vertx) throws Exception {
+  /** One client connection of a scenario: sends one message and says what the client heard. */
+  private interface Sender extends AutoCloseable {
+    InvariantCheck.Heard send(String messageId) throws Exception;
+
+    @Override
+    default void close() throws Exception {}
+  }
+
+  private record Run(List<InvariantCheck.Heard> heard, List<Long> latenciesMicros, double seconds, int locks) {}
+
+  /** Runs {@code connections} senders (and the chaos loop if asked), bounded by count and {@link #MAX_RUN}. */
+  private static Run drive(GatewayHarness gateway, int messages, int connections, boolean chaos,
+      java.util.concurrent.Callable<Sender> connect) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(connections + 1);
     ConcurrentLinkedQueue<InvariantCheck.Heard> heard = new ConcurrentLinkedQueue<>();
     ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
     AtomicBoolean done = new AtomicBoolean();
     AtomicInteger locks = new AtomicInteger();
+    long deadline = System.nanoTime() + MAX_RUN.toNanos();
+    try {
+      Future<?> chaosLoop = chaos ? pool.submit(() -> lockAtRandom(gateway, done, locks, deadline)) : null;
+      long start = System.nanoTime();
+      List<Future<?>> senders = new ArrayList<>();
+      int per = messages / connections;
+      for (int c = 0; c < connections; c++) {
+        int conn = c;
+        senders.add(pool.submit(() -> {
+          try (Sender sender = connect.call()) {
+            for (int i = 0; i < per && System.nanoTime() < deadline; i++) {
+              long t0 = System.nanoTime();
+              heard.add(sender.send("<load-" + conn + "-" + i + "@example.com>"));
+              latencies.add((System.nanoTime() - t0) / 1000);
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : senders) {
+        f.get(MAX_RUN.toMinutes(), TimeUnit.MINUTES);
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      done.set(true);
+      if (chaosLoop != null) {
+        chaosLoop.get(1, TimeUnit.MINUTES);
+      }
+      return new Run(List.copyOf(heard), List.copyOf(latencies), seconds, locks.get());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static String body(String messageId) {
+    return "Message-ID: " + messageId + "\r\nSubject: load\r\n\r\n" + ("y".repeat(74) + "\r\n").repeat(26);
+  }
+
+  private static Report smtp(GatewayHarness gateway, ScriptedSmtpServer downstream, int messages, int connections,
+      boolean chaos, int watchers, Vertx vertx) throws Exception {
     List<WsTestClient> subscribers = new ArrayList<>();
     for (int i = 0; i < watchers; i++) {
       subscribers.add(WsTestClient.connect(vertx, gateway.httpPort(), "client=w" + i, gateway.gateway().adminToken()));
     }
-    long deadline = System.nanoTime() + MAX_RUN.toNanos();
-    Future<?> chaosLoop = chaos ? pool.submit(() -> lockAtRandom(gateway, done, locks, deadline)) : null;
-    long start = System.nanoTime();
-    List<Future<?>> clients = new ArrayList<>();
-    int per = messages / connections;
-    for (int c = 0; c < connections; c++) {
-      int conn = c;
-      clients.add(pool.submit(() -> {
-        try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
-          client.reply();
-          for (int i = 0; i < per && System.nanoTime() < deadline; i++) {
-            String messageId = "<load-" + conn + "-" + i + "@example.com>";
-            long t0 = System.nanoTime();
-            String reply = client.sendMail("load@example.com", List.of("sink@example.net"),
-                "Message-ID: " + messageId + "\r\nSubject: load\r\n\r\n" + ("y".repeat(74) + "\r\n").repeat(26));
-            latencies.add((System.nanoTime() - t0) / 1000);
-            boolean accepted = reply.startsWith("250 ");
-            heard.add(new InvariantCheck.Heard(messageId, accepted, accepted ? InvariantCheck.ledgerId(reply) : null,
-                reply.startsWith("451 4.3.0"), reply));
-            if (!accepted && !reply.startsWith("451 4.3.0")) {
-              throw new IllegalStateException("unexpected reply " + reply);
-            }
+    Run run = drive(gateway, messages, connections, chaos, () -> {
+      SmtpTestClient client = new SmtpTestClient(gateway.smtpPort());
+      client.reply();
+      return new Sender() {
+        @Override
+        public InvariantCheck.Heard send(String messageId) throws Exception {
+          String reply = client.sendMail("load@example.com", List.of("sink@example.net"), body(messageId));
+          boolean accepted = reply.startsWith("250 ");
+          if (!accepted && !reply.startsWith("451 4.3.0")) {
+            throw new IllegalStateException("unexpected reply " + reply);
           }
+          return new InvariantCheck.Heard(messageId, accepted, accepted ? InvariantCheck.ledgerId(reply) : null, true, reply);
         }
-        return null;
-      }));
-    }
-    for (Future<?> f : clients) {
-      f.get(MAX_RUN.toMinutes(), TimeUnit.MINUTES);
-    }
-    double seconds = (System.nanoTime() - start) / 1e9;
-    done.set(true);
-    if (chaosLoop != null) {
-      chaosLoop.get(1, TimeUnit.MINUTES);
-    }
-    pool.shutdownNow();
-    String extra = chaos ? locks.get() + " chaos locks taken, retries " + gateway.gateway().ledgerRetries() : "";
+
+        @Override
+        public void close() throws Exception {
+          client.close();
+        }
+      };
+    });
+    String extra = chaos ? run.locks() + " chaos locks taken, retries " + gateway.gateway().ledgerRetries() : "";
     if (watchers > 0) {
-      extra = watcherSummary(subscribers, heard.size());
+      extra = watcherSummary(subscribers, run.heard().size());
     }
-    InvariantCheck.Result result = InvariantCheck.check(gateway.databaseUrl(), downstream.messages(), List.copyOf(heard));
-    return new Report(chaos ? "lock-contention (SMTP)" : watchers > 0 ? "ws-watchers (SMTP)" : "smtp-send", heard.size(),
-        seconds, List.copyOf(latencies), result, extra);
+    InvariantCheck.Result result = InvariantCheck.check(gateway.databaseUrl(), downstream.messages(), run.heard());
+    return new Report(chaos ? "lock-contention (SMTP)" : watchers > 0 ? "ws-watchers (SMTP)" : "smtp-send",
+        run.heard().size(), run.seconds(), run.latenciesMicros(), result, extra);
   }
 
   /**
@@ -160,51 +194,22 @@ public final class LoadDriver {
    */
   private static Report http(GatewayHarness gateway, ScriptedSmtpServer downstream, int messages, int connections,
       boolean chaos) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(connections + 1);
-    ConcurrentLinkedQueue<InvariantCheck.Heard> heard = new ConcurrentLinkedQueue<>();
-    ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
-    AtomicBoolean done = new AtomicBoolean();
-    AtomicInteger locks = new AtomicInteger();
-    long deadline = System.nanoTime() + MAX_RUN.toNanos();
-    Future<?> chaosLoop = chaos ? pool.submit(() -> lockAtRandom(gateway, done, locks, deadline)) : null;
     dev.ledgerpost.testing.SendClient client = new dev.ledgerpost.testing.SendClient(gateway.httpPort());
-    long start = System.nanoTime();
-    List<Future<?>> senders = new ArrayList<>();
-    int per = messages / connections;
-    for (int c = 0; c < connections; c++) {
-      int conn = c;
-      senders.add(pool.submit(() -> {
-        for (int i = 0; i < per && System.nanoTime() < deadline; i++) {
-          String messageId = "<http-" + conn + "-" + i + "@example.com>";
-          String raw = "Message-ID: " + messageId + "\r\nSubject: load\r\n\r\n" + ("h".repeat(74) + "\r\n").repeat(26);
-          JsonObject body = new JsonObject()
-              .put("envelope", new JsonObject().put("from", "load@example.com").put("to", new JsonArray().add("sink@example.net")))
-              .put("raw", java.util.Base64.getEncoder().encodeToString(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-          long t0 = System.nanoTime();
-          HttpResponse<String> r = client.send(API_KEY, java.util.UUID.randomUUID().toString(), body.encode());
-          latencies.add((System.nanoTime() - t0) / 1000);
-          boolean accepted = r.statusCode() == 200 || r.statusCode() == 202;
-          if (!accepted && r.statusCode() != 503) {
-            throw new IllegalStateException("unexpected answer " + r.statusCode() + " " + r.body());
-          }
-          String ledgerId = accepted ? new JsonObject(r.body()).getString("operationId") : null;
-          heard.add(new InvariantCheck.Heard(messageId, accepted, ledgerId, true, r.statusCode() + " " + r.body()));
-        }
-        return null;
-      }));
-    }
-    for (Future<?> f : senders) {
-      f.get(MAX_RUN.toMinutes(), TimeUnit.MINUTES);
-    }
-    double seconds = (System.nanoTime() - start) / 1e9;
-    done.set(true);
-    if (chaosLoop != null) {
-      chaosLoop.get(1, TimeUnit.MINUTES);
-    }
-    pool.shutdownNow();
-    InvariantCheck.Result result = InvariantCheck.check(gateway.databaseUrl(), downstream.messages(), List.copyOf(heard));
-    return new Report(chaos ? "lock-contention (HTTP)" : "http-send", heard.size(), seconds, List.copyOf(latencies), result,
-        chaos ? locks.get() + " chaos locks taken, retries " + gateway.gateway().ledgerRetries() : "");
+    Run run = drive(gateway, messages, connections, chaos, () -> messageId -> {
+      JsonObject body = new JsonObject()
+          .put("envelope", new JsonObject().put("from", "load@example.com").put("to", new JsonArray().add("sink@example.net")))
+          .put("raw", java.util.Base64.getEncoder().encodeToString(body(messageId).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      HttpResponse<String> r = client.send(API_KEY, java.util.UUID.randomUUID().toString(), body.encode());
+      boolean accepted = r.statusCode() == 200 || r.statusCode() == 202;
+      if (!accepted && r.statusCode() != 503) {
+        throw new IllegalStateException("unexpected answer " + r.statusCode() + " " + r.body());
+      }
+      String ledgerId = accepted ? new JsonObject(r.body()).getString("operationId") : null;
+      return new InvariantCheck.Heard(messageId, accepted, ledgerId, true, r.statusCode() + " " + r.body());
+    });
+    InvariantCheck.Result result = InvariantCheck.check(gateway.databaseUrl(), downstream.messages(), run.heard());
+    return new Report(chaos ? "lock-contention (HTTP)" : "http-send", run.heard().size(), run.seconds(),
+        run.latenciesMicros(), result, chaos ? run.locks() + " chaos locks taken, retries " + gateway.gateway().ledgerRetries() : "");
   }
 
   /** Each watcher must see a settled event for every accepted message. */
