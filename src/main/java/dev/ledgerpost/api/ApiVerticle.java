@@ -81,7 +81,7 @@ public final class ApiVerticle extends VerticleBase {
   private Future<?> start(ContractValidation contract) {
     bus = Bus.of(vertx);
     Router router = Router.router(vertx);
-    router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
+    router.get("/health/live").handler(ctx -> Problem.json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
     hub = new NotifyHub(vertx, eventTokens, sendQueueBytes);
     hub.start();
@@ -150,7 +150,7 @@ public final class ApiVerticle extends VerticleBase {
   private void ready(RoutingContext ctx) {
     bus.request(LedgerMessages.PING, new Ping(), Ping.class, READY_TIMEOUT).onComplete(ar -> {
       if (ar.succeeded()) {
-        json(ctx, 200, new JsonObject().put("status", "UP").put("ledger", "UP"));
+        Problem.json(ctx, 200, new JsonObject().put("status", "UP").put("ledger", "UP"));
       } else {
         Problem.send(ctx, 503, "Service Unavailable", "ledger database does not answer: " + ar.cause().getMessage());
       }
@@ -167,9 +167,9 @@ public final class ApiVerticle extends VerticleBase {
     }
     bus.request(LedgerMessages.LIST, query, MessagePage.class).onComplete(ar -> {
       if (ar.succeeded()) {
-        json(ctx, 200, MessageJson.page(ar.result()));
+        Problem.json(ctx, 200, MessageJson.page(ar.result()));
       } else {
-        ledgerFailure(ctx, ar.cause());
+        Problem.ledgerFailure(ctx, ar.cause());
       }
     });
   }
@@ -220,9 +220,9 @@ public final class ApiVerticle extends VerticleBase {
     }
     bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class).onComplete(ar -> {
       if (ar.succeeded()) {
-        json(ctx, 200, MessageJson.detail(ar.result()));
+        Problem.json(ctx, 200, MessageJson.detail(ar.result()));
       } else {
-        ledgerFailure(ctx, ar.cause());
+        Problem.ledgerFailure(ctx, ar.cause());
       }
     });
   }
@@ -245,7 +245,7 @@ public final class ApiVerticle extends VerticleBase {
     bus.request(OutboxMessages.CHAOS_LOCK, request, OutboxMessages.ChaosLocked.class, java.time.Duration.ofSeconds(15))
         .onComplete(ar -> {
           if (ar.succeeded()) {
-            json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));
+            Problem.json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));
           } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.STALE) {
             Problem.send(ctx, 409, "Conflict", le.getMessage());
           } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.BAD_REQUEST) {
@@ -271,7 +271,7 @@ public final class ApiVerticle extends VerticleBase {
     bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id), OutboxMessages.OperationFacts.class)
         .onComplete(ar -> {
           if (ar.failed()) {
-            ledgerFailure(ctx, ar.cause());
+            Problem.ledgerFailure(ctx, ar.cause());
             return;
           }
           String reader = ctx.get(OPERATION_READER);
@@ -280,27 +280,11 @@ public final class ApiVerticle extends VerticleBase {
             return;
           }
           // The retry part's view is a fact of its own; if it cannot answer, say so rather than guess.
-          retrying.onComplete(r -> json(ctx, 200, OperationJson.of(ar.result(), r.succeeded() ? r.result() : null,
+          retrying.onComplete(r -> Problem.json(ctx, 200, OperationJson.of(ar.result(), r.succeeded() ? r.result() : null,
               hub.attempts(id))));
         });
   }
 
-  private static void ledgerFailure(RoutingContext ctx, Throwable e) {
-    if (e instanceof LedgerException le) {
-      switch (le.kind()) {
-        case NOT_FOUND -> Problem.send(ctx, 404, "Not Found", le.getMessage());
-        case BAD_REQUEST -> Problem.send(ctx, 400, "Bad Request", le.getMessage());
-        default -> Problem.send(ctx, 503, "Service Unavailable", "ledger unavailable: " + le.getMessage());
-      }
-      return;
-    }
-    LOG.error("ledger query failed", e);
-    Problem.send(ctx, 503, "Service Unavailable", "ledger unavailable");
-  }
-
-  private static void json(RoutingContext ctx, int status, JsonObject body) {
-    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
-  }
 
   @Override
   public Future<?> stop() {

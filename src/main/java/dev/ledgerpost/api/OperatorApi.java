@@ -1,7 +1,6 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.ledger.OperatorMessages.Resolve;
 import dev.ledgerpost.ledger.OperatorMessages.Resolved;
@@ -20,15 +19,12 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Duration;
 import java.util.UUID;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The operator's endpoints: the stale list, and manual resolution of a PENDING or UNKNOWN message.
  * Only an operator resolves; the request names who, and the ledger records who, when and why.
  */
 final class OperatorApi {
-  private static final Logger LOG = LoggerFactory.getLogger(OperatorApi.class);
   static final String OPERATOR_HEADER = "X-Operator";
   private static final int MAX_NOTE = 2000;
   private static final int MAX_OPERATOR = 200;
@@ -78,7 +74,7 @@ final class OperatorApi {
             .put("staleRaises", r.raises())
             .put("lastRaisedAt", r.lastRaisedAt() == null ? null : r.lastRaisedAt().toString()));
       }
-      json(ctx, 200, new JsonObject()
+      Problem.json(ctx, 200, new JsonObject()
           .put("asOf", list.asOf().toString())
           .put("thresholdSeconds", list.threshold().toSeconds())
           .put("pending", list.pending())
@@ -101,7 +97,7 @@ final class OperatorApi {
         return;
       }
       Resolved r = ar.result();
-      json(ctx, 200, new JsonObject()
+      Problem.json(ctx, 200, new JsonObject()
           .put("id", r.id().toString())
           .put("status", r.status().name())
           .put("version", r.version())
@@ -181,19 +177,7 @@ final class OperatorApi {
           new JsonObject().put("messageStatus", c.current().name()).put("messageVersion", c.version()));
       return;
     }
-    if (e instanceof LedgerException le) {
-      switch (le.kind()) {
-        case NOT_FOUND -> Problem.send(ctx, 404, "Not Found", le.getMessage());
-        case BAD_REQUEST -> Problem.send(ctx, 400, "Bad Request", le.getMessage());
-        default -> Problem.send(ctx, 503, "Service Unavailable", "ledger unavailable: " + le.getMessage());
-      }
-      return;
-    }
-    LOG.error("operator request {} failed", ctx.request().path(), e);
-    Problem.send(ctx, 503, "Service Unavailable", "ledger unavailable");
+    Problem.ledgerFailure(ctx, e);
   }
 
-  private static void json(RoutingContext ctx, int status, JsonObject body) {
-    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
-  }
 }
