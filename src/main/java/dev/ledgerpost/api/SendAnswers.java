@@ -77,34 +77,48 @@ final class SendAnswers {
 
   /** DESIGN §1's table for what happened once the ledger was (or could not be) opened. */
   static Decided forOutcome(DeliveryOutcome outcome, UUID op, String messageId) {
-    if (outcome instanceof DeliveryOutcome.NotRecorded) {
-      return new Decided(problem(503, "Service Unavailable", "temporary local persistence failure (4.3.0): the message "
-          + "was not recorded and not sent; retry with the same Idempotency-Key", op, RETRY_LEDGER, null), KeyFate.RELEASE);
-    }
-    if (outcome instanceof DeliveryOutcome.Accepted a) {
-      // The downstream has it: even when the settle failed, anything but success would cause a resend.
-      return new Decided(a.settled()
-          ? success(200, "SENT", op, messageId, a.reply().toString(), true, null)
-          : success(202, "ACCEPTED", op, messageId, a.reply().toString(), false, "the downstream accepted the message; "
-              + "the ledger records it later. Do not resend."), KeyFate.STORE);
-    }
-    if (outcome instanceof DeliveryOutcome.Deferred d) {
-      return new Decided(problem(503, "Service Unavailable", "the downstream deferred the message: nothing was delivered; "
-          + "retry later with the same Idempotency-Key", op, RETRY_DOWNSTREAM, replyOf(d.reply())), KeyFate.RELEASE);
-    }
-    if (outcome instanceof DeliveryOutcome.Rejected r) {
-      return new Decided(problem(422, "Unprocessable Content", "the downstream rejected the message", op, null,
-          replyOf(r.reply())), KeyFate.STORE);
-    }
-    if (outcome instanceof DeliveryOutcome.LostBeforeDot) {
-      return new Decided(problem(503, "Service Unavailable", "the downstream connection was lost before the message was "
-          + "complete (4.4.2): nothing was delivered; retry later with the same Idempotency-Key", op, RETRY_DOWNSTREAM, null),
-          KeyFate.RELEASE);
-    }
-    DeliveryOutcome.Unknown u = (DeliveryOutcome.Unknown) outcome;
-    return new Decided(success(202, "UNKNOWN", op, messageId, null, u.settled(), "the downstream's reply was lost after the "
-        + "message was sent: it may have been delivered. Do not resend; the operation shows what becomes known."),
-        KeyFate.STORE);
+    return outcome.accept(new DeliveryOutcome.Visitor<Decided>() {
+      @Override
+      public Decided notRecorded(DeliveryOutcome.NotRecorded o) {
+        return new Decided(problem(503, "Service Unavailable", "temporary local persistence failure (4.3.0): the message "
+            + "was not recorded and not sent; retry with the same Idempotency-Key", op, RETRY_LEDGER, null), KeyFate.RELEASE);
+      }
+
+      @Override
+      public Decided accepted(DeliveryOutcome.Accepted a) {
+        // The downstream has it: even when the settle failed, anything but success would cause a resend.
+        return new Decided(a.settled()
+            ? success(200, "SENT", op, messageId, a.reply().toString(), true, null)
+            : success(202, "ACCEPTED", op, messageId, a.reply().toString(), false, "the downstream accepted the message; "
+                + "the ledger records it later. Do not resend."), KeyFate.STORE);
+      }
+
+      @Override
+      public Decided deferred(DeliveryOutcome.Deferred d) {
+        return new Decided(problem(503, "Service Unavailable", "the downstream deferred the message: nothing was delivered; "
+            + "retry later with the same Idempotency-Key", op, RETRY_DOWNSTREAM, replyOf(d.reply())), KeyFate.RELEASE);
+      }
+
+      @Override
+      public Decided rejected(DeliveryOutcome.Rejected r) {
+        return new Decided(problem(422, "Unprocessable Content", "the downstream rejected the message", op, null,
+            replyOf(r.reply())), KeyFate.STORE);
+      }
+
+      @Override
+      public Decided lostBeforeDot(DeliveryOutcome.LostBeforeDot o) {
+        return new Decided(problem(503, "Service Unavailable", "the downstream connection was lost before the message was "
+            + "complete (4.4.2): nothing was delivered; retry later with the same Idempotency-Key", op, RETRY_DOWNSTREAM,
+            null), KeyFate.RELEASE);
+      }
+
+      @Override
+      public Decided unknown(DeliveryOutcome.Unknown u) {
+        return new Decided(success(202, "UNKNOWN", op, messageId, null, u.settled(), "the downstream's reply was lost after "
+            + "the message was sent: it may have been delivered. Do not resend; the operation shows what becomes known."),
+            KeyFate.STORE);
+      }
+    });
   }
 
   /** A 4xx and a 5xx among the verdicts: 5xx wins, a resend of the same request would be refused again. */

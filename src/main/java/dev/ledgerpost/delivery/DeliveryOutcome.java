@@ -5,24 +5,78 @@ import java.util.UUID;
 /**
  * What happened to one message after its ledger entry was (or could not be) opened. The SMTP reply
  * table and the HTTP API each map these to what their client hears; nothing else decides it.
+ *
+ * <p>Every consumer goes through {@link #accept(Visitor)}: a new outcome is then a compile error in
+ * every place that has to decide what it means (Java 17 has no exhaustive switch over a sealed type).
  */
 public sealed interface DeliveryOutcome {
 
-  /** The ledger could not be opened; the downstream never received DATA. */
-  record NotRecorded() implements DeliveryOutcome {}
+  /** One method per outcome; implement all of them, there is no default. */
+  interface Visitor<R> {
+    R notRecorded(NotRecorded o);
+
+    R accepted(Accepted o);
+
+    R deferred(Deferred o);
+
+    R rejected(Rejected o);
+
+    R lostBeforeDot(LostBeforeDot o);
+
+    R unknown(Unknown o);
+  }
+
+  <R> R accept(Visitor<R> visitor);
+
+  /**
+   * The ledger could not be opened (or its open was not confirmed); the downstream never received
+   * DATA. Nothing was sent, and the gateway says so: the "not sent" fact is journaled and the retry
+   * part closes a row the open may have left behind (docs/design.md §1).
+   */
+  record NotRecorded() implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.notRecorded(this);
+    }
+  }
 
   /** The downstream accepted. {@code settled} is false when the settle failed after its retries. */
-  record Accepted(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {}
+  record Accepted(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.accepted(this);
+    }
+  }
 
   /** The downstream answered the message with 4xx. */
-  record Deferred(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {}
+  record Deferred(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.deferred(this);
+    }
+  }
 
   /** The downstream answered the message with 5xx. */
-  record Rejected(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {}
+  record Rejected(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.rejected(this);
+    }
+  }
 
   /** The connection was lost or timed out before the final dot was written: nothing was delivered. */
-  record LostBeforeDot(UUID ledgerId, String reason, boolean settled) implements DeliveryOutcome {}
+  record LostBeforeDot(UUID ledgerId, String reason, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.lostBeforeDot(this);
+    }
+  }
 
   /** The connection was lost or timed out after the final dot: the downstream may or may not have it. */
-  record Unknown(UUID ledgerId, String reason, boolean settled) implements DeliveryOutcome {}
+  record Unknown(UUID ledgerId, String reason, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.unknown(this);
+    }
+  }
 }

@@ -149,23 +149,41 @@ final class SmarthostTransaction implements RelayTransaction {
   public Future<DeliveryOutcome> deliver(MessageData message, UUID id, IdempotencyMessages.KeyRef key, Duration keyLease) {
     long started = System.nanoTime();
     return relayContract(message, id, key, keyLease)
-        .onSuccess(outcome -> relay.metrics().delivery(outcomeTag(outcome), System.nanoTime() - started));
+        .onSuccess(outcome -> relay.metrics().delivery(outcome.accept(TAG), System.nanoTime() - started));
   }
 
-  private static GatewayMetrics.Outcome outcomeTag(DeliveryOutcome o) {
-    if (o instanceof DeliveryOutcome.Accepted) {
+  /** The metric tag of each outcome. */
+  private static final DeliveryOutcome.Visitor<GatewayMetrics.Outcome> TAG = new DeliveryOutcome.Visitor<>() {
+    @Override
+    public GatewayMetrics.Outcome notRecorded(DeliveryOutcome.NotRecorded o) {
+      return GatewayMetrics.Outcome.NOT_RECORDED;
+    }
+
+    @Override
+    public GatewayMetrics.Outcome accepted(DeliveryOutcome.Accepted o) {
       return GatewayMetrics.Outcome.ACCEPTED;
-    } else if (o instanceof DeliveryOutcome.Deferred) {
+    }
+
+    @Override
+    public GatewayMetrics.Outcome deferred(DeliveryOutcome.Deferred o) {
       return GatewayMetrics.Outcome.DEFERRED;
-    } else if (o instanceof DeliveryOutcome.Rejected) {
+    }
+
+    @Override
+    public GatewayMetrics.Outcome rejected(DeliveryOutcome.Rejected o) {
       return GatewayMetrics.Outcome.REJECTED;
-    } else if (o instanceof DeliveryOutcome.LostBeforeDot) {
+    }
+
+    @Override
+    public GatewayMetrics.Outcome lostBeforeDot(DeliveryOutcome.LostBeforeDot o) {
       return GatewayMetrics.Outcome.LOST_BEFORE_DOT;
-    } else if (o instanceof DeliveryOutcome.Unknown) {
+    }
+
+    @Override
+    public GatewayMetrics.Outcome unknown(DeliveryOutcome.Unknown o) {
       return GatewayMetrics.Outcome.UNKNOWN;
     }
-    return GatewayMetrics.Outcome.NOT_RECORDED;
-  }
+  };
 
   private Future<DeliveryOutcome> relayContract(MessageData message, UUID id, IdempotencyMessages.KeyRef key,
       Duration keyLease) {
@@ -180,10 +198,26 @@ final class SmarthostTransaction implements RelayTransaction {
             LOG.error("ledger open failed for {} (Message-ID {}); answering 451 4.3.0, nothing sent downstream: {}",
                 id, message.messageIdHeader(), ar.cause().getMessage());
             finished = false;
-            return abort().map(v -> (DeliveryOutcome) new DeliveryOutcome.NotRecorded());
+            return notSent(open, message, key).compose(v -> abort()).map(v -> (DeliveryOutcome) new DeliveryOutcome.NotRecorded());
           }
           return send(ar.result(), open, message);
         });
+  }
+
+  /**
+   * The open failed, but its commit may have landed (PostgreSQL died during it): a PENDING row would
+   * then look like a message that may have been delivered, although nothing was sent. That is a known
+   * fact: journal it and hand it to the retry part, which closes the row as FAILED_TEMP 4.3.0 once the
+   * ledger is back (or finds none) and releases the send's Idempotency-Key. Never fails.
+   */
+  private Future<Void> notSent(Open open, MessageData message, IdempotencyMessages.KeyRef key) {
+    Settle settle = new Settle(open.id(), 1, MessageStatus.FAILED_TEMP, open.pendingRecipients(), null,
+        KnownOutcome.NOT_SENT_CODE, null, KnownOutcome.NOT_SENT_REASON);
+    KnownOutcome outcome = KnownOutcome.notSent(settle, message.messageIdHeader(), key);
+    return journal(outcome).map(journaled -> {
+      relay.bus().publish(KnownOutcome.ADDRESS, outcome);
+      return (Void) null;
+    });
   }
 
   private Open open(UUID id, MessageData message) {

@@ -1,5 +1,6 @@
 package dev.ledgerpost.retry;
 
+import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.MessageStatus;
 import java.nio.BufferUnderflowException;
@@ -19,7 +20,9 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * The payload starts with a type byte: 1 = an outcome (the versioned settle and what the audit log
- * needs), 2 = done (its settle committed, or was dropped as stale). Strings are an i32 byte count
+ * needs), 2 = done (its settle committed, or was dropped as stale), 3 = a not-sent outcome (the ledger
+ * open was not confirmed): the fields of 1, then the Idempotency-Key to release (owner, key, operation
+ * id; a null owner when the send had no key). Strings are an i32 byte count
  * (-1 for null) and UTF-8. The checksum covers the length too, so a damaged length is detected and the
  * reader resynchronises on the next magic that starts a record with a valid checksum: damage in the
  * middle costs only the damaged records, and a record cut short at the end is told apart as torn.
@@ -30,6 +33,7 @@ final class JournalFormat {
   static final int MAX_PAYLOAD = 1 << 20;
   static final byte OUTCOME = 1;
   static final byte DONE = 2;
+  static final byte NOT_SENT = 3;
   private static final int NULL_CODE = Integer.MIN_VALUE;
 
   private JournalFormat() {}
@@ -58,7 +62,7 @@ final class JournalFormat {
   static byte[] outcome(KnownOutcome o, long journaledAtMillis) {
     Settle s = o.settle();
     Writer w = new Writer();
-    w.octet(OUTCOME);
+    w.octet(o.notSent() ? NOT_SENT : OUTCOME);
     w.uuid(s.id());
     w.int32(s.expectedVersion());
     w.string(s.target().name());
@@ -70,6 +74,14 @@ final class JournalFormat {
     w.string(o.messageIdHeader());
     w.octet((byte) (o.downstreamAccepted() ? 1 : 0));
     w.int64(journaledAtMillis);
+    if (o.notSent()) {
+      KeyRef key = o.key();
+      w.string(key == null ? null : key.owner());
+      w.string(key == null ? null : key.key());
+      if (key != null) {
+        w.uuid(key.operationId());
+      }
+    }
     return frame(w.bytes());
   }
 
@@ -160,7 +172,7 @@ final class JournalFormat {
     if (type == DONE) {
       return new Done(id, raw);
     }
-    if (type != OUTCOME) {
+    if (type != OUTCOME && type != NOT_SENT) {
       throw new IllegalArgumentException("unknown record type " + type);
     }
     int expectedVersion = b.getInt();
@@ -175,7 +187,13 @@ final class JournalFormat {
     long at = b.getLong();
     Settle settle = new Settle(id, expectedVersion, target, pendingRecipients, code == NULL_CODE ? null : code, enhanced,
         text, error);
-    return new Outcome(new KnownOutcome(settle, messageId, accepted), at, raw);
+    if (type == OUTCOME) {
+      return new Outcome(new KnownOutcome(settle, messageId, accepted), at, raw);
+    }
+    String owner = string(b);
+    String key = string(b);
+    KeyRef ref = owner == null ? null : new KeyRef(owner, key, new UUID(b.getLong(), b.getLong()));
+    return new Outcome(KnownOutcome.notSent(settle, messageId, ref), at, raw);
   }
 
   private static String string(ByteBuffer b) {

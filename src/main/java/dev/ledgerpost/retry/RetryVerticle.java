@@ -2,6 +2,7 @@ package dev.ledgerpost.retry;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
@@ -39,7 +40,8 @@ public final class RetryVerticle extends VerticleBase {
 
   /** Counters for tests and, later, metrics. */
   public record Stats(int held, long settled, long dropped, long parked, long duplicates, long attempts,
-      long failedAttempts, long journalAppends, long journalSyncs, long journalCompactions, long journalOpen, long journalBytes) {}
+      long failedAttempts, long journalAppends, long journalSyncs, long journalCompactions, long journalOpen, long journalBytes,
+      long notSentClosed) {}
 
   private enum State {
     /** Journaled; the delivery part's own settle is under way. */
@@ -82,6 +84,8 @@ public final class RetryVerticle extends VerticleBase {
   private final AtomicLong duplicates = new AtomicLong();
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong failedAttempts = new AtomicLong();
+  /** Not-sent outcomes closed: their row settled FAILED_TEMP 4.3.0, or no row (the open never committed). */
+  private final AtomicLong notSentClosed = new AtomicLong();
   private volatile int heldCount;
   /** Outcomes handed over (their first settle failed) and not yet in the ledger: the settle backlog. */
   private volatile int backlogCount;
@@ -213,6 +217,7 @@ public final class RetryVerticle extends VerticleBase {
   private void enqueue(Entry e) {
     e.state = State.QUEUED;
     ready.add(e);
+    changed(); // it left DELIVERING: from now on it is settle backlog
     pump();
   }
 
@@ -231,15 +236,22 @@ public final class RetryVerticle extends VerticleBase {
     e.attempts++;
     attempts.incrementAndGet();
     inFlight++;
-    bus.request(LedgerMessages.SETTLE, e.outcome.settle(), Settled.class).onComplete(ar -> {
+    persist(e.outcome).onComplete(ar -> {
       inFlight--;
       if (held.get(e.id()) == e) {
         if (ar.succeeded()) {
           failures = 0;
-          settled.incrementAndGet();
-          AUDIT.info("audit_event=delivery_result_persisted message_id={} msg_id={} status={} version={} attempts={} "
-                  + "held_ms={} via=retry", e.id(), quote(e.outcome.messageIdHeader()), ar.result().status(),
-              ar.result().version(), e.attempts, (System.nanoTime() - e.since) / 1_000_000);
+          if (e.outcome.notSent()) {
+            notSentClosed.incrementAndGet();
+            AUDIT.info("audit_event=not_sent_closed message_id={} msg_id={} row={} key_released={} attempts={} held_ms={}",
+                e.id(), quote(e.outcome.messageIdHeader()), ar.result() == null ? "none" : ar.result().status(),
+                e.outcome.key() != null, e.attempts, (System.nanoTime() - e.since) / 1_000_000);
+          } else {
+            settled.incrementAndGet();
+            AUDIT.info("audit_event=delivery_result_persisted message_id={} msg_id={} status={} version={} attempts={} "
+                    + "held_ms={} via=retry", e.id(), quote(e.outcome.messageIdHeader()), ar.result().status(),
+                ar.result().version(), e.attempts, (System.nanoTime() - e.since) / 1_000_000);
+          }
           finish(e);
         } else {
           failed(e, ar.cause());
@@ -250,6 +262,26 @@ public final class RetryVerticle extends VerticleBase {
       }
       pump();
     });
+  }
+
+  /**
+   * The versioned settle. For a not-sent outcome, no row means the open never committed (done, with a
+   * null result), and the send's Idempotency-Key is released afterwards; both steps are idempotent, so
+   * a failure of either re-runs both.
+   */
+  private Future<Settled> persist(KnownOutcome o) {
+    Future<Settled> settle = bus.request(LedgerMessages.SETTLE, o.settle(), Settled.class);
+    if (!o.notSent()) {
+      return settle;
+    }
+    Future<Settled> closed = settle.recover(err -> err instanceof LedgerException le && le.kind() == LedgerException.Kind.NOT_FOUND
+        ? Future.succeededFuture(null)
+        : Future.failedFuture(err));
+    if (o.key() == null) {
+      return closed;
+    }
+    return closed.compose(s -> bus.request(IdempotencyMessages.RELEASE, new IdempotencyMessages.Release(o.key()),
+        IdempotencyMessages.Done.class).map(d -> s));
   }
 
   private void failed(Entry e, Throwable cause) {
@@ -341,7 +373,7 @@ public final class RetryVerticle extends VerticleBase {
   public Stats stats() {
     OutcomeJournal.Stats j = journal == null ? new OutcomeJournal.Stats(0, 0, 0, 0, 0, 0) : journal.stats();
     return new Stats(heldCount, settled.get(), dropped.get(), parked.get(), duplicates.get(), attempts.get(),
-        failedAttempts.get(), j.appends(), j.syncs(), j.compactions(), j.open(), j.bytes());
+        failedAttempts.get(), j.appends(), j.syncs(), j.compactions(), j.open(), j.bytes(), notSentClosed.get());
   }
 
   private static String quote(String value) {

@@ -80,28 +80,42 @@ public final class Replies {
 
   /** DESIGN §1's table for what happened after DATA. */
   public static Reply forOutcome(DeliveryOutcome outcome, UnknownOutcomeReply unknownMode) {
-    if (outcome instanceof DeliveryOutcome.NotRecorded) {
-      return PERSISTENCE_FAILURE;
-    }
-    if (outcome instanceof DeliveryOutcome.Accepted a) {
-      // 250 even when the settle failed: a 451 here would make the client send a duplicate.
-      return Reply.of(250, "2.0.0", "Ok: queued as " + a.ledgerId() + " (downstream: " + a.reply().sanitizedText() + ")");
-    }
-    if (outcome instanceof DeliveryOutcome.Deferred d) {
-      return Reply.of(451, d.reply().enhancedOrDefault("0.0"), relayed(d.reply()));
-    }
-    if (outcome instanceof DeliveryOutcome.Rejected r) {
-      int code = r.reply().code() >= 500 && r.reply().code() < 600 ? r.reply().code() : 550;
-      return Reply.of(code, r.reply().enhancedOrDefault("0.0"), relayed(r.reply()));
-    }
-    if (outcome instanceof DeliveryOutcome.LostBeforeDot) {
-      return Reply.of(451, "4.4.2", "Downstream connection lost before delivery; nothing was delivered, try again later");
-    }
-    DeliveryOutcome.Unknown u = (DeliveryOutcome.Unknown) outcome;
-    if (unknownMode == UnknownOutcomeReply.REPLY_250) {
-      return Reply.of(250, "2.0.0", "Ok: " + u.ledgerId() + " handed to downstream; its reply was lost (outcome unknown)");
-    }
-    return Reply.of(451, "4.4.2", "Downstream reply lost after the message was sent (" + u.ledgerId() + "); outcome unknown");
+    return outcome.accept(new DeliveryOutcome.Visitor<Reply>() {
+      @Override
+      public Reply notRecorded(DeliveryOutcome.NotRecorded o) {
+        return PERSISTENCE_FAILURE;
+      }
+
+      @Override
+      public Reply accepted(DeliveryOutcome.Accepted a) {
+        // 250 even when the settle failed: a 451 here would make the client send a duplicate.
+        return Reply.of(250, "2.0.0", "Ok: queued as " + a.ledgerId() + " (downstream: " + a.reply().sanitizedText() + ")");
+      }
+
+      @Override
+      public Reply deferred(DeliveryOutcome.Deferred d) {
+        return Reply.of(451, d.reply().enhancedOrDefault("0.0"), relayed(d.reply()));
+      }
+
+      @Override
+      public Reply rejected(DeliveryOutcome.Rejected r) {
+        int code = r.reply().code() >= 500 && r.reply().code() < 600 ? r.reply().code() : 550;
+        return Reply.of(code, r.reply().enhancedOrDefault("0.0"), relayed(r.reply()));
+      }
+
+      @Override
+      public Reply lostBeforeDot(DeliveryOutcome.LostBeforeDot o) {
+        return Reply.of(451, "4.4.2", "Downstream connection lost before delivery; nothing was delivered, try again later");
+      }
+
+      @Override
+      public Reply unknown(DeliveryOutcome.Unknown u) {
+        if (unknownMode == UnknownOutcomeReply.REPLY_250) {
+          return Reply.of(250, "2.0.0", "Ok: " + u.ledgerId() + " handed to downstream; its reply was lost (outcome unknown)");
+        }
+        return Reply.of(451, "4.4.2", "Downstream reply lost after the message was sent (" + u.ledgerId() + "); outcome unknown");
+      }
+    });
   }
 
   private static String relayed(DownstreamReply r) {

@@ -135,6 +135,44 @@ class LockContentionTest {
   }
 
   @Test
+  void settleBacklogGaugeCountsTheOutcomeWhileItsSettleIsBlocked() throws Exception {
+    AtomicReference<TableLock> lock = new AtomicReference<>();
+    beforeFinalReply = m -> {
+      try {
+        lock.set(TableLock.acquire(gateway.databaseUrl(), ALL_TABLES));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return null;
+    };
+    assertThat(backlogGauge()).isZero();
+    try (SmtpTestClient c = client()) {
+      String reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: backlog\r\n\r\nbody");
+      assertThat(reply).startsWith("250 2.0.0");
+      // The 250 came after the settle failed and the outcome was handed over: it is backlog now.
+      poll(Duration.ofSeconds(10), () -> backlogGauge() == 1);
+      lock.get().release();
+      String id = ledgerId(reply);
+      poll(Duration.ofSeconds(10), () -> "SENT".equals(uncheckedStatus(id)));
+      poll(Duration.ofSeconds(10), () -> backlogGauge() == 0);
+    } finally {
+      if (lock.get() != null) {
+        lock.get().release();
+      }
+    }
+  }
+
+  private double backlogGauge() {
+    try {
+      String metrics = gateway.get("/metrics").body();
+      return metrics.lines().filter(l -> l.startsWith("ledgerpost_settle_backlog "))
+          .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst().orElseThrow();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
   void failedSettleOfARefusalStillGivesTheClientTheDownstreamVerdict() throws Exception {
     finalReply = "550 5.7.1 Refused by policy";
     AtomicReference<TableLock> lock = new AtomicReference<>();

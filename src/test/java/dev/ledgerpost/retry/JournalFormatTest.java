@@ -2,6 +2,7 @@ package dev.ledgerpost.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.MessageStatus;
 import java.io.ByteArrayOutputStream;
@@ -35,6 +36,22 @@ class JournalFormatTest {
     assertThat(scan.entries().get(1)).isInstanceOf(JournalFormat.Done.class);
     assertThat(scan.entries().get(1).id()).isEqualTo(id);
     assertThat(((JournalFormat.Outcome) scan.entries().get(2)).outcome()).isEqualTo(outcome(id));
+  }
+
+  @Test
+  void notSentRecordsReadBackWithAndWithoutTheirIdempotencyKey() {
+    UUID id = UUID.randomUUID();
+    Settle settle = new Settle(id, 1, MessageStatus.FAILED_TEMP, 1, null, KnownOutcome.NOT_SENT_CODE, null,
+        KnownOutcome.NOT_SENT_REASON);
+    KnownOutcome keyed = KnownOutcome.notSent(settle, "<k@example.com>", new KeyRef("key-1", "idem-\u00fc", id));
+    KnownOutcome plain = KnownOutcome.notSent(settle, null, null);
+
+    JournalFormat.Scan scan = JournalFormat.scan(concat(JournalFormat.outcome(keyed, 7L), JournalFormat.outcome(plain, 8L)));
+
+    assertThat(scan.damages()).isEmpty();
+    assertThat(((JournalFormat.Outcome) scan.entries().get(0)).outcome()).isEqualTo(keyed);
+    assertThat(((JournalFormat.Outcome) scan.entries().get(1)).outcome()).isEqualTo(plain);
+    assertThat(((JournalFormat.Outcome) scan.entries().get(1)).outcome().notSent()).isTrue();
   }
 
   @Test

@@ -1,0 +1,153 @@
+package dev.ledgerpost.testing;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A TCP proxy on loopback (port 0) that a test puts between the gateway and a server to cut a real
+ * connection at the wrong moment: {@link #cutWhenServerAnswers} drops one connection as soon as the
+ * server sends it anything (its reply never arrives), and from then on refuses every connection until
+ * {@link #heal()}. One thread per direction; every thread ends when its sockets close.
+ */
+public final class TcpProxy implements AutoCloseable {
+  private final String targetHost;
+  private final int targetPort;
+  private final ServerSocket server;
+  private final Set<Pipe> pipes = ConcurrentHashMap.newKeySet();
+  private volatile boolean refusing;
+  private volatile int cutLocalPort = -1;
+  private final AtomicBoolean cut = new AtomicBoolean();
+
+  /** One proxied connection: the client's socket and ours to the server. */
+  private final class Pipe {
+    final Socket client;
+    final Socket upstream;
+
+    Pipe(Socket client, Socket upstream) {
+      this.client = client;
+      this.upstream = upstream;
+    }
+
+    void close() {
+      pipes.remove(this);
+      quietly(client);
+      quietly(upstream);
+    }
+  }
+
+  private TcpProxy(String targetHost, int targetPort) throws IOException {
+    this.targetHost = targetHost;
+    this.targetPort = targetPort;
+    this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    Thread acceptor = new Thread(this::accept, "tcp-proxy-accept-" + server.getLocalPort());
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  public static TcpProxy to(String host, int port) throws IOException {
+    return new TcpProxy(host, port);
+  }
+
+  public int port() {
+    return server.getLocalPort();
+  }
+
+  /**
+   * Arms the cut: the connection whose upstream socket has this local port (what the server sees as
+   * the client port, e.g. {@code pg_stat_activity.client_port}) is closed, both ways, the moment the
+   * server sends it a byte; then every connection is closed and new ones are refused until healed.
+   */
+  public void cutWhenServerAnswers(int upstreamLocalPort) {
+    cutLocalPort = upstreamLocalPort;
+  }
+
+  /** True once an armed cut happened. */
+  public boolean cutDone() {
+    return cut.get();
+  }
+
+  /** Connections are proxied again. */
+  public void heal() {
+    refusing = false;
+    cutLocalPort = -1;
+  }
+
+  private void accept() {
+    while (!server.isClosed()) {
+      Socket client;
+      try {
+        client = server.accept();
+      } catch (IOException e) {
+        return;
+      }
+      if (refusing) {
+        quietly(client);
+        continue;
+      }
+      try {
+        Socket upstream = new Socket(targetHost, targetPort);
+        client.setTcpNoDelay(true);
+        upstream.setTcpNoDelay(true);
+        Pipe pipe = new Pipe(client, upstream);
+        pipes.add(pipe);
+        start(pipe, false);
+        start(pipe, true);
+      } catch (IOException e) {
+        quietly(client);
+      }
+    }
+  }
+
+  private void start(Pipe pipe, boolean fromServer) {
+    Thread t = new Thread(() -> copy(pipe, fromServer), "tcp-proxy-" + (fromServer ? "down" : "up"));
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private void copy(Pipe pipe, boolean fromServer) {
+    byte[] buf = new byte[16 * 1024];
+    try (InputStream in = (fromServer ? pipe.upstream : pipe.client).getInputStream()) {
+      OutputStream out = (fromServer ? pipe.client : pipe.upstream).getOutputStream();
+      int n;
+      while ((n = in.read(buf)) >= 0) {
+        if (fromServer && pipe.upstream.getLocalPort() == cutLocalPort) {
+          refusing = true;
+          cut.set(true);
+          for (Pipe p : pipes) {
+            p.close(); // the reply is dropped: the client never learns how its statement ended
+          }
+          return;
+        }
+        out.write(buf, 0, n);
+        out.flush();
+      }
+    } catch (IOException e) {
+      // the other side closed
+    } finally {
+      pipe.close();
+    }
+  }
+
+  private static void quietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    server.close();
+    for (Pipe p : pipes) {
+      p.close();
+    }
+  }
+}
