@@ -256,7 +256,7 @@ public final class ApiVerticle extends VerticleBase {
         });
   }
 
-  /** DESIGN §4: an operation's status is a set of facts, each saying where it was read from. */
+  /** docs/design.md §4.6: an operation's status is a set of facts, each saying where it was read from. */
   private void operation(RoutingContext ctx) {
     UUID id;
     try {

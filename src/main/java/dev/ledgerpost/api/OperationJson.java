@@ -10,7 +10,7 @@ import io.vertx.core.json.JsonObject;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 
-/** GET /api/v1/operations/{id}: what is known of one submission, fact by fact (DESIGN §4). */
+/** GET /api/v1/operations/{id}: what is known of one submission, fact by fact (docs/design.md §4.6). */
 final class OperationJson {
   private OperationJson() {}
 

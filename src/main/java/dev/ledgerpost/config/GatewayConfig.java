@@ -10,7 +10,7 @@ public record GatewayConfig(
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
-  /** What a client hears when the downstream may or may not have taken the message (DESIGN §1). */
+  /** What a client hears when the downstream may or may not have taken the message (docs/design.md §1.9). */
   public enum UnknownOutcomeReply { REPLY_451, REPLY_250 }
 
   public record Smtp(

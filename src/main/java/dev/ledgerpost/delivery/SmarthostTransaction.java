@@ -28,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One client transaction mirrored on a smarthost connection, and the relay contract of DESIGN §1
+ * One client transaction mirrored on a smarthost connection, and the relay contract of docs/design.md §1
  * for its DATA: open the ledger, send, settle, and turn whatever happened into an outcome.
  */
 final class SmarthostTransaction implements RelayTransaction {
@@ -309,7 +309,7 @@ final class SmarthostTransaction implements RelayTransaction {
 
   /**
    * Journals the outcome, then settles; a failure is logged as CRITICAL and handed to the retry part.
-   * Neither the journal nor the settle ever changes the reply (DESIGN §1).
+   * Neither the journal nor the settle ever changes the reply (docs/design.md §1.6).
    */
   private Future<Boolean> settle(Settle settle, MessageData message, boolean downstreamAccepted) {
     KnownOutcome outcome = new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted);

@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 /**
  * PostgreSQL 17 in a persistent data directory, for a gateway without a configured server. The
  * library starts PostgreSQL with {@code -F} (fsync off) and {@code synchronous_commit=off}; both are
- * overridden here, because a commit must survive a crash (DESIGN §2). Blocking: call off the event loop.
+ * overridden here, because a commit must survive a crash (docs/design.md §2.5). Blocking: call off the event loop.
  */
 public final class EmbeddedDatabase implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedDatabase.class);

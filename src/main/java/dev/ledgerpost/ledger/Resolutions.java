@@ -15,7 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Manual resolution (DESIGN §3): an operator closes a PENDING or UNKNOWN message as delivered or not.
+ * Manual resolution (docs/design.md §8.2): an operator closes a PENDING or UNKNOWN message as delivered or not.
  * One versioned transaction writes the message, its open recipients, the {@code resolutions} row and
  * a {@code message.resolved} outbox event. The gateway itself never resolves anything.
  */

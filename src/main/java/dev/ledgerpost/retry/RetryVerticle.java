@@ -25,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The retry part (DESIGN §4): it journals known outcomes before their first settle, and re-runs the
+ * The retry part (docs/design.md §1.7): it journals known outcomes before their first settle, and re-runs the
  * versioned settle of every outcome whose settle failed until the ledger has it, for as long as the
  * process lives. It talks to the ledger only, over the bus: it has no handle on the delivery part and
  * cannot send mail.

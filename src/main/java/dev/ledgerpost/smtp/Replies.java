@@ -5,7 +5,7 @@ import dev.ledgerpost.delivery.DeliveryOutcome;
 import dev.ledgerpost.delivery.DownstreamReply;
 
 /**
- * The reply table: the single place that decides what an SMTP client hears (DESIGN §1). Local
+ * The reply table: the single place that decides what an SMTP client hears (docs/design.md §1.9). Local
  * replies are constants; relay outcomes and mirrored downstream verdicts are mapped here and nowhere else.
  */
 public final class Replies {
@@ -78,7 +78,7 @@ public final class Replies {
     return Reply.of(r.code(), r.enhancedOrDefault(defaultDetail), text.isEmpty() ? "Downstream reply" : text);
   }
 
-  /** DESIGN §1's table for what happened after DATA. */
+  /** docs/design.md §1.9's table for what happened after DATA. */
   public static Reply forOutcome(DeliveryOutcome outcome, UnknownOutcomeReply unknownMode) {
     return outcome.accept(new DeliveryOutcome.Visitor<Reply>() {
       @Override

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (DESIGN §4). */
+/** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (docs/design.md §4.6). */
 class OperationStatusTest {
   Vertx vertx;
   GatewayHarness gateway;

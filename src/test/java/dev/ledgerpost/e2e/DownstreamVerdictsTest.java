@@ -21,7 +21,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN §1: the downstream's verdicts on RCPT and DATA reach the client as the reply table says, and are recorded. */
+/** docs/design.md §1.9: the downstream's verdicts on RCPT and DATA reach the client as the reply table says, and are recorded. */
 class DownstreamVerdictsTest {
   static Vertx vertx;
   static ScriptedSmtpServer downstream;

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN §3: transitions are monotonic and versioned; a late or repeated settle never overwrites a newer fact. */
+/** docs/design.md §3.1: transitions are monotonic and versioned; a late or repeated settle never overwrites a newer fact. */
 class LedgerVersioningTest {
   static Vertx vertx;
   static Pool pool;

@@ -1066,7 +1066,7 @@ class SmtpSessionTranscriptTest {
     assertThat(say("RCPT TO:<other@dest.example>")).startsWith("250");
   }
 
-  // --- outcomes after DATA (DESIGN §1 reply table)
+  // --- outcomes after DATA (docs/design.md §1.9 reply table)
 
   private Step deliverWith(DeliveryOutcome outcome) {
     relay.outcome = outcome;
