@@ -30,9 +30,7 @@ final class SmtpConnection {
    * {@code smtp.minDataRate}: bytes a second a DATA body must average (0 = none), checked once {@code grace}
    * has passed since the 354. Postfix's smtpd_min_data_rate is the model.
    */
-  record DataRate(long bytesPerSecond, Duration grace) {
-    static final DataRate NONE = new DataRate(0, Duration.ofSeconds(30));
-  }
+  record DataRate(long bytesPerSecond, Duration grace) {}
 
   private final Vertx vertx;
   private final NetSocket socket;
@@ -54,11 +52,6 @@ final class SmtpConnection {
   private long dataStartNanos;
   private long dataBytes;
   private long rateTimerId = -1;
-
-  SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, ServerSSLOptions tls, Duration idleTimeout,
-      Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics) {
-    this(vertx, socket, session, tls, idleTimeout, commandTimeout, onClosed, metrics, DataRate.NONE);
-  }
 
   SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, ServerSSLOptions tls, Duration idleTimeout,
       Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics, DataRate minDataRate) {

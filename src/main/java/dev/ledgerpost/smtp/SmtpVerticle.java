@@ -8,8 +8,8 @@ import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.net.NetServer;
-import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -61,7 +61,7 @@ public final class SmtpVerticle extends VerticleBase {
     SmtpConnection.DataRate dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
       String ip = SmtpConnection.clientAddress(socket);
-      Runnable release = admit(ip, networks.stream().anyMatch(n -> n.contains(ip)), socket);
+      Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
       if (release == null) {
         return;
       }
