@@ -4,6 +4,7 @@ import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerMessages;
@@ -19,9 +20,14 @@ import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.retry.RetryVerticle;
+import dev.ledgerpost.smtp.AddressConnections;
+import dev.ledgerpost.smtp.AuthThrottle;
 import dev.ledgerpost.smtp.HtpasswdAuthenticator;
+import dev.ledgerpost.smtp.SenderPolicy;
+import dev.ledgerpost.smtp.SmtpSession;
 import dev.ledgerpost.smtp.SmtpVerticle;
 import dev.ledgerpost.smtp.TlsMaterial;
+import dev.ledgerpost.smtp.UserQuota;
 import dev.ledgerpost.stale.StaleGauges;
 import dev.ledgerpost.stale.StaleMessages;
 import dev.ledgerpost.stale.StaleVerticle;
@@ -119,7 +125,8 @@ public final class Gateway {
         .compose(shared -> {
           bindLedgerGauges();
           api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(), metrics,
-              registry::scrape, config.observability(), new SendApi.Setup(config, apiKeys, shared.hostname(), handovers, metrics));
+              registry::scrape, config.observability(), new SendApi.Setup(config, apiKeys, shared.hostname(), handovers, metrics,
+              shared.downstreamSlots()));
           return deploy(api).map(shared);
         })
         .compose(shared -> {
@@ -142,7 +149,30 @@ public final class Gateway {
     AtomicInteger connections = new AtomicInteger();
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
-        connections, handovers, metrics);
+        connections, handovers, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
+        downstreamSlots());
+  }
+
+  /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */
+  private SmtpSession.Guards guards() {
+    GatewayConfig.Auth a = config.auth();
+    AuthThrottle throttle = new AuthThrottle(new AuthThrottle.Settings(a.failureDelay(), a.banThreshold(), a.banWindow()),
+        metrics);
+    metrics.gauge("ledgerpost.auth.banned.addresses", "Client addresses banned now for failed AUTH attempts",
+        throttle::bannedAddresses);
+    SenderPolicy senders = a.senderPolicy() == GatewayConfig.SenderPolicyMode.OWN
+        ? SenderPolicy.load(Path.of(a.sendersFile()))
+        : SenderPolicy.ANY;
+    return new SmtpSession.Guards(throttle, senders, new UserQuota(a.rateLimit(), metrics),
+        d -> vertx.timer(d.toMillis()).mapEmpty());
+  }
+
+  /** Shared by the SMTP relays and the send API's: downstream.maxConnections counts them all. */
+  private DownstreamSlots downstreamSlots() {
+    DownstreamSlots slots = new DownstreamSlots(config.downstream().maxConnections());
+    metrics.gauge("ledgerpost.downstream.connections", "Open smarthost connections, in use or idle (downstream.maxConnections)",
+        slots::inUse);
+    return slots;
   }
 
   /** The stale watch's and the retry part's values, read at scrape time. */

@@ -65,6 +65,10 @@ public final class Main implements Callable<Integer> {
     Gateway gateway;
     try {
       gateway = await(Gateway.start(vertx, cfg, registry), 300);
+    } catch (ConfigException e) {
+      System.err.println(e.getMessage()); // a file the configuration names is bad (auth.sendersFile): one message, no trace
+      await(vertx.close(), 30);
+      return 2;
     } catch (Exception e) {
       LOG.error("Ledgerpost failed to start", e);
       await(vertx.close(), 30);

@@ -11,6 +11,7 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.LedgerIds;
 import dev.ledgerpost.delivery.RelayTransaction;
+import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.delivery.Submission;
 import dev.ledgerpost.ledger.IdempotencyMessages;
@@ -58,8 +59,9 @@ public final class SendApi {
   /** Room for JSON around a base64 message (which is 4/3 of the message). */
   private static final long JSON_OVERHEAD = 64 * 1024;
 
-  /** What the gateway hands the send API at start (keys were read on a worker). */
-  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, AtomicLong handovers, GatewayMetrics metrics) {}
+  /** What the gateway hands the send API at start (keys were read on a worker; the slots are the whole process's). */
+  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, AtomicLong handovers, GatewayMetrics metrics,
+      DownstreamSlots downstreamSlots) {}
 
   private final Vertx vertx;
   private final Bus bus;
@@ -85,7 +87,8 @@ public final class SendApi {
     this.keys = setup.keys();
     this.contract = contract;
     this.hostname = setup.hostname();
-    this.relay = new SmarthostRelay(vertx, downstream, config.delivery(), hostname, setup.handovers(), setup.metrics());
+    this.relay = new SmarthostRelay(vertx, downstream, config.delivery(), hostname, setup.handovers(), setup.metrics(),
+        setup.downstreamSlots());
     long max = config.smtp().maxMessageSize();
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;

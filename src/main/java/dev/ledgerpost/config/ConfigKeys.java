@@ -33,8 +33,11 @@ final class ConfigKeys {
     key("smtp.maxMessageSize", "25MB", v -> positiveLong(ByteSizes.parse(str(v))), "Largest message accepted (SIZE), bytes or KB/MB.");
     key("smtp.maxRecipients", 100, v -> positiveInt(v), "Recipients per transaction; more get 452 4.5.3.");
     key("smtp.maxConnections", 1000, v -> positiveInt(v), "Concurrent SMTP connections; more get 421 4.7.0.");
+    key("smtp.maxConnectionsPerAddress", 50, v -> positiveInt(v), "Concurrent SMTP connections from one client address; more get 421 4.7.0. Addresses in smtp.relayNetworks are exempt.");
     key("smtp.idleTimeout", "5m", ConfigKeys::positiveDuration, "Time a client may stay silent between commands.");
     key("smtp.commandTimeout", "10m", ConfigKeys::positiveDuration, "Time one command line or one DATA body may take to arrive once begun.");
+    key("smtp.minDataRate", 500, v -> nonNegativeInt(v), "Bytes per second a DATA body must average once smtp.minDataRateGrace has passed; a slower client gets 421 4.4.2 and is disconnected. 0 = no minimum.");
+    key("smtp.minDataRateGrace", "30s", ConfigKeys::positiveDuration, "Time from the 354 before smtp.minDataRate is enforced.");
     key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ConfigKeys::cidrs, "Networks that may relay without AUTH (CIDR list).");
     key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
     key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = self-signed, generated at start.");
@@ -53,12 +56,19 @@ final class ConfigKeys {
     key("downstream.dataTimeout", "10m", ConfigKeys::positiveDuration, "Waiting for the smarthost's reply to the final dot.");
     key("downstream.maxIdle", 20, v -> nonNegativeInt(v), "Idle smarthost connections kept for reuse.");
     key("downstream.idleTtl", "60s", ConfigKeys::positiveDuration, "How long an idle smarthost connection is kept.");
+    key("downstream.maxConnections", 200, v -> positiveInt(v), "Smarthost connections open at once (in use or idle), shared by SMTP and the send API; beyond it a client's MAIL gets 451 4.7.0 and nothing is opened.");
     key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
     key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
     key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
     key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (each open or settle holds one for a single statement).");
     key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH.");
+    key("auth.failureDelay", "1s", ConfigKeys::nonNegativeDuration, "Wait before the 535 of a failed AUTH; doubles with each recent failure of the client address or the user name, up to 32 times this. 0 = no wait.");
+    key("auth.banThreshold", 10, v -> nonNegativeInt(v), "Failed AUTH attempts from one address after which it is banned for auth.banWindow (421 4.7.0 at connect, 454 4.7.0 to AUTH). 0 = never ban.");
+    key("auth.banWindow", "10m", ConfigKeys::positiveDuration, "How long failed AUTH attempts are remembered (from the last one), and how long a ban lasts.");
+    key("auth.rateLimit", 0, v -> nonNegativeInt(v), "Messages per minute per authenticated SMTP user (token bucket, bursts of one minute's worth, counted at MAIL); over it 451 4.7.1. 0 = unlimited.");
+    key("auth.senderPolicy", "any", v -> enumOf(GatewayConfig.SenderPolicyMode.class, v), "`any`: an authenticated user may use any MAIL FROM; `own`: only the addresses auth.sendersFile gives the user (553 5.7.1 otherwise).");
+    key("auth.sendersFile", "", ConfigKeys::text, "Lines `user: addr, addr, @domain`: the senders each user owns under auth.senderPolicy own.");
     key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");
     key("api.keysFile", "", ConfigKeys::text, "Send API keys: lines user:sha256-hex-of-key[:requests-per-second]; empty = POST /api/v1/messages refuses every key.");
     key("api.rateLimit", 10, ConfigKeys::positiveRate, "Requests per second per send API key (token bucket, bursts of one second) unless its line in api.keysFile sets one.");
@@ -175,6 +185,14 @@ final class ConfigKeys {
     Duration d = Durations.parse(str(v));
     if (d.isZero() || d.isNegative()) {
       throw new IllegalArgumentException("'" + v + "' must be longer than zero");
+    }
+    return d;
+  }
+
+  private static Object nonNegativeDuration(Object v) {
+    Duration d = Durations.parse(str(v));
+    if (d.isNegative()) {
+      throw new IllegalArgumentException("'" + v + "' must not be negative");
     }
     return d;
   }

@@ -138,11 +138,16 @@ public final class ConfigLoader {
     if (cert != key) {
       problems.add("smtp.tls.certFile and smtp.tls.keyFile: give both or neither");
     }
-    for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile", "notify.tokensFile", "api.keysFile")) {
+    for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile", "auth.sendersFile", "notify.tokensFile",
+        "api.keysFile")) {
       String path = (String) values.get(file);
       if (path != null && !path.isEmpty() && !Files.isReadable(Path.of(path))) {
         problems.add(file + ": cannot read " + path);
       }
+    }
+    if (values.get("auth.senderPolicy") == GatewayConfig.SenderPolicyMode.OWN
+        && ((String) values.getOrDefault("auth.sendersFile", "")).isEmpty()) {
+      problems.add("auth.senderPolicy: `own` needs auth.sendersFile (the addresses each user owns)");
     }
     if (chaosRefused(values)) {
       problems.add("chaos.enabled: refused while http.host (" + values.get("http.host")
@@ -186,7 +191,10 @@ public final class ConfigLoader {
             (boolean) v.get("smtp.allowInsecureAuth"),
             (String) v.get("smtp.tls.certFile"),
             (String) v.get("smtp.tls.keyFile"),
-            (Duration) v.get("smtp.shutdownGrace")),
+            (Duration) v.get("smtp.shutdownGrace"),
+            (int) v.get("smtp.maxConnectionsPerAddress"),
+            (int) v.get("smtp.minDataRate"),
+            (Duration) v.get("smtp.minDataRateGrace")),
         new GatewayConfig.Http((String) v.get("http.host"), (int) v.get("http.port")),
         new GatewayConfig.Downstream(
             (String) v.get("downstream.host"),
@@ -199,14 +207,22 @@ public final class ConfigLoader {
             (Duration) v.get("downstream.replyTimeout"),
             (Duration) v.get("downstream.dataTimeout"),
             (int) v.get("downstream.maxIdle"),
-            (Duration) v.get("downstream.idleTtl")),
+            (Duration) v.get("downstream.idleTtl"),
+            (int) v.get("downstream.maxConnections")),
         new GatewayConfig.Ledger(
             (String) v.get("ledger.url"),
             (String) v.get("ledger.dataDir"),
             lockTimeout,
             (int) v.get("ledger.poolSize"),
             (int) v.get("ledger.embeddedPort")),
-        new GatewayConfig.Auth((String) v.get("auth.usersFile")),
+        new GatewayConfig.Auth(
+            (String) v.get("auth.usersFile"),
+            (Duration) v.get("auth.failureDelay"),
+            (int) v.get("auth.banThreshold"),
+            (Duration) v.get("auth.banWindow"),
+            (int) v.get("auth.rateLimit"),
+            (GatewayConfig.SenderPolicyMode) v.get("auth.senderPolicy"),
+            (String) v.get("auth.sendersFile")),
         new GatewayConfig.Api((String) v.get("api.adminToken"), (String) v.get("api.keysFile"), (double) v.get("api.rateLimit"),
             (Duration) v.get("api.idempotencyRetention")),
         new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")),

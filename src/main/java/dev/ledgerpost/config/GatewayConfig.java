@@ -26,7 +26,10 @@ public record GatewayConfig(
       boolean allowInsecureAuth,
       String tlsCertFile,
       String tlsKeyFile,
-      Duration shutdownGrace) {}
+      Duration shutdownGrace,
+      int maxConnectionsPerAddress,
+      int minDataRate,
+      Duration minDataRateGrace) {}
 
   public record Http(String host, int port) {}
 
@@ -41,7 +44,8 @@ public record GatewayConfig(
       Duration replyTimeout,
       Duration dataTimeout,
       int maxIdle,
-      Duration idleTtl) {
+      Duration idleTtl,
+      int maxConnections) {
 
     /** The one route there is today; the SMTP session keeps "one route per transaction" for MX routing later. */
     public String route() {
@@ -55,7 +59,15 @@ public record GatewayConfig(
     }
   }
 
-  public record Auth(String usersFile) {}
+  /** Who may use which MAIL FROM once authenticated. */
+  public enum SenderPolicyMode { ANY, OWN }
+
+  /**
+   * The users file, the brute-force throttle (delay, ban threshold and window), the per-user message rate
+   * (per minute, 0 = unlimited) and the sender policy.
+   */
+  public record Auth(String usersFile, Duration failureDelay, int banThreshold, Duration banWindow, int rateLimit,
+      SenderPolicyMode senderPolicy, String sendersFile) {}
 
   /** The admin token, and the send API's keys file, default rate per key, and idempotency key retention. */
   public record Api(String adminToken, String keysFile, double rateLimit, Duration idempotencyRetention) {}

@@ -45,6 +45,7 @@ final class DownstreamConnection {
   private final Deque<Pending> pending = new ArrayDeque<>();
   private final List<String> lines = new ArrayList<>();
   private final Set<String> extensions = new HashSet<>();
+  private final Promise<Void> socketClosed = Promise.promise();
   private boolean closed;
   private long idleSince;
 
@@ -59,6 +60,7 @@ final class DownstreamConnection {
     socket.closeHandler(v -> {
       closed = true;
       failAll("downstream connection closed");
+      socketClosed.tryComplete();
     });
   }
 
@@ -153,6 +155,11 @@ final class DownstreamConnection {
       return Future.failedFuture(new Lost("downstream connection closed"));
     }
     return socket.write(data);
+  }
+
+  /** Completes once the socket is closed, by either side, for whatever reason. */
+  Future<Void> closedFuture() {
+    return socketClosed.future();
   }
 
   boolean usable() {

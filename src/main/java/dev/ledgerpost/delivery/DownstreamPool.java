@@ -11,6 +11,7 @@ import java.util.Deque;
 /**
  * Smarthost connections kept open between transactions, so a busy gateway does not pay a TCP
  * connect, greeting, EHLO (and TLS, AUTH) per message. Lives on one event loop; not thread-safe.
+ * Every connection it opens holds one of the process-wide {@link DownstreamSlots} until its socket closes.
  */
 final class DownstreamPool {
   /** A connection and whether it came from the pool (a reused one may have died while idle). */
@@ -20,11 +21,13 @@ final class DownstreamPool {
   private final GatewayConfig.Downstream config;
   private final String hostname;
   private final NetClient client;
+  private final DownstreamSlots slots;
   private final Deque<DownstreamConnection> idle = new ArrayDeque<>();
   private final long evictTimer;
 
-  DownstreamPool(Vertx vertx, GatewayConfig.Downstream config, String hostname) {
+  DownstreamPool(Vertx vertx, GatewayConfig.Downstream config, String hostname, DownstreamSlots slots) {
     this.vertx = vertx;
+    this.slots = slots;
     this.config = config;
     this.hostname = hostname;
     this.client = vertx.createNetClient(new NetClientOptions()
@@ -46,7 +49,13 @@ final class DownstreamPool {
   }
 
   Future<Lease> fresh() {
+    DownstreamSlots.Slot slot = slots.tryAcquire();
+    if (slot == null) {
+      return Future.failedFuture(new DownstreamSlots.Exhausted(slots.max()));
+    }
     return DownstreamConnection.open(vertx, client, config, hostname)
+        .onSuccess(conn -> conn.closedFuture().onComplete(v -> slot.release()))
+        .onFailure(e -> slot.release())
         .map(conn -> new Lease(conn, false))
         .recover(e -> Future.failedFuture(new DownstreamUnavailable(
             "cannot reach downstream " + config.host() + ":" + config.port() + ": " + e.getMessage(), e)));
@@ -54,7 +63,9 @@ final class DownstreamPool {
 
   /** Takes back a connection whose transaction ended cleanly (no transaction open downstream). */
   void release(DownstreamConnection c) {
-    if (c.usable() && idle.size() < config.maxIdle()) {
+    // At the cap an idle connection would keep another client (or another event loop's pool) from
+    // opening one: close it instead, and its slot comes free.
+    if (c.usable() && idle.size() < config.maxIdle() && !slots.full()) {
       c.idle();
       idle.addLast(c);
     } else {
@@ -64,7 +75,7 @@ final class DownstreamPool {
 
   private void evictExpired() {
     idle.removeIf(c -> {
-      boolean expired = !c.usable() || c.idleNanos() >= config.idleTtl().toNanos();
+      boolean expired = !c.usable() || c.idleNanos() >= config.idleTtl().toNanos() || slots.full();
       if (expired) {
         c.quit();
       }

@@ -18,15 +18,16 @@ public final class SmarthostRelay implements Relay {
   private final AtomicLong handovers;
   private final GatewayMetrics metrics;
 
+  /** {@code slots} is the process-wide cap on smarthost connections, shared by every relay. */
   public SmarthostRelay(Vertx vertx, GatewayConfig.Downstream config, GatewayConfig.Delivery delivery, String hostname,
-      AtomicLong handovers, GatewayMetrics metrics) {
+      AtomicLong handovers, GatewayMetrics metrics, DownstreamSlots slots) {
     this.metrics = metrics;
     this.vertx = vertx;
     this.bus = Bus.of(vertx);
     this.config = config;
     this.delivery = delivery;
     this.hostname = hostname;
-    this.pool = new DownstreamPool(vertx, config, hostname);
+    this.pool = new DownstreamPool(vertx, config, hostname, slots);
     this.handovers = handovers;
   }
 

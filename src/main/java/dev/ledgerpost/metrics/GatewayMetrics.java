@@ -15,6 +15,12 @@ public interface GatewayMetrics {
 
   enum Outcome { ACCEPTED, DEFERRED, REJECTED, LOST_BEFORE_DOT, UNKNOWN, NOT_RECORDED }
 
+  /** A failed AUTH: answered 535 (or 421 on a connection's last try), the failure that began a ban, or refused while banned. */
+  enum AuthFailure { REJECTED, BANNED, REFUSED }
+
+  /** A MAIL of an authenticated user under auth.rateLimit: within the rate, or answered 451 4.7.1. */
+  enum RateLimit { ALLOWED, LIMITED }
+
   /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
   void smtpReply(int code, Stage stage, long nanos);
 
@@ -24,6 +30,10 @@ public interface GatewayMetrics {
 
   /** What the client waited for after its final dot: ledger open, downstream DATA, settle. */
   void delivery(Outcome outcome, long nanos);
+
+  void authFailure(AuthFailure result);
+
+  void userRateLimit(RateLimit outcome);
 
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
   void gauge(String name, String help, DoubleSupplier value);
@@ -40,6 +50,12 @@ public interface GatewayMetrics {
 
     @Override
     public void delivery(Outcome outcome, long nanos) {}
+
+    @Override
+    public void authFailure(AuthFailure result) {}
+
+    @Override
+    public void userRateLimit(RateLimit outcome) {}
 
     @Override
     public void gauge(String name, String help, DoubleSupplier value) {}

@@ -32,6 +32,8 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<TxKind, Counter> failures = new EnumMap<>(TxKind.class);
   private final Map<String, Counter> retries = new ConcurrentHashMap<>();
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
+  private final Map<AuthFailure, Counter> authFailures = new EnumMap<>(AuthFailure.class);
+  private final Map<RateLimit, Counter> rateLimits = new EnumMap<>(RateLimit.class);
   private final Timer delivery;
 
   public MicrometerGatewayMetrics(MeterRegistry registry) {
@@ -48,6 +50,16 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
     for (Outcome o : Outcome.values()) {
       outcomes.put(o, Counter.builder("ledgerpost.delivery.outcomes").description("Messages by what happened after DATA")
           .tag("outcome", tag(o)).register(registry));
+    }
+    for (AuthFailure f : AuthFailure.values()) {
+      authFailures.put(f, Counter.builder("ledgerpost.auth.failures")
+          .description("Failed SMTP AUTH attempts: rejected (535), banned (the failure that began a ban), refused (while banned)")
+          .tag("result", tag(f)).register(registry));
+    }
+    for (RateLimit r : RateLimit.values()) {
+      rateLimits.put(r, Counter.builder("ledgerpost.auth.rate.limit")
+          .description("MAIL commands of authenticated users under auth.rateLimit, by outcome")
+          .tag("outcome", tag(r)).register(registry));
     }
     for (String cause : RETRY_CAUSES) {
       retries.put(cause, Counter.builder("ledgerpost.ledger.retries").description("Whole-transaction retries by SQLSTATE")
@@ -101,6 +113,16 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   public void delivery(Outcome outcome, long nanos) {
     outcomes.get(outcome).increment();
     delivery.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void authFailure(AuthFailure result) {
+    authFailures.get(result).increment();
+  }
+
+  @Override
+  public void userRateLimit(RateLimit outcome) {
+    rateLimits.get(outcome).increment();
   }
 
   @Override

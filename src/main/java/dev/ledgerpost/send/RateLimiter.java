@@ -5,8 +5,9 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
- * One token bucket per API key: {@code rate} tokens a second, holding at most one second's worth
- * (at least one), so a client may burst up to its rate and is then paced.
+ * One token bucket per key (a send API key, an SMTP user): {@code rate} tokens a second, holding at
+ * most {@code capacity} (by default one second's worth, at least one), so a client may burst up to that
+ * and is then paced. Thread-safe: one instance may serve every event loop.
  */
 public final class RateLimiter {
   private static final class Bucket {
@@ -26,8 +27,13 @@ public final class RateLimiter {
   }
 
   /** Takes a token: 0 when the request may go ahead, else whole seconds until one is available (Retry-After). */
-  public synchronized long acquire(String key, double rate) {
-    double capacity = Math.max(1.0, rate);
+  public long acquire(String key, double rate) {
+    return acquire(key, rate, Math.max(1.0, rate));
+  }
+
+  /** As {@link #acquire(String, double)}, with a bucket of {@code capacity} tokens (at least one). */
+  public synchronized long acquire(String key, double rate, double capacity) {
+    capacity = Math.max(1.0, capacity);
     long now = nanos.getAsLong();
     Bucket b = buckets.get(key);
     if (b == null) {

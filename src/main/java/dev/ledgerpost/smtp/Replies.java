@@ -31,12 +31,18 @@ public final class Replies {
   public static final Reply IDLE_TIMEOUT = Reply.of(421, "4.4.2", "Timeout, closing connection");
   public static final Reply TOO_MANY_CONNECTIONS = Reply.of(421, "4.7.0", "Too many connections, try again later");
   public static final Reply TOO_MANY_AUTH_FAILURES = Reply.of(421, "4.7.0", "Too many authentication failures");
+  public static final Reply BANNED = Reply.of(421, "4.7.0", "Too many failed authentications from your address, try again later");
+  public static final Reply TOO_MANY_FROM_ADDRESS = Reply.of(421, "4.7.0", "Too many connections from your address, try again later");
+  public static final Reply DATA_TOO_SLOW = Reply.of(421, "4.4.2", "Data arriving too slowly, closing connection");
   public static final Reply TOO_MANY_RECIPIENTS = Reply.of(452, "4.5.3", "Too many recipients");
   public static final Reply OTHER_ROUTE = Reply.of(452, "4.5.3", "Recipient needs another route; send it in a new transaction");
   public static final Reply TLS_UNAVAILABLE = Reply.of(454, "4.7.0", "TLS not available");
   public static final Reply PERSISTENCE_FAILURE = Reply.of(451, "4.3.0", "Temporary local persistence failure");
   public static final Reply DOWNSTREAM_UNAVAILABLE = Reply.of(451, "4.4.1", "Downstream server unavailable, try again later");
   public static final Reply LOCAL_ERROR = Reply.of(451, "4.3.0", "Local error in processing");
+  public static final Reply DOWNSTREAM_BUSY = Reply.of(451, "4.7.0", "All downstream connections are in use, try again later");
+  public static final Reply USER_RATE_LIMITED = Reply.of(451, "4.7.1", "Sending rate limit exceeded, try again later");
+  public static final Reply AUTH_BANNED = Reply.of(454, "4.7.0", "Too many failed authentications from your address, try again later");
 
   public static final Reply UNRECOGNIZED = Reply.of(500, "5.5.2", "Syntax error, command unrecognized");
   public static final Reply LINE_TOO_LONG = Reply.of(500, "5.5.2", "Line too long");
@@ -63,6 +69,7 @@ public final class Replies {
   public static final Reply RELAY_DENIED = Reply.of(550, "5.7.1", "Relaying denied");
   public static final Reply TOO_BIG = Reply.of(552, "5.3.4", "Message size exceeds fixed maximum message size");
   public static final Reply NEEDS_SMTPUTF8 = Reply.of(553, "5.6.7", "Non-ASCII address requires SMTPUTF8");
+  public static final Reply SENDER_NOT_OWNED = Reply.of(553, "5.7.1", "Sender address not owned by the authenticated user");
   public static final Reply NO_VALID_RECIPIENTS = Reply.of(554, "5.5.1", "No valid recipients");
   public static final Reply BARE_LINE_ENDING = Reply.of(554, "5.6.0", "Message refused: bare CR or LF; lines must end with CRLF");
   public static final Reply DATA_LINE_TOO_LONG = Reply.of(554, "5.6.0", "Message refused: a line exceeds 1000 octets");

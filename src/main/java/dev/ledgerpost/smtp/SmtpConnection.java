@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The thin transport between a socket and a {@link SmtpSession}: cuts input into lines, feeds them
  * one at a time (pipelined commands wait their turn), writes replies, upgrades to TLS, and enforces
- * the idle and command timeouts.
+ * the idle and command timeouts and the minimum DATA rate.
  */
 final class SmtpConnection {
   private static final Logger LOG = LoggerFactory.getLogger(SmtpConnection.class);
@@ -25,6 +25,12 @@ final class SmtpConnection {
   private static final int MAX_QUEUED = 1000;
 
   private enum Timer { NONE, IDLE, COMMAND }
+
+  /**
+   * {@code smtp.minDataRate}: bytes a second a DATA body must average (0 = none), checked once {@code grace}
+   * has passed since the 354. Postfix's smtpd_min_data_rate is the model.
+   */
+  record DataRate(long bytesPerSecond, Duration grace) {}
 
   private final Vertx vertx;
   private final NetSocket socket;
@@ -36,14 +42,19 @@ final class SmtpConnection {
   private final Deque<Line> queue = new ArrayDeque<>();
   private final Runnable onClosed;
   private final GatewayMetrics metrics;
+  private final DataRate minDataRate;
   private boolean busy;
   private boolean closing;
   private boolean paused;
   private Timer timerKind = Timer.NONE;
   private long timerId = -1;
+  // The DATA body under way: when its 354 went out, bytes so far, and the timer that checks its rate.
+  private long dataStartNanos;
+  private long dataBytes;
+  private long rateTimerId = -1;
 
   SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, ServerSSLOptions tls, Duration idleTimeout,
-      Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics) {
+      Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics, DataRate minDataRate) {
     this.vertx = vertx;
     this.socket = socket;
     this.session = session;
@@ -52,6 +63,15 @@ final class SmtpConnection {
     this.commandTimeout = commandTimeout;
     this.onClosed = onClosed;
     this.metrics = metrics;
+    this.minDataRate = minDataRate;
+  }
+
+  /**
+   * The client's address: the one place it is taken from, for the session, the connect-time limits and
+   * the AUTH throttle alike (behind a proxy, the PROXY protocol's address goes here).
+   */
+  static String clientAddress(NetSocket socket) {
+    return socket.remoteAddress() == null ? "unknown" : socket.remoteAddress().hostAddress();
   }
 
   void start() {
@@ -59,6 +79,7 @@ final class SmtpConnection {
     socket.exceptionHandler(e -> LOG.debug("SMTP socket error from {}: {}", session.clientIp(), e.getMessage()));
     socket.closeHandler(v -> {
       cancelTimer();
+      stopDataRate();
       closing = true;
       queue.clear();
       session.closed();
@@ -96,9 +117,16 @@ final class SmtpConnection {
       if (line == null) {
         break;
       }
-      GatewayMetrics.Stage stage = session.readingData() ? GatewayMetrics.Stage.DATA : GatewayMetrics.Stage.COMMAND;
+      boolean inData = session.readingData();
+      GatewayMetrics.Stage stage = inData ? GatewayMetrics.Stage.DATA : GatewayMetrics.Stage.COMMAND;
+      if (inData) {
+        dataBytes += line.content().length + (line.crlf() ? 2 : 1);
+      }
       long started = System.nanoTime();
       Future<SmtpSession.Step> step = session.input(line);
+      if (inData && !session.readingData()) {
+        stopDataRate(); // the final dot: what follows is the relay's time, not the client's
+      }
       if (step.isComplete() && step.succeeded() && step.result().reply() == null) {
         continue; // a DATA body line: nothing to say yet
       }
@@ -148,7 +176,10 @@ final class SmtpConnection {
     }
     switch (action) {
       case CLOSE -> close();
-      case READ_DATA -> arm(Timer.COMMAND);
+      case READ_DATA -> {
+        arm(Timer.COMMAND);
+        startDataRate();
+      }
       case START_TLS -> throw new AssertionError("handled above");
       case NONE -> {
         if (session.draining() && !session.inTransaction()) {
@@ -193,6 +224,46 @@ final class SmtpConnection {
     close(Replies.IDLE_TIMEOUT);
   }
 
+  private void startDataRate() {
+    stopDataRate();
+    if (minDataRate.bytesPerSecond() <= 0) {
+      return;
+    }
+    dataStartNanos = System.nanoTime();
+    dataBytes = 0;
+    rateTimerId = vertx.setTimer(Math.max(1, minDataRate.grace().toMillis()), t -> checkDataRate());
+  }
+
+  /**
+   * Cuts the client off if its average since the 354 is below the minimum; otherwise checks again when
+   * the bytes so far would fall below it if nothing more came (at least a second on).
+   */
+  private void checkDataRate() {
+    rateTimerId = -1;
+    if (closing || !session.readingData()) {
+      return;
+    }
+    long elapsedNanos = System.nanoTime() - dataStartNanos;
+    double elapsedSeconds = elapsedNanos / 1e9;
+    double rate = dataBytes / elapsedSeconds;
+    if (rate < minDataRate.bytesPerSecond()) {
+      LOG.info("SMTP client {} cut off: DATA at {} bytes/s, below smtp.minDataRate {}", session.clientIp(),
+          Math.round(rate), minDataRate.bytesPerSecond());
+      close(Replies.DATA_TOO_SLOW);
+      return;
+    }
+    double due = (double) dataBytes / minDataRate.bytesPerSecond() - elapsedSeconds;
+    long next = Math.max(1000, (long) Math.ceil(due * 1000));
+    rateTimerId = vertx.setTimer(next, t -> checkDataRate());
+  }
+
+  private void stopDataRate() {
+    if (rateTimerId >= 0) {
+      vertx.cancelTimer(rateTimerId);
+      rateTimerId = -1;
+    }
+  }
+
   private void arm(Timer kind) {
     cancelTimer();
     timerKind = kind;
@@ -227,6 +298,7 @@ final class SmtpConnection {
     }
     closing = true;
     cancelTimer();
+    stopDataRate();
     session.closed();
     socket.end().onComplete(ar -> socket.close());
   }

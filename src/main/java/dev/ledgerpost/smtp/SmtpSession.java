@@ -1,6 +1,7 @@
 package dev.ledgerpost.smtp;
 
 import dev.ledgerpost.config.GatewayConfig.UnknownOutcomeReply;
+import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.DownstreamUnavailable;
 import dev.ledgerpost.delivery.Relay;
 import dev.ledgerpost.delivery.RelayTransaction;
@@ -8,6 +9,7 @@ import dev.ledgerpost.delivery.Submission;
 import dev.ledgerpost.ledger.Intake;
 import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -55,12 +57,27 @@ public final class SmtpSession {
     boolean mayRelayWithoutAuth(String clientIp);
   }
 
+  /** Waits without blocking: a timer on the connection's event loop. */
+  public interface Delays {
+    Delays NONE = d -> Future.succeededFuture();
+
+    Future<Void> after(Duration d);
+  }
+
+  /** The per-process policies every session consults (thread-safe, shared by all event loops), and its timer. */
+  public record Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays) {
+    public static Guards none() {
+      return new Guards(AuthThrottle.off(), SenderPolicy.ANY, UserQuota.UNLIMITED, Delays.NONE);
+    }
+  }
+
   private static final Future<Step> SILENT = Future.succeededFuture(Step.SILENT);
 
   private final Settings settings;
   private final Relay relay;
   private final Authenticator authenticator;
   private final RelayPolicy policy;
+  private final Guards guards;
   private final String clientIp;
 
   private String helo;
@@ -80,10 +97,17 @@ public final class SmtpSession {
   private DataReader data;
 
   public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, String clientIp) {
+    this(settings, relay, authenticator, policy, Guards.none(), clientIp);
+  }
+
+  /** {@code clientIp} is the one client address every limit and log line uses (later: the PROXY protocol's). */
+  public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, Guards guards,
+      String clientIp) {
     this.settings = settings;
     this.relay = relay;
     this.authenticator = authenticator;
     this.policy = policy;
+    this.guards = guards;
     this.clientIp = clientIp;
   }
 
@@ -246,6 +270,13 @@ public final class SmtpSession {
     if (!utf8 && !Addresses.ascii(from)) {
       return reply(Replies.NEEDS_SMTPUTF8);
     }
+    if (!guards.senders().mayUse(authUser, from)) {
+      LOG.info("MAIL FROM <{}> refused: not a sender of user '{}' (auth.senderPolicy own), client {}", from, authUser, clientIp);
+      return reply(Replies.SENDER_NOT_OWNED);
+    }
+    if (authUser != null && !guards.quota().tryTake(authUser)) {
+      return reply(Replies.USER_RATE_LIMITED);
+    }
     Submission submission = new Submission(Intake.SMTP, clientIp, helo, authUser, tls, esmtp);
     boolean smtputf8 = utf8;
     return relay.begin(submission, from, new Relay.MailParameters(declaredSize, eightBit, utf8))
@@ -260,6 +291,9 @@ public final class SmtpSession {
           return Step.reply(Replies.SENDER_OK);
         })
         .recover(e -> {
+          if (e instanceof DownstreamSlots.Exhausted) {
+            return Future.succeededFuture(Step.reply(Replies.DOWNSTREAM_BUSY));
+          }
           if (!(e instanceof DownstreamUnavailable)) {
             LOG.error("MAIL from {} failed", clientIp, e);
           }
@@ -407,6 +441,9 @@ public final class SmtpSession {
     if (!tls && !settings.allowInsecureAuth()) {
       return reply(Replies.ENCRYPTION_REQUIRED);
     }
+    if (!guards.throttle().mayAttempt(clientIp)) {
+      return reply(Replies.AUTH_BANNED);
+    }
     String[] parts = args.split(" ");
     String mechanism = parts[0].toUpperCase(Locale.ROOT);
     String initial = parts.length > 1 ? parts[1] : null;
@@ -464,12 +501,15 @@ public final class SmtpSession {
       return reply(Replies.AUTH_BAD_BASE64);
     }
     if (!fields[0].isEmpty() && !fields[0].equals(fields[1])) {
-      return failedAuth(); // acting as another identity is not supported
+      return failedAuth(fields[1]); // acting as another identity is not supported
     }
     return verify(fields[1], fields[2]);
   }
 
   private Future<Step> verify(String user, String password) {
+    if (!guards.throttle().mayAttempt(clientIp)) {
+      return reply(Replies.AUTH_BANNED); // banned while the exchange was under way
+    }
     return authenticator.verify(user, password)
         .recover(e -> {
           LOG.error("credential check failed", e);
@@ -482,15 +522,23 @@ public final class SmtpSession {
             return reply(Replies.AUTH_OK);
           }
           LOG.warn("authentication failed for user '{}' from {}", user, clientIp);
-          return failedAuth();
+          return failedAuth(user);
         });
   }
 
-  private Future<Step> failedAuth() {
-    if (++authFailures >= MAX_AUTH_FAILURES) {
-      return close(Replies.TOO_MANY_AUTH_FAILURES);
+  /**
+   * Counted across connections by the throttle, which says how long to wait before answering: the
+   * reply comes from a timer, so the event loop goes on serving everybody else meanwhile.
+   */
+  private Future<Step> failedAuth(String user) {
+    AuthThrottle.Penalty penalty = guards.throttle().failed(clientIp, user);
+    Step step = ++authFailures >= MAX_AUTH_FAILURES
+        ? new Step(Replies.TOO_MANY_AUTH_FAILURES, Action.CLOSE)
+        : Step.reply(Replies.AUTH_FAILED);
+    if (penalty.delay().isZero()) {
+      return Future.succeededFuture(step);
     }
-    return reply(Replies.AUTH_FAILED);
+    return guards.delays().after(penalty.delay()).map(v -> step);
   }
 
   private static String decode(String b64) {

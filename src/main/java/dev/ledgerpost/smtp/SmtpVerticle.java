@@ -2,12 +2,14 @@ package dev.ledgerpost.smtp;
 
 import dev.ledgerpost.config.Cidr;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +22,11 @@ import org.slf4j.LoggerFactory;
 public final class SmtpVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(SmtpVerticle.class);
 
-  /** What every SMTP verticle instance shares: built once at start, some of it by blocking work. */
+  /**
+   * What every SMTP verticle instance shares: built once at start, some of it by blocking work. The
+   * limits ({@code connections}, {@code perAddress}, the guards, {@code downstreamSlots}) are per process:
+   * thread-safe objects that every instance, on whatever event loop, counts against.
+   */
   public record Shared(
       GatewayConfig config,
       String hostname,
@@ -28,7 +34,10 @@ public final class SmtpVerticle extends VerticleBase {
       SmtpSession.Authenticator authenticator,
       AtomicInteger connections,
       AtomicLong handovers,
-      GatewayMetrics metrics) {}
+      GatewayMetrics metrics,
+      SmtpSession.Guards guards,
+      AddressConnections perAddress,
+      DownstreamSlots downstreamSlots) {}
 
   private final Shared shared;
   private NetServer server;
@@ -43,25 +52,53 @@ public final class SmtpVerticle extends VerticleBase {
     GatewayConfig config = shared.config();
     GatewayConfig.Smtp smtp = config.smtp();
     relay = new SmarthostRelay(vertx, config.downstream(), config.delivery(), shared.hostname(), shared.handovers(),
-        shared.metrics());
+        shared.metrics(), shared.downstreamSlots());
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
     SmtpSession.RelayPolicy policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
     server = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(smtp.port()));
+    SmtpConnection.DataRate dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
-      if (shared.connections().incrementAndGet() > smtp.maxConnections()) {
-        shared.connections().decrementAndGet();
-        SmtpConnection.refuse(socket, Replies.TOO_MANY_CONNECTIONS);
-        shared.metrics().smtpReply(Replies.TOO_MANY_CONNECTIONS.code(), GatewayMetrics.Stage.COMMAND, -1);
+      String ip = SmtpConnection.clientAddress(socket);
+      Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
+      if (release == null) {
         return;
       }
-      String ip = socket.remoteAddress() == null ? "unknown" : socket.remoteAddress().hostAddress();
-      SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, ip);
+      SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
       new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(), smtp.commandTimeout(),
-          () -> shared.connections().decrementAndGet(), shared.metrics()).start();
+          release, shared.metrics(), dataRate).start();
     });
     return server.listen().onSuccess(s -> LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort()));
+  }
+
+  /**
+   * The connect-time limits, in this order: a banned address, the process's connection cap, the cap per
+   * address (relay networks are exempt, as Postfix exempts mynetworks from anvil's limits). Returns what
+   * to run when the connection closes, or null after refusing it with one 421.
+   */
+  private Runnable admit(String ip, boolean trusted, NetSocket socket) {
+    Reply refusal = null;
+    if (shared.guards().throttle().banned(ip)) {
+      refusal = Replies.BANNED;
+    } else if (shared.connections().incrementAndGet() > shared.config().smtp().maxConnections()) {
+      shared.connections().decrementAndGet();
+      refusal = Replies.TOO_MANY_CONNECTIONS;
+    } else if (!trusted && !shared.perAddress().tryOpen(ip)) {
+      shared.connections().decrementAndGet();
+      refusal = Replies.TOO_MANY_FROM_ADDRESS;
+    }
+    if (refusal != null) {
+      SmtpConnection.refuse(socket, refusal);
+      shared.metrics().smtpReply(refusal.code(), GatewayMetrics.Stage.COMMAND, -1);
+      return null;
+    }
+    return () -> {
+      shared.connections().decrementAndGet();
+      if (!trusted) {
+        shared.perAddress().closed(ip);
+      }
+    };
   }
 
   public int actualPort() {

@@ -18,7 +18,18 @@ public final class SmtpTestClient implements AutoCloseable {
   private final OutputStream out;
 
   public SmtpTestClient(int port) throws IOException {
+    this(port, null);
+  }
+
+  /**
+   * From a chosen loopback address (any of 127.0.0.0/8 on Linux), for tests of limits per client address;
+   * null = the default.
+   */
+  public SmtpTestClient(int port, String localAddress) throws IOException {
     socket = new Socket();
+    if (localAddress != null) {
+      socket.bind(new InetSocketAddress(localAddress, 0));
+    }
     socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
     socket.setSoTimeout(30_000);
     in = socket.getInputStream();

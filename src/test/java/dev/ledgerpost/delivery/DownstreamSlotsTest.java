@@ -1,0 +1,62 @@
+package dev.ledgerpost.delivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class DownstreamSlotsTest {
+
+  @Test
+  void theCapHoldsAndAReleasedSlotComesBackOnce() {
+    DownstreamSlots slots = new DownstreamSlots(2);
+    DownstreamSlots.Slot a = slots.tryAcquire();
+    DownstreamSlots.Slot b = slots.tryAcquire();
+    assertThat(a).isNotNull();
+    assertThat(b).isNotNull();
+    assertThat(slots.full()).isTrue();
+    assertThat(slots.tryAcquire()).isNull();
+    a.release();
+    a.release(); // a close and a failed open may both report the same slot
+    assertThat(slots.inUse()).isEqualTo(1);
+    assertThat(slots.tryAcquire()).isNotNull();
+    assertThat(slots.tryAcquire()).isNull();
+  }
+
+  @Test
+  void eventLoopsRacingNeverHoldMoreThanTheCap() throws Exception {
+    DownstreamSlots slots = new DownstreamSlots(3);
+    AtomicInteger inside = new AtomicInteger();
+    AtomicInteger maxSeen = new AtomicInteger();
+    CountDownLatch go = new CountDownLatch(1);
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 8; t++) {
+      Thread th = new Thread(() -> {
+        try {
+          go.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        for (int i = 0; i < 20_000; i++) {
+          DownstreamSlots.Slot s = slots.tryAcquire();
+          if (s != null) {
+            maxSeen.accumulateAndGet(inside.incrementAndGet(), Math::max);
+            inside.decrementAndGet();
+            s.release();
+          }
+        }
+      });
+      th.start();
+      threads.add(th);
+    }
+    go.countDown();
+    for (Thread th : threads) {
+      th.join(60_000);
+    }
+    assertThat(maxSeen.get()).isBetween(1, 3);
+    assertThat(slots.inUse()).isZero();
+  }
+}
