@@ -152,7 +152,7 @@ public final class SmtpSession {
         case "HELO" -> hello(args, false);
         case "MAIL" -> mail(args);
         case "RCPT" -> rcpt(args);
-        case "DATA" -> data(args);
+        case "DATA" -> data(args, line.crlf());
         case "RSET" -> rset(args);
         case "NOOP" -> reply(Replies.OK);
         case "QUIT" -> quit();
@@ -311,7 +311,7 @@ public final class SmtpSession {
         });
   }
 
-  private Future<Step> data(String args) {
+  private Future<Step> data(String args, boolean crlf) {
     if (!args.isEmpty()) {
       return reply(Replies.SYNTAX);
     }
@@ -324,7 +324,7 @@ public final class SmtpSession {
     if (acceptedRecipients == 0) {
       return reply(recipientCount == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS);
     }
-    data = new DataReader(settings.maxMessageSize());
+    data = new DataReader(settings.maxMessageSize(), crlf);
     return Future.succeededFuture(new Step(Replies.START_DATA, Action.READ_DATA));
   }
 
