@@ -10,14 +10,16 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * SMTP smuggling over real sockets (issue 11): a body that hides a second transaction behind an
- * end-of-data look-alike is refused whole, and nothing after the look-alike reaches the smarthost.
+ * The SMTP intake's hardening of issue 11 over real sockets. SMTP smuggling: a body that hides a second
+ * transaction behind an end-of-data look-alike is refused whole, and nothing after the look-alike
+ * reaches the smarthost. Quoted local parts: accepted and relayed as written; an unbalanced quote is refused.
  */
-class SmtpSmugglingEndToEndTest {
+class SmtpHardeningEndToEndTest {
   static Vertx vertx;
   static ScriptedSmtpServer downstream;
   static GatewayHarness gateway;
@@ -69,5 +71,37 @@ class SmtpSmugglingEndToEndTest {
     assertThat(everything).doesNotContain(evil, victim, "hidden " + tag, "legit body");
     assertThat(downstream.commands()).noneMatch(c -> c.contains(evil) || c.contains(victim));
     assertThat(downstream.bareLineEndings()).isEmpty();
+  }
+
+  @Test
+  void quotedLocalPartsAreRelayedAsWrittenAndTheSmarthostReceivesThem() throws Exception {
+    String from = "\"john smith\"@client.example";
+    String to = "\"a\\\"b\"@dest.example";
+    int before = downstream.messages().size();
+
+    try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(client.reply()).startsWith("220 ");
+      assertThat(client.sendMail(from, List.of(to), "Subject: quoted\r\n\r\nhello\r\n")).startsWith("250 2.0.0 Ok: queued as ");
+      assertThat(client.command("QUIT")).startsWith("221");
+    }
+
+    assertThat(downstream.commands()).contains("MAIL FROM:<" + from + ">", "RCPT TO:<" + to + ">");
+    ScriptedSmtpServer.Received got = downstream.messages().get(before);
+    assertThat(got.mailFrom()).isEqualTo(from);
+    assertThat(got.recipients()).containsExactly(to);
+  }
+
+  @Test
+  void anUnbalancedQuoteIs501AndNothingReachesTheSmarthost() throws Exception {
+    try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(client.reply()).startsWith("220 ");
+      assertThat(client.command("EHLO client.test")).startsWith("250");
+      assertThat(client.command("MAIL FROM:<\"unbalanced@client.example>")).isEqualTo("501 5.1.7 Bad sender address syntax");
+      assertThat(client.command("MAIL FROM:<sender@client.example> SIZE=-1")).startsWith("501 5.5.4");
+      assertThat(client.command("MAIL FROM:<sender@client.example> SIZE=1 SIZE=1")).startsWith("501 5.5.4");
+      assertThat(client.command("QUIT")).startsWith("221");
+    }
+
+    assertThat(downstream.commands()).noneMatch(c -> c.contains("unbalanced@"));
   }
 }
