@@ -84,9 +84,15 @@ public final class MimeComposer {
     }
   }
 
-  /** The encoder mixes LF (bodies, header ends) and CRLF (folded headers); the wire wants CRLF only. */
-  private static String crlf(CharSequence text) {
-    return text.toString().replace("\r\n", "\n").replace("\n", "\r\n");
+  /**
+   * The encoder mixes LF (bodies, header ends) and CRLF (folded headers); the wire wants CRLF only. A
+   * lone CR becomes CRLF too: none should reach here (the request's fields are refused with CR or LF,
+   * bodies go through {@link #unixLines}, the encoder encodes CR elsewhere), but what this composer
+   * writes must never hold a bare CR or LF whatever the encoder does (vertx-mail-client once folded
+   * headers with a bare LF), rather than be refused for it further on.
+   */
+  static String crlf(CharSequence text) {
+    return text.toString().replace("\r\n", "\n").replace('\r', '\n').replace("\n", "\r\n");
   }
 
   /** Text bodies arrive with whatever line endings the client's platform uses. */

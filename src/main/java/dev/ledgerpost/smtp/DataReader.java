@@ -12,6 +12,11 @@ import java.util.Locale;
  * Receives one DATA body line by line. It keeps the wire form untouched for relaying, hashes the
  * unstuffed message, finds the Message-ID header, and notes every reason to refuse the message; it
  * always reads to the terminating dot so the session stays in step with the client.
+ *
+ * <p>Only {@code <CRLF>.<CRLF>} ends the body (RFC 5321 §4.1.1.4). A dot line after a bare LF is the
+ * SMTP smuggling trick: a server that ends DATA there runs whatever follows as commands, while the
+ * next server in line reads it as part of the message. Here it is no end: everything up to the real
+ * {@code <CRLF>.<CRLF>} belongs to the message, which is refused for its bare line ending.
  */
 final class DataReader {
   /** RFC 5321 §4.5.3.1.6: 1000 octets with the CRLF. */
@@ -28,9 +33,17 @@ final class DataReader {
   private boolean inHeaders = true;
   private long size;
   private Problem problem = Problem.NONE;
+  /** Whether the bytes just before the next line are a CRLF: the DATA command's, then each line's own. */
+  private boolean afterCrlf;
 
   DataReader(long maxSize) {
+    this(maxSize, true);
+  }
+
+  /** @param dataLineCrlf whether the DATA command line ended in CRLF: it is the CRLF before a dot on the first line */
+  DataReader(long maxSize, boolean dataLineCrlf) {
     this.maxSize = maxSize;
+    this.afterCrlf = dataLineCrlf;
     try {
       this.sha256 = MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
@@ -40,10 +53,14 @@ final class DataReader {
 
   /** Takes one line; true when it was the terminating dot. */
   boolean accept(Line line) {
-    if (line.crlf() && !line.bareCr() && !line.tooLong() && line.isDot()) {
+    boolean dotCrlf = line.crlf() && !line.bareCr() && !line.tooLong() && line.isDot();
+    if (dotCrlf && afterCrlf) {
       return true;
     }
-    if (!line.crlf() || line.bareCr()) {
+    boolean lineAfterCrlf = afterCrlf;
+    afterCrlf = line.crlf();
+    if (!line.crlf() || line.bareCr() || (dotCrlf && !lineAfterCrlf)) {
+      // The last: "." CRLF after a DATA line that ended in a bare LF. Relayed, it would end DATA downstream.
       note(Problem.BARE_LINE_ENDING);
     } else if (line.tooLong() || line.content().length > MAX_LINE) {
       note(Problem.LINE_TOO_LONG);

@@ -48,6 +48,8 @@ public final class Replies {
   public static final Reply LINE_TOO_LONG = Reply.of(500, "5.5.2", "Line too long");
   public static final Reply BARE_LINE_ENDING_COMMAND = Reply.of(500, "5.5.2", "Bare CR in command line");
   public static final Reply SYNTAX = Reply.of(501, "5.5.4", "Syntax error in parameters or arguments");
+  public static final Reply BAD_SIZE = Reply.of(501, "5.5.4", "SIZE= needs a number of octets (RFC 1870)");
+  public static final Reply REPEATED_PARAMETER = Reply.of(501, "5.5.4", "A MAIL/RCPT parameter is given more than once");
   public static final Reply BAD_SENDER = Reply.of(501, "5.1.7", "Bad sender address syntax");
   public static final Reply BAD_RECIPIENT = Reply.of(501, "5.1.3", "Bad recipient address syntax");
   public static final Reply HELO_REQUIRED = Reply.of(501, "5.5.4", "HELO/EHLO requires a domain or address literal");

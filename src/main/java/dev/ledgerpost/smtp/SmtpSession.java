@@ -176,7 +176,7 @@ public final class SmtpSession {
         case "HELO" -> hello(args, false);
         case "MAIL" -> mail(args);
         case "RCPT" -> rcpt(args);
-        case "DATA" -> data(args);
+        case "DATA" -> data(args, line.crlf());
         case "RSET" -> rset(args);
         case "NOOP" -> reply(Replies.OK);
         case "QUIT" -> quit();
@@ -238,36 +238,16 @@ public final class SmtpSession {
     if (authUser == null && !policy.mayRelayWithoutAuth(clientIp)) {
       return reply(settings.authAvailable() ? Replies.AUTH_REQUIRED : Replies.RELAY_DENIED);
     }
-    String[] parts = words(args.substring(5));
-    String from = Addresses.mailbox(parts[0]);
-    if (parts[0].isEmpty() || from == null) {
+    Addresses.PathArgument argument = Addresses.splitPath(args.substring(5));
+    String from = argument == null ? null : Addresses.mailbox(argument.path());
+    if (from == null || argument.path().isEmpty()) {
       return reply(Replies.BAD_SENDER);
     }
-    long declaredSize = 0;
-    boolean eightBit = false;
-    boolean utf8 = false;
-    for (int i = 1; i < parts.length; i++) {
-      String p = parts[i].toUpperCase(Locale.ROOT);
-      if (p.startsWith("SIZE=")) {
-        try {
-          declaredSize = Long.parseLong(p.substring(5));
-        } catch (NumberFormatException e) {
-          return reply(Replies.SYNTAX);
-        }
-        if (declaredSize > settings.maxMessageSize()) {
-          return reply(Replies.TOO_BIG);
-        }
-      } else if (p.equals("BODY=8BITMIME")) {
-        eightBit = true;
-      } else if (p.equals("BODY=7BIT")) {
-        eightBit = false;
-      } else if (p.equals("SMTPUTF8")) {
-        utf8 = true;
-      } else if (!p.startsWith("AUTH=")) { // RFC 4954 AUTH= is advisory; ignoring it is allowed
-        return reply(Replies.UNSUPPORTED_PARAMETER);
-      }
+    EsmtpParameters.Mail parameters = EsmtpParameters.mail(argument.parameters(), settings.maxMessageSize());
+    if (parameters.refusal() != null) {
+      return reply(parameters.refusal());
     }
-    if (!utf8 && !Addresses.ascii(from)) {
+    if (!parameters.smtpUtf8() && !Addresses.ascii(from)) {
       return reply(Replies.NEEDS_SMTPUTF8);
     }
     if (!guards.senders().mayUse(authUser, from)) {
@@ -278,14 +258,14 @@ public final class SmtpSession {
       return reply(Replies.USER_RATE_LIMITED);
     }
     Submission submission = new Submission(Intake.SMTP, clientIp, helo, authUser, tls, esmtp);
-    boolean smtputf8 = utf8;
-    return relay.begin(submission, from, new Relay.MailParameters(declaredSize, eightBit, utf8))
+    return relay.begin(submission, from,
+            new Relay.MailParameters(parameters.declaredSize(), parameters.eightBit(), parameters.smtpUtf8()))
         .map(t -> {
           if (!t.mailReply().positive()) {
             return Step.reply(Replies.mirror(t.mailReply(), "1.0"));
           }
           txn = t;
-          smtpUtf8 = smtputf8;
+          smtpUtf8 = parameters.smtpUtf8();
           acceptedRecipients = 0;
           recipientCount = 0;
           return Step.reply(Replies.SENDER_OK);
@@ -311,13 +291,14 @@ public final class SmtpSession {
     if (!args.regionMatches(true, 0, "TO:", 0, 3)) {
       return reply(Replies.SYNTAX);
     }
-    String[] parts = words(args.substring(3));
-    String to = Addresses.mailbox(parts[0]);
+    Addresses.PathArgument argument = Addresses.splitPath(args.substring(3));
+    String to = argument == null ? null : Addresses.mailbox(argument.path());
     if (to == null || to.isEmpty()) {
       return reply(Replies.BAD_RECIPIENT);
     }
-    if (parts.length > 1) {
-      return reply(Replies.UNSUPPORTED_PARAMETER);
+    Reply refusal = EsmtpParameters.rcpt(argument.parameters());
+    if (refusal != null) {
+      return reply(refusal);
     }
     if (!smtpUtf8 && !Addresses.ascii(to)) {
       return reply(Replies.NEEDS_SMTPUTF8);
@@ -345,7 +326,7 @@ public final class SmtpSession {
         });
   }
 
-  private Future<Step> data(String args) {
+  private Future<Step> data(String args, boolean crlf) {
     if (!args.isEmpty()) {
       return reply(Replies.SYNTAX);
     }
@@ -358,7 +339,7 @@ public final class SmtpSession {
     if (acceptedRecipients == 0) {
       return reply(recipientCount == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS);
     }
-    data = new DataReader(settings.maxMessageSize());
+    data = new DataReader(settings.maxMessageSize(), crlf);
     return Future.succeededFuture(new Step(Replies.START_DATA, Action.READ_DATA));
   }
 
@@ -561,26 +542,6 @@ public final class SmtpSession {
     acceptedRecipients = 0;
     recipientCount = 0;
     smtpUtf8 = false;
-  }
-
-  /** Space-separated words, without a regex: this runs for every MAIL and RCPT. */
-  private static String[] words(String text) {
-    java.util.List<String> out = new ArrayList<>(4);
-    int i = 0;
-    int n = text.length();
-    while (i < n) {
-      while (i < n && text.charAt(i) == ' ') {
-        i++;
-      }
-      int start = i;
-      while (i < n && text.charAt(i) != ' ') {
-        i++;
-      }
-      if (i > start) {
-        out.add(text.substring(start, i));
-      }
-    }
-    return out.isEmpty() ? new String[] {""} : out.toArray(new String[0]);
   }
 
   private static Future<Step> reply(Reply r) {

@@ -31,6 +31,7 @@ import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -82,6 +83,12 @@ class SendApiTest {
   static void stop() throws Exception {
     gateway.close();
     GatewayHarness.await(vertx.close());
+  }
+
+  /** Issue 11: nothing the send API composes or relays reaches the smarthost with a bare CR or LF. */
+  @AfterEach
+  void theSmarthostSawNoBareCrOrLf() {
+    assertThat(downstream.bareLineEndings()).isEmpty();
   }
 
   static JsonObject composed() {

@@ -98,6 +98,44 @@ class DataReaderTest {
   }
 
   @Test
+  void aDotWithCrlfAfterABareLfIsNoEndOfDataEither() {
+    DataReader reader = new DataReader(10_000);
+
+    assertThat(reader.accept(raw("legit", false, false, false))).isFalse();
+    assertThat(reader.accept(Line.of("."))).as("<LF>.<CRLF> is the smuggler's end of data").isFalse();
+    assertThat(reader.accept(Line.of("MAIL FROM:<evil@attacker.example>"))).isFalse();
+    assertThat(reader.accept(Line.of("."))).as("the real <CRLF>.<CRLF>").isTrue();
+    assertThat(reader.problem()).isEqualTo(Problem.BARE_LINE_ENDING);
+  }
+
+  @Test
+  void theDataLinesCrlfIsTheOneBeforeADotOnTheFirstLine() {
+    assertThat(new DataReader(10_000, true).accept(Line.of("."))).isTrue();
+
+    DataReader afterBareLf = new DataReader(10_000, false);
+    assertThat(afterBareLf.accept(Line.of("."))).as("DATA<LF>.<CRLF>").isFalse();
+    assertThat(afterBareLf.accept(Line.of("."))).isTrue();
+    assertThat(afterBareLf.problem()).as("that dot must never go downstream").isEqualTo(Problem.BARE_LINE_ENDING);
+  }
+
+  @Test
+  void aDataLineEndedByABareLfDoesNotSpoilABodyWithoutADotFirst() {
+    DataReader reader = new DataReader(10_000, false);
+
+    assertThat(accept(reader, "Subject: s", "", "body", ".")).isTrue();
+    assertThat(reader.problem()).isEqualTo(Problem.NONE);
+  }
+
+  @Test
+  void aLineEndedInCrlfAfterABareCrInsideItStillCountsAsTheCrlfBeforeTheDot() {
+    DataReader reader = new DataReader(10_000);
+
+    assertThat(reader.accept(raw("a\rb", true, true, false))).isFalse();
+    assertThat(reader.accept(Line.of("."))).as("a\rb<CRLF>.<CRLF> holds a real <CRLF>.<CRLF>").isTrue();
+    assertThat(reader.problem()).isEqualTo(Problem.BARE_LINE_ENDING);
+  }
+
+  @Test
   void aBareLfLineIsABareLineEnding() {
     DataReader reader = new DataReader(10_000);
 

@@ -17,6 +17,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A downstream SMTP server for tests, on a real socket (port 0): it records every envelope and body
  * it receives and answers as its {@link Script} says, so tests can inject every downstream fault.
+ *
+ * <p>It also checks every byte it receives: a bare CR or LF from the gateway is noted in
+ * {@link #bareLineEndings()}, because what goes downstream must never be less strict than what the
+ * gateway accepts (issue 11). Its received bytes and command lines are kept for the same kind of check.
  */
 public final class ScriptedSmtpServer {
 
@@ -59,7 +63,13 @@ public final class ScriptedSmtpServer {
   private final List<Received> received = new CopyOnWriteArrayList<>();
   private final AtomicInteger dataCommands = new AtomicInteger();
   private final AtomicInteger connections = new AtomicInteger();
+  private final List<String> commands = new CopyOnWriteArrayList<>();
+  private final List<String> bareLineEndings = new CopyOnWriteArrayList<>();
+  private final ByteArrayOutputStream allReceived = new ByteArrayOutputStream();
   private NetServer server;
+  /** Load tests send a lot through here: raw bytes are kept up to this much (the checks go on past it). */
+  private static final int MAX_KEPT_BYTES = 16 * 1024 * 1024;
+  private static final int MAX_FINDINGS = 100;
 
   private ScriptedSmtpServer(Vertx vertx, Script script) {
     this.vertx = vertx;
@@ -94,15 +104,43 @@ public final class ScriptedSmtpServer {
     return connections.get();
   }
 
+  /** Every command line received (outside DATA bodies), without its CRLF, from all connections in order. */
+  public List<String> commands() {
+    return Collections.unmodifiableList(commands);
+  }
+
+  /**
+   * Every bare CR (not followed by LF) and bare LF (not preceded by CR) received, as "connection N,
+   * byte B: ..." with the bytes before it; empty when every line ended in CRLF.
+   */
+  public List<String> bareLineEndings() {
+    return Collections.unmodifiableList(bareLineEndings);
+  }
+
+  /** All bytes received so far on all connections (up to 16 MiB), one connection's after another's chunk. */
+  public byte[] receivedBytes() {
+    synchronized (allReceived) {
+      return allReceived.toByteArray();
+    }
+  }
+
   public Future<Void> close() {
     return server.close();
   }
 
   private void session(NetSocket socket) {
-    connections.incrementAndGet();
+    int connection = connections.incrementAndGet();
     State st = new State();
     RecordParser parser = RecordParser.newDelimited("\n", line -> onLine(socket, st, line));
-    socket.handler(parser);
+    socket.handler(data -> {
+      audit(connection, st, data);
+      parser.handle(data);
+    });
+    socket.closeHandler(v -> {
+      if (st.lastWasCr) {
+        bareLineEnding(connection, st, st.offset - 1, "bare CR at the end of the connection");
+      }
+    });
     reply(socket, script.greeting());
   }
 
@@ -110,6 +148,42 @@ public final class ScriptedSmtpServer {
     String from;
     List<String> rcpts = new ArrayList<>();
     ByteArrayOutputStream body;
+    // The byte check: where we are in the connection's stream, and the last bytes for context.
+    long offset;
+    boolean lastWasCr;
+    final byte[] recent = new byte[24];
+  }
+
+  /** Checks every byte as it arrives, across read boundaries. */
+  private void audit(int connection, State st, Buffer data) {
+    byte[] bytes = data.getBytes();
+    synchronized (allReceived) {
+      if (allReceived.size() + bytes.length <= MAX_KEPT_BYTES) {
+        allReceived.writeBytes(bytes);
+      }
+    }
+    for (byte b : bytes) {
+      if (st.lastWasCr && b != '\n') {
+        bareLineEnding(connection, st, st.offset - 1, "bare CR");
+      } else if (b == '\n' && !st.lastWasCr) {
+        bareLineEnding(connection, st, st.offset, "bare LF");
+      }
+      st.lastWasCr = b == '\r';
+      st.recent[(int) (st.offset % st.recent.length)] = b;
+      st.offset++;
+    }
+  }
+
+  private void bareLineEnding(int connection, State st, long at, String what) {
+    if (bareLineEndings.size() >= MAX_FINDINGS) {
+      return;
+    }
+    StringBuilder before = new StringBuilder();
+    for (long i = Math.max(0, st.offset - st.recent.length); i < st.offset; i++) {
+      int b = st.recent[(int) (i % st.recent.length)] & 0xff;
+      before.append(b == '\r' ? "\\r" : b == '\n' ? "\\n" : b < 0x20 || b > 0x7e ? "." : String.valueOf((char) b));
+    }
+    bareLineEndings.add("connection " + connection + ", byte " + at + ": " + what + " (after \"" + before + "\")");
   }
 
   private void onLine(NetSocket socket, State st, Buffer raw) {
@@ -140,6 +214,7 @@ public final class ScriptedSmtpServer {
       return;
     }
     String line = new String(bytes, 0, len, StandardCharsets.UTF_8);
+    commands.add(line);
     String upper = line.toUpperCase();
     if (upper.startsWith("EHLO")) {
       List<String> kw = script.ehloKeywords();
@@ -152,7 +227,7 @@ public final class ScriptedSmtpServer {
     } else if (upper.startsWith("HELO")) {
       reply(socket, "250 downstream.test");
     } else if (upper.startsWith("MAIL FROM:")) {
-      String from = between(line, '<', '>');
+      String from = path(line);
       String reply = script.mail(from);
       if (reply.startsWith("2")) {
         st.from = from;
@@ -160,7 +235,7 @@ public final class ScriptedSmtpServer {
       }
       reply(socket, reply);
     } else if (upper.startsWith("RCPT TO:")) {
-      String to = between(line, '<', '>');
+      String to = path(line);
       String reply = script.rcpt(to);
       if (reply.startsWith("2")) {
         st.rcpts.add(to);
@@ -190,10 +265,24 @@ public final class ScriptedSmtpServer {
     }
   }
 
-  private static String between(String s, char open, char close) {
-    int a = s.indexOf(open);
-    int b = s.indexOf(close, a + 1);
-    return a < 0 || b < 0 ? "" : s.substring(a + 1, b);
+  /** The mailbox between "<" and its ">", read as RFC 5321 does: a quoted local part may hold ">" and quoted pairs. */
+  static String path(String line) {
+    int a = line.indexOf('<');
+    if (a < 0) {
+      return "";
+    }
+    boolean quoted = false;
+    for (int i = a + 1; i < line.length(); i++) {
+      char c = line.charAt(i);
+      if (quoted && c == '\\') {
+        i++;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == '>' && !quoted) {
+        return line.substring(a + 1, i);
+      }
+    }
+    return "";
   }
 
   private static void reply(NetSocket socket, String reply) {

@@ -1,0 +1,107 @@
+package dev.ledgerpost.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.SmtpTestClient;
+import io.vertx.core.Vertx;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The SMTP intake's hardening of issue 11 over real sockets. SMTP smuggling: a body that hides a second
+ * transaction behind an end-of-data look-alike is refused whole, and nothing after the look-alike
+ * reaches the smarthost. Quoted local parts: accepted and relayed as written; an unbalanced quote is refused.
+ */
+class SmtpHardeningEndToEndTest {
+  static Vertx vertx;
+  static ScriptedSmtpServer downstream;
+  static GatewayHarness gateway;
+
+  @BeforeAll
+  static void start() throws Exception {
+    vertx = Vertx.vertx();
+    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    gateway.close();
+    GatewayHarness.await(vertx.close());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"\n.\r\n", "\n.\n", "\r.\r", "\r\n.\n", "\r\n.\r", "\n.\r", "\r.\n", "\r.\r\n"})
+  void aSmuggledTransactionIsRefusedWithTheMessageAndNeverReachesTheSmarthost(String lookAlike) throws Exception {
+    String tag = "v" + Integer.toHexString(lookAlike.hashCode());
+    String evil = "evil-" + tag + "@attacker.example";
+    String victim = "victim-" + tag + "@dest.example";
+    int messagesBefore = downstream.messages().size();
+
+    try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(client.reply()).startsWith("220 ");
+      assertThat(client.command("EHLO client.test")).startsWith("250");
+      assertThat(client.command("MAIL FROM:<sender-" + tag + "@client.example>")).startsWith("250");
+      assertThat(client.command("RCPT TO:<rcpt-" + tag + "@dest.example>")).startsWith("250");
+      assertThat(client.command("DATA")).startsWith("354");
+      // One write: the look-alike and the hidden transaction arrive together, as an attacker pipelines them.
+      client.sendBytes(("Subject: smuggle\r\n\r\nlegit body" + lookAlike
+          + "MAIL FROM:<" + evil + ">\r\nRCPT TO:<" + victim + ">\r\nDATA\r\n"
+          + "Subject: hidden " + tag + "\r\n\r\nhidden body\r\n.\r\n").getBytes(StandardCharsets.ISO_8859_1));
+
+      assertThat(client.reply()).isEqualTo("554 5.6.0 Message refused: bare CR or LF; lines must end with CRLF");
+      // In step: the next command is answered as a command, and a clean message after it goes through.
+      assertThat(client.command("NOOP")).isEqualTo("250 2.0.0 OK");
+      assertThat(client.sendMail("after-" + tag + "@client.example", List.of("rcpt-" + tag + "@dest.example"),
+          "Subject: after " + tag + "\r\n\r\nclean\r\n")).startsWith("250 2.0.0 Ok: queued as ");
+      assertThat(client.command("QUIT")).startsWith("221");
+    }
+
+    List<ScriptedSmtpServer.Received> received = downstream.messages().subList(messagesBefore, downstream.messages().size());
+    assertThat(received).hasSize(1);
+    assertThat(received.get(0).mailFrom()).isEqualTo("after-" + tag + "@client.example");
+    String everything = new String(downstream.receivedBytes(), StandardCharsets.ISO_8859_1);
+    assertThat(everything).doesNotContain(evil, victim, "hidden " + tag, "legit body");
+    assertThat(downstream.commands()).noneMatch(c -> c.contains(evil) || c.contains(victim));
+    assertThat(downstream.bareLineEndings()).isEmpty();
+  }
+
+  @Test
+  void quotedLocalPartsAreRelayedAsWrittenAndTheSmarthostReceivesThem() throws Exception {
+    String from = "\"john smith\"@client.example";
+    String to = "\"a\\\"b\"@dest.example";
+    int before = downstream.messages().size();
+
+    try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(client.reply()).startsWith("220 ");
+      assertThat(client.sendMail(from, List.of(to), "Subject: quoted\r\n\r\nhello\r\n")).startsWith("250 2.0.0 Ok: queued as ");
+      assertThat(client.command("QUIT")).startsWith("221");
+    }
+
+    assertThat(downstream.commands()).contains("MAIL FROM:<" + from + ">", "RCPT TO:<" + to + ">");
+    ScriptedSmtpServer.Received got = downstream.messages().get(before);
+    assertThat(got.mailFrom()).isEqualTo(from);
+    assertThat(got.recipients()).containsExactly(to);
+  }
+
+  @Test
+  void anUnbalancedQuoteIs501AndNothingReachesTheSmarthost() throws Exception {
+    try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(client.reply()).startsWith("220 ");
+      assertThat(client.command("EHLO client.test")).startsWith("250");
+      assertThat(client.command("MAIL FROM:<\"unbalanced@client.example>")).isEqualTo("501 5.1.7 Bad sender address syntax");
+      assertThat(client.command("MAIL FROM:<sender@client.example> SIZE=-1")).startsWith("501 5.5.4");
+      assertThat(client.command("MAIL FROM:<sender@client.example> SIZE=1 SIZE=1")).startsWith("501 5.5.4");
+      assertThat(client.command("QUIT")).startsWith("221");
+    }
+
+    assertThat(downstream.commands()).noneMatch(c -> c.contains("unbalanced@"));
+  }
+}
