@@ -5,6 +5,7 @@ import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerMessages;
@@ -118,6 +119,8 @@ public final class Gateway {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
           return deploy(retry).map(shared);
         })
+        .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
+            metrics, handovers, shared.hostname()))))
         .compose(shared -> {
           stale = new StaleVerticle(config.stale(), clock);
           return deploy(stale).map(shared);
@@ -125,7 +128,7 @@ public final class Gateway {
         .compose(shared -> {
           bindLedgerGauges();
           api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(), metrics,
-              registry::scrape, config.observability(), new SendApi.Setup(config, apiKeys, shared.hostname(), handovers, metrics,
+              registry::scrape, config.observability(), new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots()));
           return deploy(api).map(shared);
         })
@@ -149,7 +152,7 @@ public final class Gateway {
     AtomicInteger connections = new AtomicInteger();
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
-        connections, handovers, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
+        connections, null, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
         downstreamSlots());
   }
 

@@ -9,9 +9,11 @@ import dev.ledgerpost.api.SendEnd.Unavailable;
 import dev.ledgerpost.api.SendEnd.Verdict;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.delivery.LedgerIds;
+import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.delivery.RelayTransaction;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.Opening;
+import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.delivery.Submission;
 import dev.ledgerpost.ledger.IdempotencyMessages;
@@ -39,7 +41,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +61,7 @@ public final class SendApi {
   private static final long JSON_OVERHEAD = 64 * 1024;
 
   /** What the gateway hands the send API at start (keys were read on a worker; the slots are the whole process's). */
-  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, AtomicLong handovers, GatewayMetrics metrics,
+  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
       DownstreamSlots downstreamSlots) {}
 
   private final Vertx vertx;
@@ -87,8 +88,7 @@ public final class SendApi {
     this.keys = setup.keys();
     this.contract = contract;
     this.hostname = setup.hostname();
-    this.relay = new SmarthostRelay(vertx, downstream, config.delivery(), hostname, setup.handovers(), setup.metrics(),
-        setup.downstreamSlots());
+    this.relay = new SmarthostRelay(vertx, downstream, hostname, setup.contract(), setup.downstreamSlots());
     long max = config.smtp().maxMessageSize();
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;
@@ -248,7 +248,7 @@ public final class SendApi {
     }
     return recipients(txn, p.recipients(), 0, new ArrayList<>()).compose(verdicts -> {
       if (verdicts.size() == p.recipients().size() && verdicts.stream().allMatch(v -> v.reply().positive())) {
-        return txn.deliver(p.message(), op, ref, openLease)
+        return txn.deliver(p.message(), ref == null ? Opening.withId(op) : Opening.keyed(op, ref, openLease))
             .<SendEnd>map(Delivered::new)
             .otherwise(Broken::new);
       }

@@ -1,34 +1,24 @@
 package dev.ledgerpost.delivery;
 
-import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import java.util.concurrent.atomic.AtomicLong;
 
-/** The relay to the configured smarthost: every recipient takes the one route there is. */
+/**
+ * The relay to the configured smarthost: every recipient takes the one route there is. One per event
+ * loop (each SMTP and HTTP verticle instance has its own, with its own connection pool); they share the
+ * process-wide {@link RelayContract} and {@link DownstreamSlots}.
+ */
 public final class SmarthostRelay implements Relay {
-  private final Vertx vertx;
-  private final Bus bus;
   private final GatewayConfig.Downstream config;
-  private final GatewayConfig.Delivery delivery;
-  private final String hostname;
   private final DownstreamPool pool;
-  private final AtomicLong handovers;
-  private final GatewayMetrics metrics;
+  private final RelayContract contract;
 
-  /** {@code slots} is the process-wide cap on smarthost connections, shared by every relay. */
-  public SmarthostRelay(Vertx vertx, GatewayConfig.Downstream config, GatewayConfig.Delivery delivery, String hostname,
-      AtomicLong handovers, GatewayMetrics metrics, DownstreamSlots slots) {
-    this.metrics = metrics;
-    this.vertx = vertx;
-    this.bus = Bus.of(vertx);
+  public SmarthostRelay(Vertx vertx, GatewayConfig.Downstream config, String hostname, RelayContract contract,
+      DownstreamSlots slots) {
     this.config = config;
-    this.delivery = delivery;
-    this.hostname = hostname;
+    this.contract = contract;
     this.pool = new DownstreamPool(vertx, config, hostname, slots);
-    this.handovers = handovers;
   }
 
   @Override
@@ -51,10 +41,10 @@ public final class SmarthostRelay implements Relay {
     DownstreamConnection c = lease.connection();
     if (p.smtpUtf8() && !c.supports("SMTPUTF8")) {
       pool.release(c);
-      return Future.succeededFuture(SmarthostTransaction.refused(
-          new DownstreamReply(553, "5.6.7", "Downstream does not support SMTPUTF8"), route()));
+      return Future.succeededFuture(ContractTransaction.refused(
+          new DownstreamReply(553, "5.6.7", "Downstream does not support SMTPUTF8"), config.route()));
     }
-    StringBuilder cmd = new StringBuilder("MAIL FROM:<").append(mailFrom).append('>');
+    StringBuilder cmd = new StringBuilder(64).append("MAIL FROM:<").append(mailFrom).append('>');
     if (p.declaredSize() > 0 && c.supports("SIZE")) {
       cmd.append(" SIZE=").append(p.declaredSize());
     }
@@ -66,51 +56,16 @@ public final class SmarthostRelay implements Relay {
     }
     return c.command(cmd.toString(), config.replyTimeout()).map(reply -> {
       if (reply.positive()) {
-        return new SmarthostTransaction(this, c, submission, mailFrom, reply);
+        return new ContractTransaction(contract, new SmtpClientTransaction(c, pool, config), submission, mailFrom, reply,
+            config.route());
       }
       if (reply.code() == 421) {
         c.close();
       } else {
         pool.release(c);
       }
-      return SmarthostTransaction.refused(reply, route());
+      return ContractTransaction.refused(reply, config.route());
     });
-  }
-
-  String route() {
-    return config.route();
-  }
-
-  Vertx vertx() {
-    return vertx;
-  }
-
-  Bus bus() {
-    return bus;
-  }
-
-  GatewayConfig.Downstream config() {
-    return config;
-  }
-
-  GatewayConfig.Delivery delivery() {
-    return delivery;
-  }
-
-  String hostname() {
-    return hostname;
-  }
-
-  DownstreamPool pool() {
-    return pool;
-  }
-
-  GatewayMetrics metrics() {
-    return metrics;
-  }
-
-  void handedOver() {
-    handovers.incrementAndGet();
   }
 
   public Future<Void> close() {

@@ -21,7 +21,10 @@ import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.templates.SqlTemplate;
 import java.time.Duration;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -52,18 +55,19 @@ final class IdempotencyStore {
    * second alternative lets a retry after an ambiguous commit find its own binding. A claim that was
    * taken over (its lease ran out) binds nothing, and ledger_abort then rolls the whole open back.
    */
-  private static final String OPEN_KEYED = Ledger.OPEN_WRITES + """
+  private static final String OPEN_KEYED = OpenBatch.WRITES.formatted(OpenBatch.ON_CONFLICT) + """
       ,
       k AS (
         UPDATE idempotency_keys
-           SET state = 'OPENED', message_id = #{id}, lease_until = now() + make_interval(secs => #{lease}), updated_at = now()
-         WHERE owner = #{owner} AND key = #{key} AND operation_id = #{id}
-           AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = #{id}))
+           SET state = 'OPENED', message_id = ($1::uuid[])[1], lease_until = now() + make_interval(secs => $19::float8),
+               updated_at = now()
+         WHERE owner = $17 AND key = $18 AND operation_id = ($1::uuid[])[1]
+           AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = ($1::uuid[])[1]))
         RETURNING 1)
-      SELECT (SELECT count(*) FROM m) AS inserted,
-             CASE WHEN (SELECT count(*) FROM k) = 0
-                  THEN ledger_abort('the idempotency key of operation ' || #{id}::text || ' is no longer held by it')
-             END AS refused""";
+      SELECT m.id, NULL::int AS refused FROM m
+      UNION ALL
+      SELECT NULL, ledger_abort('the idempotency key of operation ' || ($1::uuid[])[1]::text || ' is no longer held by it')
+       WHERE (SELECT count(*) FROM k) = 0""";
   private static final String COMPLETE = """
       UPDATE idempotency_keys SET state = 'COMPLETED', response = #{response}, updated_at = now()
        WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op} AND state IN ('OPENED', 'COMPLETED')""";
@@ -80,19 +84,15 @@ final class IdempotencyStore {
 
   private final Pool pool;
   private final TransactionPolicy policy;
-  private final Ledger ledger;
   private final GatewayMetrics metrics;
   /** Called after a keyed open committed: it wrote an outbox row (OutboxWake). */
   private final Runnable committed;
-  private final SqlTemplate<Map<String, Object>, RowSet<Row>> openKeyedTemplate;
 
-  IdempotencyStore(Pool pool, TransactionPolicy policy, Ledger ledger, GatewayMetrics metrics, Runnable committed) {
+  IdempotencyStore(Pool pool, TransactionPolicy policy, GatewayMetrics metrics, Runnable committed) {
     this.pool = pool;
     this.policy = policy;
-    this.ledger = ledger;
     this.metrics = metrics;
     this.committed = committed;
-    this.openKeyedTemplate = SqlTemplate.forQuery(pool, OPEN_KEYED);
   }
 
   void serve(Bus bus) {
@@ -164,21 +164,26 @@ final class IdempotencyStore {
     };
   }
 
-  /** The ledger entry and the key's binding commit together, or neither does. */
+  /** The ledger entry and the key's binding commit together, or neither does. A batch of one: keyed sends are few. */
   Future<Opened> openKeyed(OpenKeyed o) {
     if (!o.ref().operationId().equals(o.open().id())) {
       return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
           "a key binds the ledger entry its claimant chose: " + o.ref().operationId() + " is not " + o.open().id()));
     }
-    Map<String, Object> p = Ledger.openParams(o.open());
-    p.put("owner", o.ref().owner());
-    p.put("key", o.ref().key());
-    p.put("lease", seconds(o.lease()));
+    List<Object> params = OpenBatch.params(List.of(o.open()));
+    params.add(o.ref().owner());
+    params.add(o.ref().key());
+    params.add(seconds(o.lease()));
+    Tuple tuple = Tuple.tuple(params);
     long started = System.nanoTime();
-    return policy.run("open", () -> openKeyedTemplate.execute(p).compose(rows -> ledger.opened(o.open(), rows)))
+    return policy.run("open", () -> pool.preparedQuery(OPEN_KEYED).execute(tuple)
+            .compose(rows -> OpenBatch.answers(pool, List.of(o.open()), OpenBatch.inserted(rows)))
+            .compose(answers -> answers.get(0).failure() != null
+                ? Future.<Opened>failedFuture(answers.get(0).failure())
+                : Future.succeededFuture(answers.get(0).value())))
         .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.OPEN, System.nanoTime() - started, ar.succeeded()))
         .onSuccess(opened -> committed.run())
-        .recover(e -> Future.failedFuture(persistence("open of " + o.open().id(), e)));
+        .recover(e -> Future.failedFuture(LedgerWriter.persistence("open", o.open().id(), e)));
   }
 
   Future<Done> complete(Complete c) {

@@ -35,6 +35,7 @@ public final class LedgerVerticle extends VerticleBase {
   private static final OutboxMessages.Wake WAKE = new OutboxMessages.Wake();
 
   private Pool pool;
+  private LedgerWriter writer;
   private PgSubscriber subscriber;
   private DatabaseTarget target;
 
@@ -73,17 +74,19 @@ public final class LedgerVerticle extends VerticleBase {
             retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
             metrics.ledgerRetry(cause);
           };
-          Ledger ledger = new Ledger(pool, new TransactionPolicy(vertx, counting), metrics);
+          Ledger ledger = new Ledger(pool);
           Bus bus = Bus.of(vertx);
           new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           OutboxWake wake = new OutboxWake(vertx, pool, bus);
-          bus.serve(LedgerMessages.OPEN, Open.class, o -> ledger.open(o).onSuccess(opened -> wake.committed()));
-          bus.serve(LedgerMessages.SETTLE, Settle.class, s -> ledger.settle(s).onSuccess(settled -> wake.committed()));
+          writer = new LedgerWriter(context, pool, counting, config.lockTimeout(), metrics, wake::committed);
+          // The hot path calls the writer directly; the bus addresses serve the retry part, tools and tests.
+          bus.serve(LedgerMessages.OPEN, Open.class, writer::open);
+          bus.serve(LedgerMessages.SETTLE, Settle.class, writer::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
-          new IdempotencyStore(pool, new TransactionPolicy(vertx, counting), ledger, metrics, wake::committed).serve(bus);
+          new IdempotencyStore(pool, new TransactionPolicy(vertx, counting), metrics, wake::committed).serve(bus);
           OutboxStore outbox = new OutboxStore(pool);
           bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
           bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
@@ -143,6 +146,11 @@ public final class LedgerVerticle extends VerticleBase {
     Map<String, Long> copy = new java.util.TreeMap<>();
     retries.forEach((k, v) -> copy.put(k, v.get()));
     return copy;
+  }
+
+  /** Opens and settles, group-committed; callable from any event loop once this verticle has started. */
+  public LedgerWriter writer() {
+    return writer;
   }
 
   /** For tests and the operator log: where the ledger lives. */

@@ -37,8 +37,11 @@ public final class OutboxMessages {
   /** {@code user} null: every event (admin); else only that user's. */
   public record History(long since, int limit, String user) {}
 
-  /** {@code prunedThrough}: events at or below it may be gone; a subscriber behind it must reset. */
-  public record HistoryPage(List<OutboxEvent> events, long prunedThrough, long lastPubSeq) {}
+  /**
+   * {@code prunedThrough}: events at or below it may be gone; a subscriber behind it must reset.
+   * {@code scannedThrough}: the page looked at every event up to here (a per-user page holds fewer).
+   */
+  public record HistoryPage(List<OutboxEvent> events, long prunedThrough, long lastPubSeq, long scannedThrough) {}
 
   public record Prune(Duration retention, int batch) {}
 

@@ -21,41 +21,60 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-/** The outbox's SQL: publishing in one serialised transaction, history for resuming, retention, receipts. */
+/**
+ * The outbox's SQL: publishing in one serialised transaction, history for resuming, retention, receipts.
+ *
+ * <p>A row holds one event, or the events of one group-committed statement (docs/design.md §6.1). Rows are
+ * published whole: a row's pub_seq is its first event's, and its events follow gap-free. Events of a
+ * batch row carry no payload of their own: it is read from their message (its fields that never
+ * change, and the status and version the row recorded for each event).
+ */
 final class OutboxStore {
-  private static final String EVENT_COLUMNS =
-      "o.pub_seq, o.event_id, o.message_id, o.type, o.payload::text AS payload, m.auth_user, o.created_at";
+  /** At most this many events in one row (the group commit's batch cap; a CHECK in V40 holds it). */
+  private static final int MAX_EVENTS_PER_ROW = GroupCommit.MAX_BATCH;
+  /** Every event of the rows whose seq the subquery {@code %s} gives (V40's view: one definition of an event's payload). */
+  private static final String EVENTS = """
+      SELECT seq, pub_seq, event_id, message_id, type, payload::text AS payload, auth_user, created_at
+        FROM outbox_events WHERE seq IN (%s)""";
   private static final String LOCK_PUBLISHER = "SELECT last_pub_seq FROM outbox_publisher WHERE id = 1 FOR UPDATE";
   private static final String UNPUBLISHED = """
-      SELECT o.seq, o.event_id, o.message_id, o.type, o.payload::text AS payload, m.auth_user, o.created_at
-        FROM outbox o LEFT JOIN messages m ON m.id = o.message_id
-       WHERE o.published_at IS NULL
-       ORDER BY o.seq
-       LIMIT #{limit}""";
+      SELECT seq, coalesce(cardinality(message_ids), 1) AS n FROM outbox
+       WHERE published_at IS NULL
+       ORDER BY seq
+       LIMIT $1""";
   private static final String MARK = "UPDATE outbox SET pub_seq = $1, published_at = now() WHERE seq = $2";
-  private static final String ADVANCE = "UPDATE outbox_publisher SET last_pub_seq = #{last} WHERE id = 1";
-  private static final String HISTORY = "SELECT " + EVENT_COLUMNS + """
+  private static final String ADVANCE = "UPDATE outbox_publisher SET last_pub_seq = $1 WHERE id = 1";
+  private static final String PUBLISHED_EVENTS = EVENTS.formatted("SELECT unnest($1::bigint[])") + " ORDER BY pub_seq";
+  /** The rows holding events after $1: a row starts at most MAX_EVENTS_PER_ROW - 1 events before its last one. */
+  private static final String HISTORY = EVENTS.formatted("""
+      SELECT seq FROM outbox WHERE pub_seq > $1 - %d ORDER BY pub_seq LIMIT $2 + %d""".formatted(MAX_EVENTS_PER_ROW,
+      MAX_EVENTS_PER_ROW)) + """
 
-        FROM outbox o LEFT JOIN messages m ON m.id = o.message_id
-       WHERE o.pub_seq > #{since} AND (#{user}::text IS NULL OR m.auth_user = #{user})
-       ORDER BY o.pub_seq
-       LIMIT #{limit}""";
+         AND pub_seq > $1
+       ORDER BY pub_seq
+       LIMIT $2""";
   private static final String STATE = "SELECT last_pub_seq, pruned_through FROM outbox_publisher WHERE id = 1";
   private static final String PRUNE = """
       WITH doomed AS (
-        SELECT seq, pub_seq FROM outbox
+        SELECT seq, pub_seq + coalesce(cardinality(message_ids), 1) - 1 AS last FROM outbox
          WHERE published_at IS NOT NULL AND published_at < now() - make_interval(secs => #{seconds})
          ORDER BY pub_seq LIMIT #{batch})
-      DELETE FROM outbox o USING doomed WHERE o.seq = doomed.seq RETURNING doomed.pub_seq""";
+      DELETE FROM outbox o USING doomed WHERE o.seq = doomed.seq RETURNING doomed.last""";
   private static final String PRUNED_THROUGH =
       "UPDATE outbox_publisher SET pruned_through = GREATEST(pruned_through, #{through}) WHERE id = 1";
   private static final String RECEIPT = """
       INSERT INTO notify_receipts (pub_seq, message_id, subscriber, state)
-      SELECT o.pub_seq, o.message_id, #{subscriber}, #{state} FROM outbox o WHERE o.pub_seq = #{seq}
-      ON CONFLICT DO NOTHING""";
+      SELECT $1, coalesce(o.message_id, o.message_ids[$1 - o.pub_seq + 1]), $2, $3 FROM outbox o
+       WHERE o.pub_seq <= $1 AND o.pub_seq > $1 - %d AND o.pub_seq + coalesce(cardinality(o.message_ids), 1) > $1
+      ON CONFLICT DO NOTHING""".formatted(MAX_EVENTS_PER_ROW);
+  /** A message's events: its single-event rows, and the batch rows of its open and settle. */
   private static final String EVENT_COUNTS = """
-      SELECT count(*) AS events, count(pub_seq) AS published, coalesce(max(pub_seq), 0) AS last
-        FROM outbox WHERE message_id = #{id}""";
+      WITH rows AS (
+        SELECT seq, pub_seq, 1 AS pos FROM outbox WHERE message_id = $1
+        UNION ALL
+        SELECT o.seq, o.pub_seq, array_position(o.message_ids, $1) FROM messages m JOIN outbox o ON o.seq IN (m.open_seq, m.settle_seq)
+         WHERE m.id = $1 AND o.message_ids IS NOT NULL)
+      SELECT count(*) AS events, count(pub_seq) AS published, coalesce(max(pub_seq + pos - 1), 0) AS last FROM rows""";
   private static final String RECEIPTS = """
       SELECT subscriber, state, pub_seq, at FROM notify_receipts WHERE message_id = #{id} ORDER BY at, subscriber""";
 
@@ -70,45 +89,58 @@ final class OutboxStore {
 
   /**
    * Takes the publisher row lock (so only one publisher in any process runs at a time), then every
-   * committed row not yet published, in seq order, and numbers them after the last published one.
+   * committed row not yet published, in seq order, and numbers their events after the last published one.
+   * Rows become visible in commit order, not seq order, so there is no cursor over seq (docs/design.md §6.2).
    */
   Future<Published> publish(int limit) {
     return pool.withTransaction(conn -> conn.query(LOCK_PUBLISHER).execute().compose(lock -> {
       long last = lock.iterator().next().getLong(0);
-      return SqlTemplate.forQuery(conn, UNPUBLISHED).execute(Map.of("limit", limit)).compose(rows -> {
-        List<OutboxEvent> events = new ArrayList<>();
+      return conn.preparedQuery(UNPUBLISHED).execute(Tuple.of(limit)).compose(rows -> {
         List<Tuple> marks = new ArrayList<>();
+        List<Long> seqs = new ArrayList<>();
         long next = last;
         for (Row row : rows) {
-          next++;
-          marks.add(Tuple.of(next, row.getLong("seq")));
-          events.add(new OutboxEvent(next, row.getString("event_id"), row.getUUID("message_id"), row.getString("type"),
-              row.getString("payload"), row.getString("auth_user"), row.getOffsetDateTime("created_at")));
+          marks.add(Tuple.of(next + 1, row.getLong("seq")));
+          seqs.add(row.getLong("seq"));
+          next += row.getInteger("n");
         }
-        if (events.isEmpty()) {
+        if (marks.isEmpty()) {
           return Future.succeededFuture(new Published(List.of()));
         }
         long newLast = next;
         return conn.preparedQuery(MARK).executeBatch(marks)
-            .compose(x -> SqlTemplate.forUpdate(conn, ADVANCE).execute(Map.of("last", newLast)))
-            .map(x -> new Published(List.copyOf(events)));
+            .compose(x -> conn.preparedQuery(ADVANCE).execute(Tuple.of(newLast)))
+            .compose(x -> conn.preparedQuery(PUBLISHED_EVENTS).execute(Tuple.of(seqs.toArray(new Long[0]))))
+            .map(events -> {
+              List<OutboxEvent> out = new ArrayList<>();
+              events.forEach(r -> out.add(event(r)));
+              return new Published(List.copyOf(out));
+            });
       });
     }));
   }
 
+  /**
+   * Up to {@code limit} published events after {@code since}; a per-user subscriber's page keeps only
+   * that user's, and says how far it looked ({@code scannedThrough}) so that a page thinned by the
+   * filter is never taken for the end of the history.
+   */
   Future<HistoryPage> history(History h) {
-    java.util.HashMap<String, Object> p = new java.util.HashMap<>();
-    p.put("since", h.since());
-    p.put("user", h.user());
-    p.put("limit", h.limit());
     return pool.withConnection(conn -> conn.query(STATE).execute().compose(state -> {
       Row s = state.iterator().next();
       long last = s.getLong("last_pub_seq");
       long pruned = s.getLong("pruned_through");
-      return SqlTemplate.forQuery(conn, HISTORY).mapTo(OutboxStore::event).execute(p).map(rows -> {
+      return conn.preparedQuery(HISTORY).execute(Tuple.of(h.since(), h.limit())).map(rows -> {
         List<OutboxEvent> events = new ArrayList<>();
-        rows.forEach(events::add);
-        return new HistoryPage(List.copyOf(events), pruned, last);
+        long scanned = h.since();
+        for (Row r : rows) {
+          OutboxEvent e = event(r);
+          scanned = Math.max(scanned, e.pubSeq());
+          if (h.user() == null || h.user().equals(e.authUser())) {
+            events.add(e);
+          }
+        }
+        return new HistoryPage(List.copyOf(events), pruned, last, rows.size() < h.limit() ? Math.max(scanned, last) : scanned);
       });
     }));
   }
@@ -135,14 +167,12 @@ final class OutboxStore {
   }
 
   Future<Void> receipt(Receipt r) {
-    return SqlTemplate.forUpdate(pool, RECEIPT)
-        .execute(Map.of("seq", r.pubSeq(), "subscriber", r.subscriber(), "state", r.state()))
-        .mapEmpty();
+    return pool.preparedQuery(RECEIPT).execute(Tuple.of(r.pubSeq(), r.subscriber(), r.state())).mapEmpty();
   }
 
   Future<OperationFacts> operation(Ledger ledger, UUID id) {
-    return ledger.get(new LedgerMessages.Get(id)).compose(detail -> SqlTemplate.forQuery(pool, EVENT_COUNTS)
-        .execute(Map.of("id", id))
+    return ledger.get(new LedgerMessages.Get(id)).compose(detail -> pool.preparedQuery(EVENT_COUNTS)
+        .execute(Tuple.of(id))
         .compose(counts -> {
           Row c = counts.iterator().next();
           return SqlTemplate.forQuery(pool, RECEIPTS).execute(Map.of("id", id)).map(rows -> {

@@ -117,7 +117,9 @@ final class Subscriber {
           for (OutboxEvent e : page.events()) {
             deliver(e);
           }
-          if (page.events().size() < HISTORY_PAGE) {
+          // Events this subscriber may not see were looked at too: the next page starts after them.
+          lastSent = Math.max(lastSent, page.scannedThrough());
+          if (page.scannedThrough() >= page.lastPubSeq()) {
             goLive();
           } else if (ws.writeQueueFull()) {
             ws.drainHandler(v -> {

@@ -1,6 +1,7 @@
 package dev.ledgerpost.retry;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.bus.Hop;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerException;
@@ -34,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * that a thousand held outcomes do not hammer a database that is down or locked; as soon as one
  * settle commits the rest follow, a few at a time.
  */
-public final class RetryVerticle extends VerticleBase {
+public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
   private static final Logger LOG = LoggerFactory.getLogger(RetryVerticle.class);
   private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
 
@@ -121,9 +122,9 @@ public final class RetryVerticle extends VerticleBase {
     bus = Bus.of(vertx);
     journal = new OutcomeJournal(vertx, journalDir, config.journalCompactSize(), opener);
     return journal.recover().map(recovery -> {
-      bus.serve(RetryMessages.JOURNAL, KnownOutcome.class, this::journal);
+      bus.serve(RetryMessages.JOURNAL, KnownOutcome.class, this::journalOnLoop);
       bus.serve(RetryMessages.HELD, HeldQuery.class, q -> Future.succeededFuture(new HeldOutcomes(Set.copyOf(held.keySet()))));
-      vertx.eventBus().<KnownOutcome>localConsumer(KnownOutcome.ADDRESS, m -> handOver(m.body()));
+      vertx.eventBus().<KnownOutcome>localConsumer(KnownOutcome.ADDRESS, m -> handOverOnLoop(m.body()));
       vertx.eventBus().<OutcomeDone>localConsumer(RetryMessages.DONE, m -> done(m.body().id()));
       for (KnownOutcome o : recovery.open()) {
         Entry e = new Entry(o, true, State.QUEUED);
@@ -140,8 +141,25 @@ public final class RetryVerticle extends VerticleBase {
     });
   }
 
-  /** The delivery part asks before its first settle; the reply means "fsynced". */
-  private Future<Journaled> journal(KnownOutcome o) {
+  // The relay contract's direct calls (OutcomeKeeper): from any event loop onto this part's own.
+
+  @Override
+  public Future<Void> journal(KnownOutcome outcome) {
+    return Hop.call(context, () -> journalOnLoop(outcome).mapEmpty());
+  }
+
+  @Override
+  public void settled(UUID id) {
+    Hop.send(context, () -> done(id));
+  }
+
+  @Override
+  public void handOver(KnownOutcome outcome) {
+    Hop.send(context, () -> handOverOnLoop(outcome));
+  }
+
+  /** The delivery part asks before (or while) it first settles; the reply means "fsynced". */
+  private Future<Journaled> journalOnLoop(KnownOutcome o) {
     UUID id = o.settle().id();
     Entry existing = held.get(id);
     if (existing != null && existing.journaled) {
@@ -165,7 +183,7 @@ public final class RetryVerticle extends VerticleBase {
   }
 
   /** The delivery part's settle failed: from now on this part owns the outcome. */
-  private void handOver(KnownOutcome o) {
+  private void handOverOnLoop(KnownOutcome o) {
     UUID id = o.settle().id();
     Entry e = held.get(id);
     if (e == null) {

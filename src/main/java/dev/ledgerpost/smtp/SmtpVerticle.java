@@ -3,6 +3,7 @@ package dev.ledgerpost.smtp;
 import dev.ledgerpost.config.Cidr;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
@@ -14,7 +15,6 @@ import io.vertx.core.net.ServerSSLOptions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,11 +33,17 @@ public final class SmtpVerticle extends VerticleBase {
       ServerSSLOptions tls,
       SmtpSession.Authenticator authenticator,
       AtomicInteger connections,
-      AtomicLong handovers,
+      RelayContract contract,
       GatewayMetrics metrics,
       SmtpSession.Guards guards,
       AddressConnections perAddress,
-      DownstreamSlots downstreamSlots) {}
+      DownstreamSlots downstreamSlots) {
+
+    /** The relay contract exists once the ledger and the retry part run: it is added then. */
+    public Shared withContract(RelayContract c) {
+      return new Shared(config, hostname, tls, authenticator, connections, c, metrics, guards, perAddress, downstreamSlots);
+    }
+  }
 
   private final Shared shared;
   private NetServer server;
@@ -51,8 +57,7 @@ public final class SmtpVerticle extends VerticleBase {
   public Future<?> start() {
     GatewayConfig config = shared.config();
     GatewayConfig.Smtp smtp = config.smtp();
-    relay = new SmarthostRelay(vertx, config.downstream(), config.delivery(), shared.hostname(), shared.handovers(),
-        shared.metrics(), shared.downstreamSlots());
+    relay = new SmarthostRelay(vertx, config.downstream(), shared.hostname(), shared.contract(), shared.downstreamSlots());
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();

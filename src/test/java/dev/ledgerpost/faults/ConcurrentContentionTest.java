@@ -86,7 +86,7 @@ class ConcurrentContentionTest {
         assertThat(result.accepted() + result.refused()).isEqualTo(CONNECTIONS * PER_CONNECTION);
         assertThat(gateway.gateway().retryStats().settled()).isEqualTo(gateway.gateway().handovers());
         assertThat(gateway.gateway().retryStats().dropped()).isZero();
-        assertThat(count(gateway.databaseUrl(), "SELECT count(*) FROM outbox WHERE type = 'message.settled'"))
+        assertThat(count(gateway.databaseUrl(), "SELECT count(*) FROM outbox_events WHERE type = 'message.settled'"))
             .as("one settle per accepted message, none twice").isEqualTo(result.accepted());
         assertThat(locksTaken.get()).isPositive();
         System.out.printf("contention run: %s; %d handed over and settled by the retry part; %d locks taken, retries %s%n",

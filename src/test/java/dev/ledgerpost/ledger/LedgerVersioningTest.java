@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 class LedgerVersioningTest {
   static Vertx vertx;
   static Pool pool;
-  static Ledger ledger;
+  static LedgerWriter ledger;
   static String url;
 
   @BeforeAll
@@ -38,7 +38,8 @@ class LedgerVersioningTest {
     DatabaseTarget target = DatabaseTarget.fromUrl(url, Duration.ofMillis(250));
     Migrations.migrate(target);
     pool = PgBuilder.pool().connectingTo(target.options()).using(vertx).build();
-    ledger = new Ledger(pool, new TransactionPolicy(vertx, TransactionPolicy.Listener.NONE));
+    ledger = new LedgerWriter(vertx.getOrCreateContext(), pool, TransactionPolicy.Listener.NONE, Duration.ofMillis(250),
+        dev.ledgerpost.metrics.GatewayMetrics.NOOP, () -> {});
   }
 
   @AfterAll
@@ -68,7 +69,7 @@ class LedgerVersioningTest {
     assertThat(await(ledger.settle(settle(id, 1, MessageStatus.SENT))).version()).isEqualTo(2);
     // The identical settle again (a retry whose first commit was not acknowledged) reports the fact, writes nothing.
     assertThat(await(ledger.settle(settle(id, 1, MessageStatus.SENT))).version()).isEqualTo(2);
-    assertThat(scalar("SELECT count(*) FROM outbox WHERE message_id = '" + id + "'")).isEqualTo(2);
+    assertThat(scalar("SELECT count(*) FROM outbox_events WHERE message_id = '" + id + "'")).isEqualTo(2);
     assertThat(scalar("SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'ACCEPTED'")).isEqualTo(1);
     assertThat(scalar("SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'REJECTED'")).isEqualTo(1);
   }

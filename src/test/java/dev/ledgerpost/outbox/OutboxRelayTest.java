@@ -78,8 +78,11 @@ class OutboxRelayTest {
       st.execute("INSERT INTO messages (id, intake, mail_from, size_bytes, body_sha256, route, status, version, received_at)"
           + " VALUES ('" + id + "', 'SMTP', 'a@example.com', 1, '00', 'r', 'PENDING', 1, now())");
       st.execute("INSERT INTO recipients (message_id, idx, address, status) VALUES ('" + id + "', 0, 'b@example.net', 'PENDING')");
-      // A conflicting event id makes the settle's outbox insert fail after its message and recipient updates ran.
       st.execute("INSERT INTO outbox (event_id, message_id, type, payload) VALUES ('" + id + ":2', '" + id + "', 'x', '{}')");
+      // A constraint refusing this message's settled event makes the settle's outbox insert fail after its
+      // message and recipient updates ran (the same statement).
+      st.execute("ALTER TABLE outbox ADD CONSTRAINT test_refuse_settled CHECK (type <> 'message.settled' "
+          + "OR NOT (message_ids @> ARRAY['" + id + "'::uuid]))");
     }
     var settle = new dev.ledgerpost.ledger.LedgerMessages.Settle(id, 1, dev.ledgerpost.ledger.MessageStatus.SENT, 1, 250,
         "2.0.0", "Ok", null);

@@ -81,8 +81,8 @@ class ManyOutcomesTest {
         long drainMillis = (System.nanoTime() - released) / 1_000_000;
         assertThat(LedgerRows.count(url, "SELECT count(*) FROM messages WHERE version <> 2")).isZero();
         assertThat(LedgerRows.count(url, "SELECT count(*) FROM recipients WHERE status <> 'ACCEPTED'")).isZero();
-        assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isEqualTo(N);
-        assertThat(LedgerRows.count(url, "SELECT count(DISTINCT message_id) FROM outbox WHERE type = 'message.settled'"))
+        assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'message.settled'")).isEqualTo(N);
+        assertThat(LedgerRows.count(url, "SELECT count(DISTINCT message_id) FROM outbox_events WHERE type = 'message.settled'"))
             .isEqualTo(N);
 
         Poll.until(Duration.ofSeconds(10), "journal compacted to nothing", () -> Files.size(journal) == 0);

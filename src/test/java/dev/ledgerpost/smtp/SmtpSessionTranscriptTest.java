@@ -1290,7 +1290,7 @@ class SmtpSessionTranscriptTest {
       }
 
       @Override
-      public Future<DeliveryOutcome> deliver(MessageData message) {
+      public Future<DeliveryOutcome> deliver(MessageData message, dev.ledgerpost.delivery.Opening opening) {
         calls.add("DELIVER");
         delivered.add(message);
         return deliverFailure != null ? Future.failedFuture(deliverFailure) : Future.succeededFuture(outcome);

@@ -1,4 +1,4 @@
-package dev.ledgerpost.delivery;
+package dev.ledgerpost.ledger;
 
 import java.security.SecureRandom;
 import java.util.UUID;
@@ -11,6 +11,11 @@ public final class LedgerIds {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private LedgerIds() {}
+
+  /** The smallest id issued at or after {@code t}: a lower bound for every id of a later message. */
+  public static UUID lowest(java.time.Instant t) {
+    return new UUID((t.toEpochMilli() << 16) | 0x7000L, 0x8000000000000000L);
+  }
 
   public static UUID next() {
     long millis = System.currentTimeMillis();

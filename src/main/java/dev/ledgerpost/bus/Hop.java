@@ -1,0 +1,50 @@
+package dev.ledgerpost.bus;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.util.function.Supplier;
+
+/**
+ * A direct call into a part that keeps its state on its own context, without the event bus's per-request
+ * reply registration and timeout timer: the work runs on the part's context, and its answer comes back on
+ * the caller's. For the hot path (one call per message); the bus stays for everything else.
+ */
+public final class Hop {
+  private Hop() {}
+
+  /** Runs {@code work} on {@code target}; the future completes on the calling context (or at once off Vert.x). */
+  public static <T> Future<T> call(Context target, Supplier<Future<T>> work) {
+    Context caller = Vertx.currentContext();
+    if (caller == target) {
+      return work.get();
+    }
+    Promise<T> answer = Promise.promise();
+    target.runOnContext(v -> {
+      Future<T> f;
+      try {
+        f = work.get();
+      } catch (RuntimeException e) {
+        f = Future.failedFuture(e);
+      }
+      f.onComplete(ar -> {
+        if (caller == null) {
+          answer.handle(ar);
+        } else {
+          caller.runOnContext(x -> answer.handle(ar));
+        }
+      });
+    });
+    return answer.future();
+  }
+
+  /** Runs {@code work} on {@code target}, answering nobody. */
+  public static void send(Context target, Runnable work) {
+    if (Vertx.currentContext() == target) {
+      work.run();
+    } else {
+      target.runOnContext(v -> work.run());
+    }
+  }
+}

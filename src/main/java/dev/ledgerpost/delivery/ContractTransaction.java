@@ -1,0 +1,95 @@
+package dev.ledgerpost.delivery;
+
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A client transaction relayed to the smarthost: RCPT verdicts are collected as the client gives them,
+ * and DATA runs the relay contract over the wire transaction.
+ */
+final class ContractTransaction implements RelayTransaction {
+  private final RelayContract contract;
+  private final WireTransaction wire;
+  private final Submission submission;
+  private final String mailFrom;
+  private final DownstreamReply mailReply;
+  private final String route;
+  private final List<RelayContract.Verdict> recipients = new ArrayList<>();
+
+  ContractTransaction(RelayContract contract, WireTransaction wire, Submission submission, String mailFrom,
+      DownstreamReply mailReply, String route) {
+    this.contract = contract;
+    this.wire = wire;
+    this.submission = submission;
+    this.mailFrom = mailFrom;
+    this.mailReply = mailReply;
+    this.route = route;
+  }
+
+  /** A transaction the downstream refused at MAIL: it holds no connection. */
+  static RelayTransaction refused(DownstreamReply reply, String route) {
+    return new RelayTransaction() {
+      @Override
+      public DownstreamReply mailReply() {
+        return reply;
+      }
+
+      @Override
+      public String route() {
+        return route;
+      }
+
+      @Override
+      public String routeFor(String recipient) {
+        return route;
+      }
+
+      @Override
+      public Future<DownstreamReply> rcpt(String recipient) {
+        return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
+      }
+
+      @Override
+      public Future<DeliveryOutcome> deliver(MessageData message, Opening opening) {
+        return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
+      }
+
+      @Override
+      public Future<Void> abort() {
+        return Future.succeededFuture();
+      }
+    };
+  }
+
+  @Override
+  public DownstreamReply mailReply() {
+    return mailReply;
+  }
+
+  @Override
+  public String route() {
+    return route;
+  }
+
+  @Override
+  public String routeFor(String recipient) {
+    return route; // one smarthost: every recipient takes the one route there is
+  }
+
+  @Override
+  public Future<DownstreamReply> rcpt(String address) {
+    return wire.rcpt(address).onSuccess(reply -> recipients.add(new RelayContract.Verdict(address, reply)));
+  }
+
+  @Override
+  public Future<DeliveryOutcome> deliver(MessageData message, Opening opening) {
+    RelayContract.Envelope envelope = new RelayContract.Envelope(submission, mailFrom, route, List.copyOf(recipients));
+    return contract.deliver(wire, envelope, message, opening);
+  }
+
+  @Override
+  public Future<Void> abort() {
+    return wire.abort();
+  }
+}

@@ -1,0 +1,68 @@
+package dev.ledgerpost.ledger;
+
+import dev.ledgerpost.ledger.LedgerMessages.Open;
+import dev.ledgerpost.ledger.LedgerMessages.Opened;
+import dev.ledgerpost.ledger.LedgerMessages.Settle;
+import dev.ledgerpost.ledger.LedgerMessages.Settled;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * The ledger's hot path, called directly by the relay contract from any event loop (no event-bus hop):
+ * opens and settles, each group-committed (docs/design.md §2.6). Failures come back as {@link LedgerException}
+ * (PERSISTENCE after the retries, STALE, NOT_FOUND, BAD_REQUEST), never as a driver exception.
+ */
+public final class LedgerWriter {
+  /** Statements of one kind in flight at once before requests wait to be batched (more when they wait long). */
+  static final int MAX_IN_FLIGHT = 2;
+
+  private final GroupCommit<Open, Opened> opens;
+  private final GroupCommit<Settle, Settled> settles;
+  private final GatewayMetrics metrics;
+
+  LedgerWriter(Context context, Pool pool, TransactionPolicy.Listener listener, Duration lockTimeout, GatewayMetrics metrics,
+      Runnable committed) {
+    this.metrics = metrics;
+    long lock = lockTimeout.toMillis();
+    // Today's bound for one message (docs/design.md §2.3): three attempts of lock_timeout each, with their pauses.
+    long budget = TransactionPolicy.MAX_ATTEMPTS * lock + 150 + 100;
+    this.opens = new GroupCommit<>("open", context, new OpenBatch(pool), listener, budget, lock, MAX_IN_FLIGHT,
+        n -> committed.run());
+    this.settles = new GroupCommit<>("settle", context, new SettleBatch(pool), listener, budget, lock, MAX_IN_FLIGHT,
+        n -> committed.run());
+  }
+
+  /** Opens a PENDING entry; only once this succeeded may the body go downstream. */
+  public Future<Opened> open(Open open) {
+    long started = System.nanoTime();
+    return opens.submit(open)
+        .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.OPEN, System.nanoTime() - started, ar.succeeded()))
+        .recover(e -> Future.failedFuture(persistence("open", open.id(), e)));
+  }
+
+  /** The versioned settle of a PENDING entry; an identical settle that already committed answers as done. */
+  public Future<Settled> settle(Settle settle) {
+    if (settle.target() == MessageStatus.PENDING) {
+      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST, "cannot settle to PENDING"));
+    }
+    long started = System.nanoTime();
+    return settles.submit(settle)
+        .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.SETTLE, System.nanoTime() - started, ar.succeeded()))
+        .recover(e -> Future.failedFuture(persistence("settle", settle.id(), e)));
+  }
+
+  static LedgerException persistence(String kind, UUID id, Throwable e) {
+    if (e instanceof LedgerException le) {
+      return le;
+    }
+    if (GroupCommit.refusedByLedger(e)) {
+      return new LedgerException(LedgerException.Kind.STALE, kind + " of " + id + " refused: "
+          + ((io.vertx.pgclient.PgException) e).getErrorMessage());
+    }
+    return new LedgerException(LedgerException.Kind.PERSISTENCE, "ledger " + kind + " of " + id + " failed: " + e.getMessage(), e);
+  }
+}

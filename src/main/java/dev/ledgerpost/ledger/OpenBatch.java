@@ -1,0 +1,170 @@
+package dev.ledgerpost.ledger;
+
+import dev.ledgerpost.ledger.LedgerMessages.Open;
+import dev.ledgerpost.ledger.LedgerMessages.Opened;
+import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
+import io.vertx.core.Future;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.Tuple;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The open of a batch of messages as one statement (docs/design.md §1.3, §2.6): their rows, their recipients
+ * (from arrays, in order) and ONE outbox row holding their {@code message.pending} events. The first
+ * attempt is a plain insert; a retry after an ambiguous commit inserts with ON CONFLICT DO NOTHING and
+ * finds the entries an earlier attempt committed.
+ */
+final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
+  /** The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$16. */
+  static final String WRITES = """
+      WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
+      m AS (
+        INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
+                              body_sha256, route, status, version, received_at, open_seq)
+        SELECT t.id, t.intake, t.auth_user, t.client_ip, t.helo, t.mail_from, t.message_id_header, t.size_bytes,
+               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq
+          FROM q, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
+                         $9::text[], $10::text[], $11::timestamptz[])
+               AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
+                    received_at)
+        %s
+        RETURNING id),
+      r AS (
+        INSERT INTO recipients (message_id, idx, address, status, rcpt_reply)
+        SELECT x.message_id, x.idx, x.address, x.status, x.reply
+          FROM unnest($12::uuid[], $13::int[], $14::text[], $15::text[], $16::text[]) AS x(message_id, idx, address, status, reply)
+         WHERE x.message_id IN (SELECT id FROM m)),
+      o AS (
+        INSERT INTO outbox (seq, type, message_ids, versions)
+        SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)""";
+  static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
+  private static final String FIRST = WRITES.formatted("") + "\nSELECT id FROM m";
+  private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + "\nSELECT id FROM m";
+  private static final String CURRENT = "SELECT id, status, version FROM messages WHERE id = ANY($1::uuid[])";
+
+  private final Pool pool;
+
+  OpenBatch(Pool pool) {
+    this.pool = pool;
+  }
+
+  @Override
+  public Object key(Open request) {
+    return request.id();
+  }
+
+  @Override
+  public Future<List<GroupCommit.Outcome<Opened>>> run(List<Open> batch, int attempt) {
+    Tuple params = Tuple.tuple(params(batch));
+    Future<RowSet<Row>> written = attempt == 1
+        // An entry that exists already is a replay of an open that committed (23505): then as on a retry.
+        ? pool.preparedQuery(FIRST).execute(params).recover(e -> e instanceof PgException pg && "23505".equals(pg.getSqlState())
+            ? pool.preparedQuery(AGAIN).execute(params)
+            : Future.failedFuture(e))
+        : pool.preparedQuery(AGAIN).execute(params);
+    return written.compose(rows -> answers(pool, batch, inserted(rows)));
+  }
+
+  /** The sixteen array parameters of {@link #WRITES}. */
+  static List<Object> params(List<Open> batch) {
+    int n = batch.size();
+    UUID[] ids = new UUID[n];
+    String[] intakes = new String[n];
+    String[] users = new String[n];
+    String[] ips = new String[n];
+    String[] helos = new String[n];
+    String[] froms = new String[n];
+    String[] messageIds = new String[n];
+    Long[] sizes = new Long[n];
+    String[] hashes = new String[n];
+    String[] routes = new String[n];
+    OffsetDateTime[] received = new OffsetDateTime[n];
+    List<UUID> rMessage = new ArrayList<>();
+    List<Integer> rIdx = new ArrayList<>();
+    List<String> rAddress = new ArrayList<>();
+    List<String> rStatus = new ArrayList<>();
+    List<String> rReply = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Open o = batch.get(i);
+      ids[i] = o.id();
+      intakes[i] = o.intake().name();
+      users[i] = o.authUser();
+      ips[i] = o.clientIp();
+      helos[i] = o.helo();
+      froms[i] = o.mailFrom();
+      messageIds[i] = o.messageIdHeader();
+      sizes[i] = o.size();
+      hashes[i] = o.sha256();
+      routes[i] = o.route();
+      received[i] = o.receivedAt();
+      List<RecipientEntry> rs = o.recipients();
+      for (int j = 0; j < rs.size(); j++) {
+        rMessage.add(o.id());
+        rIdx.add(j);
+        rAddress.add(rs.get(j).address());
+        rStatus.add(rs.get(j).status().name());
+        rReply.add(rs.get(j).rcptReply());
+      }
+    }
+    return new ArrayList<>(List.of(ids, intakes, users, ips, helos, froms, messageIds, sizes, hashes, routes, received,
+        rMessage.toArray(new UUID[0]), rIdx.toArray(new Integer[0]), rAddress.toArray(new String[0]),
+        rStatus.toArray(new String[0]), rReply.toArray(new String[0])));
+  }
+
+  static Set<UUID> inserted(RowSet<Row> rows) {
+    Set<UUID> ids = new HashSet<>();
+    for (Row r : rows) {
+      ids.add(r.getUUID(0));
+    }
+    return ids;
+  }
+
+  /**
+   * Every request's answer: opened by this attempt, or (only after an ambiguous commit) opened by the
+   * earlier one, which the entry's state at version 1 proves; anything else is not this open's entry.
+   */
+  static Future<List<GroupCommit.Outcome<Opened>>> answers(Pool pool, List<Open> batch, Set<UUID> inserted) {
+    List<UUID> missing = new ArrayList<>();
+    for (Open o : batch) {
+      if (!inserted.contains(o.id())) {
+        missing.add(o.id());
+      }
+    }
+    Future<Map<UUID, Row>> current = missing.isEmpty()
+        ? Future.succeededFuture(Map.of())
+        : pool.preparedQuery(CURRENT).execute(Tuple.of(missing.toArray(new UUID[0]))).map(rows -> {
+          Map<UUID, Row> byId = new HashMap<>();
+          for (Row r : rows) {
+            byId.put(r.getUUID("id"), r);
+          }
+          return byId;
+        });
+    return current.map(byId -> {
+      List<GroupCommit.Outcome<Opened>> out = new ArrayList<>(batch.size());
+      for (Open o : batch) {
+        if (inserted.contains(o.id())) {
+          out.add(GroupCommit.Outcome.of(new Opened(o.id(), 1)));
+          continue;
+        }
+        Row row = byId.get(o.id());
+        if (row != null && MessageStatus.PENDING.name().equals(row.getString("status")) && row.getInteger("version") == 1) {
+          out.add(GroupCommit.Outcome.of(new Opened(o.id(), 1)));
+        } else {
+          out.add(GroupCommit.Outcome.failed(new LedgerException(LedgerException.Kind.STALE,
+              "message " + o.id() + (row == null ? " was not written" : " exists at another state"))));
+        }
+      }
+      return out;
+    });
+  }
+}

@@ -1,0 +1,157 @@
+package dev.ledgerpost.ledger;
+
+import dev.ledgerpost.ledger.LedgerMessages.Settle;
+import dev.ledgerpost.ledger.LedgerMessages.Settled;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The settle of a batch of messages as one statement (docs/design.md §1.6, §2.6): each message's versioned update
+ * (a late or repeated settle finds no PENDING row at its version and updates nothing), its PENDING
+ * recipients, and ONE outbox row holding their {@code message.settled} events. A message whose
+ * recipient count is not the one expected makes the statement refuse itself (LP001, {@code ledger_abort});
+ * the batch is then split and that message fails alone.
+ */
+final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
+  private static final String SETTLE = """
+      WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
+      s AS (
+        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
+                             $9::text[], $10::int[])
+               AS s(id, version, status, reply, error, recipient_status, code, enhanced, text, expected)),
+      m AS (
+        UPDATE messages
+           SET status = s.status, version = messages.version + 1, downstream_reply = s.reply, last_error = s.error,
+               settled_at = now(), settle_seq = q.seq
+          FROM s, q
+         WHERE messages.id = s.id AND messages.version = s.version AND messages.status = 'PENDING'
+        RETURNING messages.id, messages.version, messages.status),
+      r AS (
+        UPDATE recipients
+           SET status = s.recipient_status, reply_code = s.code, enhanced_code = s.enhanced, reply_text = s.text
+          FROM s
+         WHERE recipients.message_id = s.id AND recipients.message_id IN (SELECT id FROM m) AND recipients.status = 'PENDING'
+        RETURNING recipients.message_id),
+      touched AS (SELECT message_id, count(*) AS n FROM r GROUP BY message_id),
+      o AS (
+        INSERT INTO outbox (seq, type, message_ids, versions, statuses)
+        SELECT q.seq, 'message.settled', array_agg(m.id ORDER BY m.id), array_agg(m.version ORDER BY m.id),
+               array_agg(m.status ORDER BY m.id)
+          FROM q, m GROUP BY q.seq)
+      SELECT m.id, m.version,
+             CASE WHEN coalesce(t.n, 0) <> s.expected
+                  THEN ledger_abort('settle of ' || m.id || ' touched ' || coalesce(t.n, 0) || ' recipients, expected '
+                                    || s.expected)
+             END AS refused
+        FROM m JOIN s ON s.id = m.id LEFT JOIN touched t ON t.message_id = m.id""";
+  private static final String CURRENT = "SELECT id, status, version FROM messages WHERE id = ANY($1::uuid[])";
+
+  private final Pool pool;
+
+  SettleBatch(Pool pool) {
+    this.pool = pool;
+  }
+
+  @Override
+  public Object key(Settle request) {
+    return request.id();
+  }
+
+  @Override
+  public Future<List<GroupCommit.Outcome<Settled>>> run(List<Settle> batch, int attempt) {
+    int n = batch.size();
+    UUID[] ids = new UUID[n];
+    Integer[] versions = new Integer[n];
+    String[] statuses = new String[n];
+    String[] replies = new String[n];
+    String[] errors = new String[n];
+    String[] recipientStatuses = new String[n];
+    Integer[] codes = new Integer[n];
+    String[] enhanced = new String[n];
+    String[] texts = new String[n];
+    Integer[] expected = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      Settle s = batch.get(i);
+      ids[i] = s.id();
+      versions[i] = s.expectedVersion();
+      statuses[i] = s.target().name();
+      replies[i] = s.replyCode() == null ? null : reply(s);
+      errors[i] = s.error();
+      recipientStatuses[i] = RecipientStatus.settledFor(s.target()).name();
+      codes[i] = s.replyCode();
+      enhanced[i] = s.enhancedCode();
+      texts[i] = s.replyText();
+      expected[i] = s.pendingRecipients();
+    }
+    Tuple params = Tuple.tuple(List.of(ids, versions, statuses, replies, errors, recipientStatuses, codes, enhanced, texts,
+        expected));
+    return pool.preparedQuery(SETTLE).execute(params).compose(rows -> {
+      Map<UUID, Integer> updated = new HashMap<>();
+      for (Row r : rows) {
+        updated.put(r.getUUID("id"), r.getInteger("version"));
+      }
+      return answers(batch, updated);
+    });
+  }
+
+  /** 0 rows updated for a message: either this very settle already committed (a retry), or a newer fact exists. */
+  private Future<List<GroupCommit.Outcome<Settled>>> answers(List<Settle> batch, Map<UUID, Integer> updated) {
+    List<UUID> missing = new ArrayList<>();
+    for (Settle s : batch) {
+      if (!updated.containsKey(s.id())) {
+        missing.add(s.id());
+      }
+    }
+    Future<Map<UUID, Row>> current = missing.isEmpty()
+        ? Future.succeededFuture(Map.of())
+        : pool.preparedQuery(CURRENT).execute(Tuple.of(missing.toArray(new UUID[0]))).map(rows -> {
+          Map<UUID, Row> byId = new HashMap<>();
+          for (Row r : rows) {
+            byId.put(r.getUUID("id"), r);
+          }
+          return byId;
+        });
+    return current.map(byId -> {
+      List<GroupCommit.Outcome<Settled>> out = new ArrayList<>(batch.size());
+      for (Settle s : batch) {
+        Integer version = updated.get(s.id());
+        if (version != null) {
+          out.add(GroupCommit.Outcome.of(new Settled(s.id(), version, s.target())));
+          continue;
+        }
+        Row row = byId.get(s.id());
+        if (row == null) {
+          out.add(GroupCommit.Outcome.failed(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + s.id())));
+          continue;
+        }
+        String status = row.getString("status");
+        int now = row.getInteger("version");
+        if (status.equals(s.target().name()) && now == s.expectedVersion() + 1) {
+          out.add(GroupCommit.Outcome.of(new Settled(s.id(), now, s.target())));
+        } else {
+          out.add(GroupCommit.Outcome.failed(new LedgerException(LedgerException.Kind.STALE, "message " + s.id() + " is "
+              + status + " at version " + now + "; settle expected PENDING at " + s.expectedVersion())));
+        }
+      }
+      return out;
+    });
+  }
+
+  static String reply(Settle s) {
+    StringBuilder sb = new StringBuilder().append(s.replyCode());
+    if (s.enhancedCode() != null) {
+      sb.append(' ').append(s.enhancedCode());
+    }
+    if (s.replyText() != null && !s.replyText().isEmpty()) {
+      sb.append(' ').append(s.replyText());
+    }
+    return sb.toString();
+  }
+}
