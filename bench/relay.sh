@@ -1,32 +1,42 @@
 #!/usr/bin/env bash
-# Side-by-side relay benchmark on loopback (issue: "Benchmark against Postfix and the ledger's own ceiling").
-# For each message size and session count, with the same smtp-source load and smtp-sink downstream:
+# Side-by-side relay benchmark on loopback (issues 6 and 12). For each message size and session count, with
+# the same smtp-source load and smtp-sink downstream:
 #   1 direct     smtp-source -> smtp-sink                       (protocol ceiling)
 #   2 postfix    smtp-source -> Postfix relay (durable queue) -> smtp-sink
 #   3 ledgerpost smtp-source -> Ledgerpost (embedded PostgreSQL, fsync and synchronous_commit on) -> smtp-sink
-#   4 pgbench    the ledger's own open+settle transactions (bench/ledger-ceiling.sql), same concurrency
-# End-to-end rate = messages / (first message sent .. last message counted by the sink).
+#   4 pgbench    the ledger's statements at the same concurrency: today's per-message open+settle
+#                (bench/ledger-ceiling.sql on the schema it was written for, bench/ledger-ceiling-schema.sql:
+#                the fixed reference) and the group-committed ones (bench/ledger-ceiling-batched.sql)
+# For Ledgerpost it also measures, per message: CPU of the JVM and of PostgreSQL (CPU-seconds / messages, from
+# /proc), WAL bytes and records, commits and rows written (pg_stat_wal, pg_stat_database deltas around the run).
+# End-to-end rate = messages / (first sent .. last counted by the sink); p50/p99 from Ledgerpost's histogram.
+# Writes bench/results/<date>-relay.json and a chart bench/results/<date>-relay.png (gnuplot).
 # Usage: bench/relay.sh [messages for 2KB, default 5000] [messages for 64KB, default 1000]
+#   LEDGERPOST_JAR=path   benchmark another build (e.g. the commit before a change), default target/ledgerpost.jar
+#   RELAY_SCENARIOS="2048:20 65536:100"   only these size:sessions pairs
 # Needs root (smtp-sink drops to nobody; Postfix runs its own instance under a temp directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N_SMALL=${1:-5000}
 N_LARGE=${2:-1000}
 RUN_LIMIT=300   # seconds any single run may take
+SCENARIOS=${RELAY_SCENARIOS:-"2048:20 2048:100 65536:20 65536:100"}
+JAR=${LEDGERPOST_JAR:-target/ledgerpost.jar}
 
 need() { command -v "$1" >/dev/null 2>&1; }
-if ! need smtp-source || ! need postfix; then
+if ! need smtp-source || ! need postfix || ! need gnuplot; then
   export DEBIAN_FRONTEND=noninteractive
   echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
-  apt-get update -qq >/dev/null && apt-get install -y -qq postfix >/dev/null
+  apt-get update -qq >/dev/null && apt-get install -y -qq postfix gnuplot-nox >/dev/null
 fi
-PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
-if [ -z "$PGBENCH" ]; then
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
+if [ -z "$PGBIN" ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null && apt-get install -y -qq postgresql >/dev/null
-  PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench | tail -1)
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin | tail -1)
 fi
-[ -f target/ledgerpost.jar ] || mvn -q -B -DskipTests package
+[ -f "$JAR" ] || mvn -q -B -DskipTests package
+JAR=$(readlink -f "$JAR")
 
 work=$(mktemp -d /tmp/ledgerpost-bench.XXXX)
 chmod 755 "$work"   # Postfix daemons run as user postfix and must reach their directories
@@ -68,18 +78,30 @@ pids+=($!)
 # --- Ledgerpost on its embedded PostgreSQL, default durability.
 mkdir -p "$work/lp"
 ( cd "$work/lp" && LEDGERPOST_SMTP_PORT=$LP LEDGERPOST_HTTP_PORT=$LPHTTP LEDGERPOST_DOWNSTREAM_PORT=$SINK \
-  LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 \
-  exec java -jar "$OLDPWD/target/ledgerpost.jar" > "$work/ledgerpost.log" 2>&1 ) &
+  LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 LEDGERPOST_SMTP_MAXCONNECTIONSPERADDRESS=2000 \
+  exec java -jar "$JAR" > "$work/ledgerpost.log" 2>&1 ) &
 LPPID=$!
 pids+=($LPPID)
 deadline=$((SECONDS + 180))
 until grep -q "Ledgerpost ready" "$work/ledgerpost.log"; do
-  (( SECONDS < deadline )) || { echo "Ledgerpost did not start"; tail -20 "$work/ledgerpost.log"; exit 1; }
+  (( SECONDS < deadline )) && kill -0 $LPPID 2>/dev/null || { echo "Ledgerpost did not start"; tail -20 "$work/ledgerpost.log"; exit 1; }
   sleep 1
 done
 until (echo > /dev/tcp/127.0.0.1/$PF) 2>/dev/null; do (( SECONDS < deadline )) || { echo "Postfix did not start"; cat "$work/postfix.log"; exit 1; }; sleep 0.5; done
 PGPORT=$(grep -o 'localhost:[0-9]*/postgres' "$work/ledgerpost.log" | head -1 | cut -d: -f2 | cut -d/ -f1)
-JPID=$(pgrep -f "ledgerpost.jar" | head -1)
+JPID=$LPPID
+PGPID=$(head -1 "$work/lp/data/pg/postmaster.pid")
+PSQL="$PGBIN/psql -X -q -At -h localhost -p $PGPORT -U postgres"
+
+# CPU ticks (1/100 s) of the JVM, and of PostgreSQL: the postmaster with its reaped children, plus live backends.
+ticks_jvm() { awk '{print $14 + $15}' /proc/$JPID/stat; }
+ticks_pg() {
+  local t; t=$(awk '{print $14 + $15 + $16 + $17}' /proc/$PGPID/stat)
+  for c in $(pgrep -P "$PGPID"); do t=$((t + $(awk '{print $14 + $15}' /proc/$c/stat 2>/dev/null || echo 0))); done
+  echo "$t"
+}
+pg_counters() { $PSQL -F' ' -c "SELECT w.wal_bytes, w.wal_records, w.wal_fpi, d.xact_commit, d.tup_inserted, d.tup_updated, d.tup_deleted
+  FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = 'postgres'"; }
 
 sink_start() {
   pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
@@ -132,33 +154,97 @@ def q(p):
 print(f"{q(0.5):.1f} {q(0.99):.1f}")
 PY
 }
-pgbench_ceiling() { # sessions -> transactions (messages) per second
-  local c=$1 n=$2
-  PGPASSWORD= "$PGBENCH" -h localhost -p "$PGPORT" -U postgres -n -M prepared -c "$c" -j 2 -t $(( n / c )) \
-    -f bench/ledger-ceiling.sql postgres 2>/dev/null | { grep -E "^tps" || true; } | grep -oE '[0-9]+\.[0-9]+' | head -1 | cut -d. -f1 || true
+
+# The fixed reference: today's statements on the schema they were written for, in a database of their own.
+$PSQL -c "DROP DATABASE IF EXISTS ceiling_ref" -c "CREATE DATABASE ceiling_ref" >/dev/null
+$PSQL -d ceiling_ref -f bench/ledger-ceiling-schema.sql >/dev/null
+pgbench_ceiling() { # db script sessions transactions -> transactions per second
+  local db=$1 script=$2 c=$3 n=$4
+  "$PGBIN/pgbench" -h localhost -p "$PGPORT" -U postgres -n -M prepared -c "$c" -j 2 -t $(( n / c > 0 ? n / c : 1 )) \
+    -f "$script" "$db" 2>/dev/null | { grep -E "^tps" || true; } | grep -oE '[0-9]+\.[0-9]+' | head -1 | cut -d. -f1 || true
 }
+BATCH=10   # messages per statement in the batched ceiling (bench/ledger-ceiling-batched.sql)
 
 warm() { run "$LP" 2000 2048 20 >/dev/null; run "$PF" 500 2048 20 >/dev/null; }
 echo "warming up..."; warm
 
-printf "\nLedgerpost relay benchmark  %s  (%s cores, %s)\n" "$(date -u +%FT%TZ)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-printf "%-6s %-8s %-7s %9s %9s %11s %9s %9s %9s %9s %9s\n" size sessions msgs "direct" postfix ledgerpost pgbench "lp/pf" "lp/pgb" "p50_ms" "p99_ms"
-for size in 2048 65536; do
-  for sessions in 20 100; do
-    n=$N_SMALL; [ "$size" -gt 2048 ] && n=$N_LARGE
-    direct=$(run "$SINK" "$n" "$size" "$sessions")
-    postfix_rate=$(run "$PF" "$n" "$size" "$sessions")
-    scrape > "$work/before"
-    lp=$(run "$LP" "$n" "$size" "$sessions")
-    scrape > "$work/after"
-    read -r p50 p99 < <(quantiles "$work/before" "$work/after")
-    pgb=$(pgbench_ceiling "$sessions" "$n")
-    ratio() { python3 -c "a,b='$1','$2'; print(f'{float(a)/float(b):.2f}' if a.isdigit() and b.isdigit() and int(b) else '-')"; }
-    printf "%-6s %-8s %-7s %9s %9s %11s %9s %9s %9s %9s %9s\n" "$size" "$sessions" "$n" "$direct" "$postfix_rate" "$lp" "$pgb" \
-      "$(ratio "$lp" "$postfix_rate")" "$(ratio "$lp" "$pgb")" "$p50" "$p99"
-  done
+stamp=$(date -u +%Y-%m-%d)
+mkdir -p bench/results
+json="bench/results/$stamp-relay.json"
+cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)
+printf "\nLedgerpost relay benchmark  %s  (%s cores, %s)  jar %s\n" "$(date -u +%FT%TZ)" "$(nproc)" "$cpu_model" "$JAR"
+printf "%-6s %-8s %-6s %8s %8s %10s %8s %8s %7s %7s %7s %6s %6s %7s %7s %7s %7s %6s\n" size sess msgs direct postfix ledgerpost \
+  pgb_ref pgb_bat "lp/pf" "lp/ref" "p50ms" "p99ms" "jvm_ms" "pg_ms" "wal_B" "walrec" "commit" "rows"
+rows_json=()
+for sc in $SCENARIOS; do
+  size=${sc%%:*}; sessions=${sc##*:}
+  n=$N_SMALL; [ "$size" -gt 2048 ] && n=$N_LARGE
+  direct=$(run "$SINK" "$n" "$size" "$sessions")
+  postfix_rate=$(run "$PF" "$n" "$size" "$sessions")
+  scrape > "$work/before"
+  read -r w0 r0 f0 c0 i0 u0 d0 < <(pg_counters)
+  j0=$(ticks_jvm); p0=$(ticks_pg)
+  lp=$(run "$LP" "$n" "$size" "$sessions")
+  j1=$(ticks_jvm); p1=$(ticks_pg)
+  read -r w1 r1 f1 c1 i1 u1 d1 < <(pg_counters)
+  scrape > "$work/after"
+  read -r p50 p99 < <(quantiles "$work/before" "$work/after")
+  ref=$(pgbench_ceiling ceiling_ref bench/ledger-ceiling.sql "$sessions" "$n")
+  bat_tps=$(pgbench_ceiling postgres bench/ledger-ceiling-batched.sql "$(( sessions < 4 ? sessions : 4 ))" "$(( n / BATCH ))")
+  bat=$([ -n "$bat_tps" ] && echo $(( bat_tps * BATCH )) || echo "")
+  read -r ratio_pf ratio_ref jvm_ms pg_ms wal walrec commits rows < <(python3 - <<PY
+def num(x):
+    try: return float(x)
+    except: return None
+lp, pf, ref, n = num("$lp"), num("$postfix_rate"), num("$ref"), $n
+r = lambda a, b: f"{a/b:.2f}" if a and b else "-"
+jvm = ($j1 - $j0) * 10 / n; pg = ($p1 - $p0) * 10 / n
+print(r(lp, pf), r(lp, ref), f"{jvm:.3f}", f"{pg:.3f}", int(($w1 - $w0) / n), f"{($r1 - $r0) / n:.1f}",
+      f"{($c1 - $c0) / n:.2f}", f"{(($i1 - $i0) + ($u1 - $u0) + ($d1 - $d0)) / n:.1f}")
+PY
+)
+  printf "%-6s %-8s %-6s %8s %8s %10s %8s %8s %7s %7s %7s %6s %6s %7s %7s %7s %7s %6s\n" "$size" "$sessions" "$n" "$direct" \
+    "$postfix_rate" "$lp" "$ref" "$bat" "$ratio_pf" "$ratio_ref" "$p50" "$p99" "$jvm_ms" "$pg_ms" "$wal" "$walrec" "$commits" "$rows"
+  rows_json+=("{\"size\": $size, \"sessions\": $sessions, \"messages\": $n, \"direct\": \"$direct\", \"postfix\": \"$postfix_rate\", \"ledgerpost\": \"$lp\", \"pgbench_reference\": \"$ref\", \"pgbench_batched\": \"$bat\", \"ledgerpost_per_postfix\": \"$ratio_pf\", \"ledgerpost_per_reference\": \"$ratio_ref\", \"p50_ms\": \"$p50\", \"p99_ms\": \"$p99\", \"jvm_cpu_ms_per_msg\": $jvm_ms, \"pg_cpu_ms_per_msg\": $pg_ms, \"wal_bytes_per_msg\": $wal, \"wal_records_per_msg\": $walrec, \"wal_fpi\": $((f1 - f0)), \"commits_per_msg\": $commits, \"rows_written_per_msg\": $rows}")
 done
 lp_rss=$(grep VmHWM /proc/$JPID/status | awk '{print $2}')
 pf_rss=$(for p in $(pgrep -f "$work/postfix" ; pgrep -u postfix); do grep VmHWM /proc/$p/status 2>/dev/null | awk '{print $2}'; done | awk '{s+=$1} END {print s}')
 printf "\npeak RSS: ledgerpost %d MB (JVM, one process); postfix %d MB (sum of its processes' peaks)\n" $((lp_rss / 1024)) $((${pf_rss:-0} / 1024))
-printf "rates are messages/s end to end; p50/p99 = Ledgerpost's reply latency after the final dot, from its histogram\n"
+printf "rates are messages/s end to end; pgb_ref = pgbench of today's per-message statements (the fixed reference),\n"
+printf "pgb_bat = pgbench of the group-committed statements (%d messages per statement, 4 clients), in messages/s;\n" "$BATCH"
+printf "p50/p99 = Ledgerpost's reply latency after the final dot; jvm_ms/pg_ms = CPU ms per message; wal_B, walrec,\n"
+printf "commit, rows = WAL bytes, WAL records, commits and rows written (inserted+updated+deleted) per message\n"
+
+( IFS=,; printf '{"date": "%s", "cores": %s, "cpu": "%s", "jar": "%s", "ledgerpost_rss_mb": %d, "postfix_rss_mb": %d, "runs": [%s]}\n' \
+  "$(date -u +%FT%TZ)" "$(nproc)" "$cpu_model" "$JAR" $((lp_rss / 1024)) $((${pf_rss:-0} / 1024)) "${rows_json[*]}" ) > "$json"
+echo "figures: $json"
+python3 - "$json" "$work/chart" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+with open(sys.argv[2] + ".dat", "w") as f:
+    for r in d["runs"]:
+        def v(k):
+            try: return float(r[k])
+            except: return 0
+        f.write(f'"{r["size"]//1024} KB / {r["sessions"]}" {v("direct")} {v("postfix")} {v("ledgerpost")} {v("p50_ms")} {v("p99_ms")}\n')
+PY
+png="bench/results/$stamp-relay.png"
+gnuplot <<EOG && echo "chart: $png"
+set terminal pngcairo size 1100,480 noenhanced font ",10"
+set output "$png"
+set multiplot layout 1,2 title "Ledgerpost relay benchmark $stamp ($(nproc) cores)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set ylabel "messages/s (log)"
+set logscale y
+set key top right
+set title "Throughput"
+plot "$work/chart.dat" using 2:xtic(1) title "direct (sink)", '' using 3 title "Postfix", '' using 4 title "Ledgerpost"
+unset logscale y
+set ylabel "ms after the final dot"
+set title "Ledgerpost reply latency"
+plot "$work/chart.dat" using 5:xtic(1) title "p50", '' using 6 title "p99"
+unset multiplot
+EOG

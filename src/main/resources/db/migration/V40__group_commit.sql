@@ -29,12 +29,15 @@ CREATE INDEX outbox_message_idx ON outbox (message_id) WHERE message_id IS NOT N
 ALTER TABLE messages ADD COLUMN open_seq bigint, ADD COLUMN settle_seq bigint;
 
 -- Indexes no query uses any more: listing is by id (UUIDv7, time-ordered: the primary key), and the
--- only status the gateway looks for by index is PENDING (the stale watch, the gauges) and UNKNOWN
--- (operators). A settle then touches the primary key only.
+-- only rows the gateway looks for by index are the open ones: PENDING (settled_at IS NULL: the stale
+-- watch, the gauges) and UNKNOWN (operators). A settle then adds to the primary key only. The predicate
+-- names settled_at, not status = 'PENDING', on purpose: the settle's own "status = 'PENDING'" must never
+-- make its generic plan read this index, which also holds the entries of rows settled since the last
+-- vacuum; the settle reaches its rows by id.
 DROP INDEX messages_received_idx;
 DROP INDEX messages_status_received_idx;
 DROP INDEX messages_message_id_header_idx;
-CREATE INDEX messages_open_idx ON messages (received_at) WHERE status IN ('PENDING', 'UNKNOWN');
+CREATE INDEX messages_open_idx ON messages (received_at) WHERE settled_at IS NULL OR status = 'UNKNOWN';
 
 -- Room on every page for the settle's new row versions: recipients' settle is then a HOT update.
 ALTER TABLE messages SET (fillfactor = 80);

@@ -36,7 +36,8 @@ public final class EmbeddedDatabase implements AutoCloseable {
           .setServerConfig("synchronous_commit", "on")
           .setServerConfig("full_page_writes", "on")
           .setServerConfig("listen_addresses", "localhost")
-          .setServerConfig("max_connections", "200");
+          .setServerConfig("max_connections", "200")
+          .setServerConfig("autovacuum_naptime", "5s");
       if (port > 0) {
         builder.setPort(port);
       }

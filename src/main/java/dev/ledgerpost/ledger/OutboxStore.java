@@ -44,7 +44,9 @@ final class OutboxStore {
        LIMIT $1""";
   private static final String MARK = "UPDATE outbox SET pub_seq = $1, published_at = now() WHERE seq = $2";
   private static final String ADVANCE = "UPDATE outbox_publisher SET last_pub_seq = $1 WHERE id = 1";
-  private static final String PUBLISHED_EVENTS = EVENTS.formatted("SELECT unnest($1::bigint[])") + " ORDER BY pub_seq";
+  private static final String PUBLISHED_EVENTS = """
+      SELECT seq, pub_seq, event_id, message_id, type, payload::text AS payload, auth_user, created_at
+        FROM outbox_events WHERE seq = ANY($1::bigint[]) ORDER BY pub_seq""";
   /** The rows holding events after $1: a row starts at most MAX_EVENTS_PER_ROW - 1 events before its last one. */
   private static final String HISTORY = EVENTS.formatted("""
       SELECT seq FROM outbox WHERE pub_seq > $1 - %d ORDER BY pub_seq LIMIT $2 + %d""".formatted(MAX_EVENTS_PER_ROW,

@@ -18,6 +18,11 @@ import java.util.UUID;
  * recipients, and ONE outbox row holding their {@code message.settled} events. A message whose
  * recipient count is not the one expected makes the statement refuse itself (LP001, {@code ledger_abort});
  * the batch is then split and that message fails alone.
+ *
+ * <p>The statement is prepared once per connection and runs on a generic plan, made while the tables
+ * may still be small: every table is reached through {@code = ANY($1)} on its key, so that no plan can
+ * scan what merely happens to be PENDING (the partial index also holds the entries of rows settled
+ * since the last vacuum).
  */
 final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
   private static final String SETTLE = """
@@ -31,13 +36,15 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
            SET status = s.status, version = messages.version + 1, downstream_reply = s.reply, last_error = s.error,
                settled_at = now(), settle_seq = q.seq
           FROM s, q
-         WHERE messages.id = s.id AND messages.version = s.version AND messages.status = 'PENDING'
+         WHERE messages.id = ANY($1::uuid[]) AND messages.id = s.id AND messages.version = s.version
+           AND messages.status = 'PENDING'
         RETURNING messages.id, messages.version, messages.status),
       r AS (
         UPDATE recipients
            SET status = s.recipient_status, reply_code = s.code, enhanced_code = s.enhanced, reply_text = s.text
           FROM s
-         WHERE recipients.message_id = s.id AND recipients.message_id IN (SELECT id FROM m) AND recipients.status = 'PENDING'
+         WHERE recipients.message_id = ANY($1::uuid[]) AND recipients.message_id = s.id
+           AND recipients.message_id IN (SELECT id FROM m) AND recipients.status = 'PENDING'
         RETURNING recipients.message_id),
       touched AS (SELECT message_id, count(*) AS n FROM r GROUP BY message_id),
       o AS (

@@ -28,12 +28,12 @@ final class StaleRows {
   private static final String COUNTS = """
       SELECT count(*) AS pending, min(received_at) AS oldest,
              count(*) FILTER (WHERE received_at < #{cutoff} AND NOT (id = ANY(#{excluded}))) AS stale
-        FROM messages WHERE status = 'PENDING'""";
+        FROM messages WHERE settled_at IS NULL AND status = 'PENDING'""";
   private static final String ROWS = """
       SELECT m.id, m.version, m.message_id_header, m.mail_from, m.received_at,
              COALESCE(s.raises, 0) AS raises, s.last_raised_at
         FROM messages m LEFT JOIN stale_raises s ON s.message_id = m.id
-       WHERE m.status = 'PENDING' AND m.received_at < #{cutoff}
+       WHERE m.settled_at IS NULL AND m.status = 'PENDING' AND m.received_at < #{cutoff}
          AND NOT (m.id = ANY(#{excluded}))
          AND (#{dueBefore}::timestamptz IS NULL OR s.last_raised_at IS NULL OR s.last_raised_at <= #{dueBefore})
        ORDER BY m.received_at, m.id
