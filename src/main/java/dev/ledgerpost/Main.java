@@ -4,6 +4,7 @@ import dev.ledgerpost.cli.MessagesCommand;
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.ConfigLoader;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.DataDirectoryUnavailable;
 import io.vertx.core.Future;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -70,7 +71,12 @@ public final class Main implements Callable<Integer> {
       await(vertx.close(), 30);
       return 2;
     } catch (Exception e) {
-      LOG.error("Ledgerpost failed to start", e);
+      DataDirectoryUnavailable unavailable = cause(e, DataDirectoryUnavailable.class);
+      if (unavailable != null) {
+        System.err.println(unavailable.getMessage()); // an operator's problem, said in one line
+      } else {
+        LOG.error("Ledgerpost failed to start", e);
+      }
       await(vertx.close(), 30);
       return 1;
     }
@@ -89,6 +95,16 @@ public final class Main implements Callable<Integer> {
     }, "ledgerpost-shutdown"));
     stopped.await();
     return 0;
+  }
+
+  private static <T extends Throwable> T cause(Throwable e, Class<T> type) {
+    Throwable t = e;
+    for (int depth = 0; t != null && depth < 20; depth++, t = t.getCause()) {
+      if (type.isInstance(t)) {
+        return type.cast(t);
+      }
+    }
+    return null;
   }
 
   private static <T> T await(Future<T> future, long seconds) throws Exception {

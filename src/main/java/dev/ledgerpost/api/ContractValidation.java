@@ -11,7 +11,6 @@ import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
 import io.vertx.openapi.validation.RequestParameter;
-import io.vertx.openapi.validation.RequestUtils;
 import io.vertx.openapi.validation.RequestValidator;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatableRequest;
@@ -113,9 +112,14 @@ final class ContractValidation {
    */
   private Future<ValidatedRequest> validate(RoutingContext ctx, Operation op, boolean jsonByDefault) {
     Buffer body = ctx.body() == null || ctx.body().buffer() == null ? Buffer.buffer() : ctx.body().buffer();
-    return RequestUtils.extract(ctx.request(), op, () -> Future.succeededFuture(body))
-        .map(request -> jsonByDefault && request.getContentType() == null ? asJson(request) : request)
-        .compose(request -> validator.validate(request, op.getOperationId()));
+    ValidatableRequest request;
+    try {
+      request = ContractRequest.of(ctx.request(), op, body); // not RequestUtils.extract: it decodes twice
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    return validator.validate(jsonByDefault && request.getContentType() == null ? asJson(request) : request,
+        op.getOperationId());
   }
 
   private static ValidatableRequest asJson(ValidatableRequest r) {

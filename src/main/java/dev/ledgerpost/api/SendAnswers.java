@@ -11,6 +11,9 @@ import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
 import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -30,9 +33,20 @@ import java.util.UUID;
  * ledger could not be opened (451 4.3.0)          503 + Retry-After  problem (4.3.0)           released
  * downstream unreachable at MAIL/RCPT             503 + Retry-After  problem (4.4.1)           released
  * downstream refused MAIL or a RCPT               422 (any 5xx) / 503 + Retry-After (all 4xx) released
+ *
+ * a request with the same key is in flight        409 + Retry-After  problem + leaseExpiresAt   (the holder's)
+ *   held by a request running in this process       Retry-After: 1 (it ends within its downstream timeouts)
+ *   held, and no other process uses this ledger     Retry-After: the lease's remaining seconds (its holder died
+ *     (the embedded one, locked to this gateway)      with an earlier process; nothing answers before the lease ends)
+ *   held elsewhere (an external ledger: another     Retry-After: the lease's remaining seconds, at most 5 (a
+ *     gateway, or one that died)                      live holder ends soon, a dead one at leaseExpiresAt)
  * </pre>
  *
  * Released means the key is free again: nothing was delivered, so the client retries with the same key.
+ * A 409 asks the client to send the same request with the same key again after Retry-After, and again
+ * while it hears 409: never with a new key, which would send a second message. leaseExpiresAt is when the
+ * key stops answering 409 whatever became of its holder (a live holder renews the lease once, when it
+ * opens the ledger): then the stored answer, one rebuilt from the ledger, or a new send if nothing was sent.
  * Every answer carries the operation id and a Location of its operation status; for an answer from
  * before the ledger was opened that operation answers 404: nothing was recorded, nothing was sent.
  */
@@ -44,6 +58,18 @@ final class SendAnswers {
   static final int RETRY_LEDGER = 5;
   static final int RETRY_DOWNSTREAM = 60;
   static final int RETRY_IN_FLIGHT = 1;
+  /** A holder on another gateway is likely to end soon; one that died ends only with its lease. */
+  static final int RETRY_IN_FLIGHT_ELSEWHERE = 5;
+
+  /** Who holds an Idempotency-Key that answers 409, as far as this process can tell. */
+  enum KeyHolder {
+    /** A request running in this process. */
+    HERE,
+    /** Nobody alive: not this process, and no other process uses this ledger. */
+    GONE,
+    /** Not this process: another gateway on the same ledger, or one that died. */
+    ELSEWHERE
+  }
 
   enum KeyFate { STORE, RELEASE, LEAVE }
 
@@ -140,9 +166,27 @@ final class SendAnswers {
         : problem(503, "Service Unavailable", detail, op, RETRY_DOWNSTREAM, extra);
   }
 
-  static SendAnswer inFlight(UUID op) {
-    return problem(409, "Conflict", "a request with this Idempotency-Key is still in flight; retry when it has ended to "
-        + "get its answer", op, RETRY_IN_FLIGHT, null);
+  /** {@code leaseLeft}: how long the holder's lease still runs; {@code now}: this answer's time. */
+  static SendAnswer inFlight(UUID op, KeyHolder holder, Duration leaseLeft, Instant now) {
+    long lease = Math.max(1, (leaseLeft.toMillis() + 999) / 1000);
+    int retryAfter = switch (holder) {
+      case HERE -> RETRY_IN_FLIGHT;
+      case GONE -> (int) Math.min(Integer.MAX_VALUE, lease);
+      case ELSEWHERE -> (int) Math.min(RETRY_IN_FLIGHT_ELSEWHERE, lease);
+    };
+    String detail = switch (holder) {
+      case HERE -> "a request with this Idempotency-Key is still in flight; retry the same request with the same key "
+          + "after Retry-After to get its answer";
+      case GONE -> "the request holding this Idempotency-Key was cut off by a stop of the gateway before it answered; the "
+          + "key is held until leaseExpiresAt, then the same request with the same key gets the answer (rebuilt from the "
+          + "ledger, or a send if nothing was sent)";
+      case ELSEWHERE -> "a request with this Idempotency-Key is in flight on another gateway, or was cut off by a stop; "
+          + "retry the same request with the same key after Retry-After; from leaseExpiresAt on the key answers in any case";
+    };
+    Instant expires = now.plus(leaseLeft);
+    expires = expires.getNano() == 0 ? expires : expires.truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
+    JsonObject extra = new JsonObject().put("leaseExpiresAt", expires.toString());
+    return problem(409, "Conflict", detail, op, retryAfter, extra);
   }
 
   static SendAnswer keyReused(UUID op) {

@@ -19,6 +19,7 @@ import dev.ledgerpost.delivery.Submission;
 import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.IdempotencyMessages.Claim;
 import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
+import dev.ledgerpost.ledger.IdempotencyMessages.Decision;
 import dev.ledgerpost.ledger.IdempotencyMessages.Done;
 import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
 import dev.ledgerpost.ledger.Intake;
@@ -36,10 +37,13 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,6 +82,10 @@ public final class SendApi {
   private final Duration openLease;
   private final long pruneTimer;
   private int inFlight;
+  /** Operation ids of the keyed requests running here: a 409 for one of them is a short wait. */
+  private final Set<UUID> running = new HashSet<>();
+  /** The embedded ledger is locked to this process: a key held by no request here is held by a dead one. */
+  private final boolean exclusiveLedger;
   private Promise<Void> drained;
 
   SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
@@ -93,6 +101,7 @@ public final class SendApi {
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;
     this.retention = config.api().idempotencyRetention();
+    this.exclusiveLedger = config.ledger().embedded();
     // Leases only decide how long a key of a request that died with its process answers 409: safety
     // never rests on them (a claim taken over makes the old claimant's open fail, before any DATA).
     this.claimLease = downstream.connectTimeout().plus(downstream.replyTimeout().multipliedBy(2));
@@ -170,8 +179,12 @@ public final class SendApi {
         return;
       }
       KeyRef ref = new KeyRef(key.id(), idempotencyKey, op);
+      running.add(op); // before the claim can be seen: a duplicate must never take a live holder for a dead one
       bus.request(IdempotencyMessages.CLAIM, new Claim(ref, prepared.requestHash(), claimLease, retention), Claimed.class)
           .onComplete(c -> {
+            if (c.failed() || c.result().decision() != Decision.CLAIMED) {
+              running.remove(op); // a claimant runs on in relay(), which forgets it when it ends
+            }
             if (c.failed()) {
               LOG.warn("idempotency key of operation {} could not be claimed: {}", op, c.cause().getMessage());
               SendAnswers.keyUnavailable(op).write(ctx);
@@ -180,13 +193,21 @@ public final class SendApi {
             Claimed claimed = c.result();
             switch (claimed.decision()) {
               case CLAIMED -> relay(ctx, key, prepared, op, ref);
-              case BUSY -> SendAnswers.inFlight(claimed.operationId()).write(ctx);
+              case BUSY -> SendAnswers.inFlight(claimed.operationId(), holder(claimed.operationId()), claimed.leaseLeft(),
+                  Instant.now()).write(ctx);
               case MISMATCH -> SendAnswers.keyReused(claimed.operationId()).write(ctx);
               case REPLAY -> replay(ctx, claimed);
               case DERIVED -> SendAnswers.derived(claimed).replayed().write(ctx);
             }
           });
     });
+  }
+
+  private SendAnswers.KeyHolder holder(UUID op) {
+    if (running.contains(op)) {
+      return SendAnswers.KeyHolder.HERE;
+    }
+    return exclusiveLedger ? SendAnswers.KeyHolder.GONE : SendAnswers.KeyHolder.ELSEWHERE;
   }
 
   private void replay(RoutingContext ctx, Claimed claimed) {
@@ -230,6 +251,7 @@ public final class SendApi {
         })
         .onComplete(ar -> {
           inFlight--;
+          running.remove(op);
           if (ar.succeeded()) {
             ar.result().write(ctx);
           } else {

@@ -3,6 +3,7 @@ package dev.ledgerpost.ledger;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.slf4j.Logger;
@@ -11,7 +12,9 @@ import org.slf4j.LoggerFactory;
 /**
  * PostgreSQL 17 in a persistent data directory, for a gateway without a configured server. The
  * library starts PostgreSQL with {@code -F} (fsync off) and {@code synchronous_commit=off}; both are
- * overridden here, because a commit must survive a crash (docs/design.md §2.5). Blocking: call off the event loop.
+ * overridden here, because a commit must survive a crash (docs/design.md §2.5). A server a killed gateway left
+ * running on the directory is stopped first; a directory another live gateway holds is refused
+ * ({@link DataDirectoryGuard}). Blocking: call off the event loop.
  */
 public final class EmbeddedDatabase implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedDatabase.class);
@@ -37,11 +40,24 @@ public final class EmbeddedDatabase implements AutoCloseable {
           .setServerConfig("full_page_writes", "on")
           .setServerConfig("listen_addresses", "localhost")
           .setServerConfig("max_connections", "200")
-          .setServerConfig("autovacuum_naptime", "5s");
+          // Autovacuum's ANALYZE is what replaces the generic plans a connection cached while the tables were
+          // empty: at a fresh start they would otherwise go on scanning tables that keep growing.
+          .setServerConfig("autovacuum_naptime", "5s")
+          // Runs once zonky holds the directory's lock, just before it starts the server.
+          .setDataDirectoryCustomizer(d -> DataDirectoryGuard.stopOrphan(dir));
       if (port > 0) {
         builder.setPort(port);
       }
-      EmbeddedPostgres pg = builder.start();
+      EmbeddedPostgres pg;
+      try {
+        pg = builder.start();
+      } catch (IllegalStateException e) {
+        // zonky's lock: "could not lock" when another process holds it, an overlap when this one does.
+        if (e instanceof OverlappingFileLockException || String.valueOf(e.getMessage()).startsWith("could not lock")) {
+          throw DataDirectoryGuard.inUse(dir, e);
+        }
+        throw e;
+      }
       EmbeddedDatabase db = new EmbeddedDatabase(pg, dir);
       LOG.info("embedded PostgreSQL running on data directory {}: psql postgresql://postgres@localhost:{}/postgres (JDBC {})",
           dir, pg.getPort(), db.jdbcUrl());

@@ -49,7 +49,9 @@ public final class IdempotencyMessages {
 
   /**
    * The claim's result. {@code operationId} is the claimant's for CLAIMED, else the earlier request's.
-   * {@code response} is set for REPLAY; the message fields for DERIVED.
+   * {@code response} is set for REPLAY; the message fields for DERIVED; {@code leaseLeft} for BUSY: how
+   * long the holder's lease still runs by the ledger's clock (after it the key answers, whatever became
+   * of its holder).
    */
   public record Claimed(
       Decision decision,
@@ -57,7 +59,13 @@ public final class IdempotencyMessages {
       String response,
       MessageStatus messageStatus,
       String messageIdHeader,
-      String downstreamReply) {}
+      String downstreamReply,
+      Duration leaseLeft) {
+    public Claimed(Decision decision, UUID operationId, String response, MessageStatus messageStatus,
+        String messageIdHeader, String downstreamReply) {
+      this(decision, operationId, response, messageStatus, messageIdHeader, downstreamReply, null);
+    }
+  }
 
   /** {@link Ledger#open} plus the binding of the claimed key to the new entry, in the same transaction. */
   public record OpenKeyed(LedgerMessages.Open open, KeyRef ref, Duration lease) {}

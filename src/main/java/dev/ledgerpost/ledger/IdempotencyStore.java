@@ -40,6 +40,7 @@ final class IdempotencyStore {
   private static final String CURRENT = """
       SELECT k.request_hash, k.operation_id, k.state, k.response::text AS response,
              k.lease_until > now() AS leased,
+             GREATEST(0, extract(epoch FROM k.lease_until - now()))::float8 AS lease_left,
              k.created_at <= now() - make_interval(secs => #{retention}) AS expired,
              m.status, m.message_id_header, m.downstream_reply
         FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id
@@ -137,8 +138,9 @@ final class IdempotencyStore {
         if (d == Decision.CLAIMED) {
           return SqlTemplate.forUpdate(conn, TAKE_OVER).execute(p).map(x -> mine);
         }
+        Duration leaseLeft = d == Decision.BUSY ? Duration.ofMillis(Math.round(row.getDouble("lease_left") * 1000)) : null;
         return Future.succeededFuture(new Claimed(d, row.getUUID("operation_id"), row.getString("response"), messageStatus,
-            row.getString("message_id_header"), row.getString("downstream_reply")));
+            row.getString("message_id_header"), row.getString("downstream_reply"), leaseLeft));
       });
     });
   }

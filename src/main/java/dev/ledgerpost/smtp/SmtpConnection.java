@@ -46,6 +46,8 @@ final class SmtpConnection {
   private boolean busy;
   private boolean closing;
   private boolean paused;
+  /** The shutdown grace has run out: whatever is still open is told 421 4.3.2 and closed. */
+  private boolean graceOver;
   private Timer timerKind = Timer.NONE;
   private long timerId = -1;
   // The DATA body under way: when its 354 went out, bytes so far, and the timer that checks its rate.
@@ -175,14 +177,14 @@ final class SmtpConnection {
       write(reply);
     }
     switch (action) {
-      case CLOSE -> close();
+      case CLOSE -> closeAfter(reply);
       case READ_DATA -> {
         arm(Timer.COMMAND);
         startDataRate();
       }
       case START_TLS -> throw new AssertionError("handled above");
       case NONE -> {
-        if (session.draining() && !session.inTransaction()) {
+        if (session.draining() && (!session.inTransaction() || graceOver)) {
           close(Replies.SHUTTING_DOWN);
         }
       }
@@ -208,10 +210,43 @@ final class SmtpConnection {
     });
   }
 
-  private void onShutdown() {
+  /**
+   * Shutdown began (SmtpVerticle calls this for every open connection, and Vert.x's shutdown event does
+   * again): an idle session hears 421 4.3.2 now; one in a transaction hears it at its next command, or
+   * after the answer to its message (the session's CLOSE, see {@link #closeAfter}).
+   */
+  void onShutdown() {
     session.drain();
     if (!busy && !session.inTransaction()) {
       close(Replies.SHUTTING_DOWN);
+    }
+  }
+
+  /**
+   * The grace is over. Called just before Vert.x closes what is left, so that a client still in a
+   * transaction (silent, or in the middle of DATA) hears 421 4.3.2 instead of a bare close; its
+   * transaction is aborted, as the 421 says. A command still being answered (a delivery waiting for the
+   * downstream) gets its answer and then the 421, if it comes before Vert.x's close.
+   */
+  void lastCall() {
+    onShutdown();
+    graceOver = true;
+    if (!busy) {
+      close(Replies.SHUTTING_DOWN);
+    }
+  }
+
+  /**
+   * The session ends the connection. While draining that follows the answer to a message that was under
+   * way (RFC 5321 §3.8: the server may close with 421 at any time): the client's next command would
+   * otherwise meet a bare close, so the 421 4.3.2 is said before it. After QUIT (221) or a 421 of its own,
+   * nothing is added.
+   */
+  private void closeAfter(Reply reply) {
+    if (session.draining() && reply != null && reply.code() != 221 && reply.code() != 421) {
+      close(Replies.SHUTTING_DOWN);
+    } else {
+      close();
     }
   }
 

@@ -12,7 +12,9 @@ import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -45,9 +47,15 @@ public final class SmtpVerticle extends VerticleBase {
     }
   }
 
+  /** Vert.x's shutdown event cuts at the grace; the sessions' own last call comes this much earlier. */
+  private static final long LAST_CALL_MS = 500;
+
   private final Shared shared;
   private NetServer server;
   private SmarthostRelay relay;
+  /** This verticle's open connections (touched on its event loop only), told of a shutdown by {@link #stop}. */
+  private final Map<NetSocket, SmtpConnection> open = new HashMap<>();
+  private boolean draining;
 
   public SmtpVerticle(Shared shared) {
     this.shared = shared;
@@ -65,14 +73,24 @@ public final class SmtpVerticle extends VerticleBase {
     server = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(smtp.port()));
     SmtpConnection.DataRate dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
+      if (draining) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
+        SmtpConnection.refuse(socket, Replies.SHUTTING_DOWN);
+        shared.metrics().smtpReply(Replies.SHUTTING_DOWN.code(), GatewayMetrics.Stage.COMMAND, -1);
+        return;
+      }
       String ip = SmtpConnection.clientAddress(socket);
       Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
       if (release == null) {
         return;
       }
       SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
-      new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(), smtp.commandTimeout(),
-          release, shared.metrics(), dataRate).start();
+      SmtpConnection connection = new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(),
+          smtp.commandTimeout(), () -> {
+            release.run();
+            open.remove(socket);
+          }, shared.metrics(), dataRate);
+      open.put(socket, connection);
+      connection.start();
     });
     return server.listen().onSuccess(s -> LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort()));
   }
@@ -110,10 +128,23 @@ public final class SmtpVerticle extends VerticleBase {
     return server.actualPort();
   }
 
-  /** Graceful: sessions are told (421 4.3.2 to new commands), transactions in flight finish within the grace. */
+  /**
+   * Graceful: sessions are told (421 4.3.2 to new commands), transactions in flight finish within the grace.
+   * Every client that speaks after this began hears 421 4.3.2 before its connection ends: the sessions
+   * are drained here, not only by Vert.x's shutdown event (which misses a connection accepted while the
+   * listener closes: those are refused with 421 above), and when the grace is over the sessions still open
+   * are told 421 just before Vert.x closes them (it would close them bare).
+   */
   @Override
   public Future<?> stop() {
+    draining = true;
+    List.copyOf(open.values()).forEach(SmtpConnection::onShutdown);
     long grace = shared.config().smtp().shutdownGrace().toMillis();
-    return server.shutdown(grace, TimeUnit.MILLISECONDS).eventually(() -> relay.close());
+    long lastCall = vertx.setTimer(Math.max(1, grace - Math.min(LAST_CALL_MS, grace / 2)),
+        t -> List.copyOf(open.values()).forEach(SmtpConnection::lastCall));
+    return server.shutdown(grace, TimeUnit.MILLISECONDS).eventually(() -> {
+      vertx.cancelTimer(lastCall);
+      return relay.close();
+    });
   }
 }

@@ -113,4 +113,26 @@ class SendAnswersTest {
     Claimed rejected = new Claimed(Decision.DERIVED, OP, null, MessageStatus.FAILED_PERM, "<m@x>", "554 5.7.1 no");
     assertThat(SendAnswers.derived(rejected).status()).isEqualTo(422);
   }
+
+  @Test
+  void a409AsksForTheWaitTheKeysHolderImplies() {
+    java.time.Instant now = java.time.Instant.parse("2026-05-01T10:00:00Z");
+    java.time.Duration lease = java.time.Duration.ofMillis(170_200);
+    SendAnswer here = SendAnswers.inFlight(OP, SendAnswers.KeyHolder.HERE, lease, now);
+    SendAnswer gone = SendAnswers.inFlight(OP, SendAnswers.KeyHolder.GONE, lease, now);
+    SendAnswer elsewhere = SendAnswers.inFlight(OP, SendAnswers.KeyHolder.ELSEWHERE, lease, now);
+    SendAnswer endingElsewhere = SendAnswers.inFlight(OP, SendAnswers.KeyHolder.ELSEWHERE, java.time.Duration.ofMillis(2100), now);
+    // Alive here: its answer comes within seconds. Dead: nothing changes before the lease ends.
+    assertThat(here.headers()).containsEntry("Retry-After", "1");
+    assertThat(gone.headers()).containsEntry("Retry-After", "171");
+    assertThat(elsewhere.headers()).containsEntry("Retry-After", "5");
+    assertThat(endingElsewhere.headers()).containsEntry("Retry-After", "3");
+    for (SendAnswer a : List.of(here, gone, elsewhere)) {
+      JsonObject body = new JsonObject(a.body());
+      assertThat(a.status()).isEqualTo(409);
+      assertThat(body.getString("operationId")).isEqualTo(OP.toString());
+      assertThat(body.getString("leaseExpiresAt")).isEqualTo("2026-05-01T10:02:51Z");
+      assertThat(body.getString("detail")).contains("same key");
+    }
+  }
 }

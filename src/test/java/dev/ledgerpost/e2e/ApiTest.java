@@ -22,6 +22,8 @@ class ApiTest {
   static Vertx vertx;
   static ScriptedSmtpServer downstream;
   static GatewayHarness gateway;
+  /** '%' is an atext character (RFC 5321): valid senders whose search once decoded the value twice. */
+  static final List<String> PERCENT_SENDERS = List.of("a%b@example.com", "a%41b@example.com", "aAb@example.com");
 
   @BeforeAll
   static void start() throws Exception {
@@ -33,6 +35,9 @@ class ApiTest {
       for (int i = 0; i < 5; i++) {
         assertThat(c.sendMail("pager@example.com", List.of("x@example.net"), "Subject: " + i + "\r\n\r\nbody"))
             .startsWith("250");
+      }
+      for (String sender : PERCENT_SENDERS) {
+        assertThat(c.sendMail(sender, List.of("x@example.net"), "Subject: percent\r\n\r\nbody")).startsWith("250");
       }
     }
   }
@@ -106,5 +111,17 @@ class ApiTest {
     } while (cursor != null && pages < 10);
     assertThat(seen).hasSize(5);
     assertThat(pages).isEqualTo(3);
+  }
+
+  @Test
+  void aSenderWithPercentIsSearchableAsWritten() throws Exception {
+    for (String sender : PERCENT_SENDERS) {
+      String encoded = java.net.URLEncoder.encode(sender, java.nio.charset.StandardCharsets.UTF_8);
+      HttpResponse<String> r = gateway.get("/api/v1/messages?sender=" + encoded);
+      assertThat(r.statusCode()).as(sender + ": " + r.body()).isEqualTo(200);
+      JsonArray items = new JsonObject(r.body()).getJsonArray("items");
+      assertThat(items.size()).as(sender + ": " + r.body()).isEqualTo(1);
+      assertThat(items.getJsonObject(0).getString("mailFrom")).isEqualTo(sender);
+    }
   }
 }

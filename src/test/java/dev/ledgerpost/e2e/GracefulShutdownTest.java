@@ -3,6 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import io.vertx.core.Future;
@@ -75,6 +76,169 @@ class GracefulShutdownTest {
     assertThat(downstream.messages()).hasSize(1);
     busy.close();
     idle.close();
+  }
+
+  /**
+   * Many sessions in every state when the stop begins, and new connections arriving while it does: every
+   * client that speaks after the stop began hears {@code 421 4.3.2} before the connection ends. Idle ones
+   * and those between commands of a transaction at once; one in DATA after its message's answer; one whose
+   * DATA stalls past the grace when the grace ends; one that connects during the stop instead of a greeting.
+   */
+  @Test
+  void everyClientThatSpeaksAfterTheStopBeganHears421BeforeTheClose() throws Exception {
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+    java.util.Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("smtp.shutdownGrace", "3s");
+    GatewayHarness gateway = GatewayHarness.start(vertx, o);
+    int port = gateway.smtpPort();
+    int perState = 25;
+    List<SmtpTestClient> idle = new java.util.ArrayList<>();
+    List<SmtpTestClient> inTransaction = new java.util.ArrayList<>();
+    List<SmtpTestClient> inData = new java.util.ArrayList<>();
+    List<SmtpTestClient> stalled = new java.util.ArrayList<>();
+    for (int i = 0; i < perState; i++) {
+      idle.add(session(port, 0));
+      inTransaction.add(session(port, 2));
+      inData.add(session(port, 3));
+      stalled.add(session(port, 3));
+    }
+    java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newCachedThreadPool();
+    CountDownLatch stopBegan = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean refused = new java.util.concurrent.atomic.AtomicBoolean();
+    List<java.util.concurrent.Future<List<String>>> latecomers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<java.util.concurrent.Future<?>> connectors = new java.util.ArrayList<>();
+    CountDownLatch connecting = new CountDownLatch(4);
+    for (int c = 0; c < 4; c++) {
+      connectors.add(threads.submit(() -> {
+        connecting.countDown();
+        for (int n = 0; n < 2000 && !refused.get(); n++) {
+          SmtpTestClient late;
+          try {
+            late = new SmtpTestClient(port);
+          } catch (java.io.IOException e) {
+            refused.set(true); // the listener is closed
+            return null;
+          }
+          latecomers.add(threads.submit(() -> latecomer(late, stopBegan)));
+        }
+        return null;
+      }));
+    }
+    assertThat(connecting.await(10, TimeUnit.SECONDS)).isTrue();
+    Poll.until(Duration.ofSeconds(10), "latecomers connecting", () -> latecomers.size() >= 100);
+
+    Future<Void> stopping = gateway.gateway().stop();
+    stopBegan.countDown();
+
+    java.util.Map<String, java.util.concurrent.Future<List<String>>> talks = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < perState; i++) {
+      SmtpTestClient a = idle.get(i);
+      SmtpTestClient b = inTransaction.get(i);
+      SmtpTestClient d = inData.get(i);
+      talks.put("idle " + i, threads.submit(() -> speak(a, "MAIL FROM:<a@example.com>\r\n")));
+      talks.put("in transaction " + i, threads.submit(() -> speak(b, "DATA\r\n")));
+      talks.put("in DATA " + i, threads.submit(() -> speak(d, "the end\r\n.\r\n", "MAIL FROM:<a@example.com>\r\n")));
+    }
+    GatewayHarness.await(stopping); // the grace has run out
+    for (int i = 0; i < perState; i++) {
+      SmtpTestClient s = stalled.get(i);
+      talks.put("stalled in DATA " + i, threads.submit(() -> speak(s, "too late\r\n.\r\n")));
+    }
+    for (java.util.concurrent.Future<?> c : connectors) {
+      c.get(30, TimeUnit.SECONDS);
+    }
+    int n = 0;
+    for (java.util.concurrent.Future<List<String>> f : latecomers) {
+      talks.put("latecomer " + n++, f);
+    }
+    String goodbye = "421 4.3.2 Service shutting down, try again later";
+    List<String> wrong = new java.util.ArrayList<>();
+    for (var e : talks.entrySet()) {
+      List<String> heard = e.getValue().get(30, TimeUnit.SECONDS);
+      // A command that arrived before the session learnt of the stop has its ordinary answer; whatever
+      // the client heard, the last thing before the close is the goodbye.
+      boolean ok = !heard.isEmpty() && heard.get(heard.size() - 1).equals(goodbye) && heard.indexOf(goodbye) == heard.size() - 1
+          || heard.equals(List.of("(no greeting)"));
+      if (!ok) {
+        wrong.add(e.getKey() + " heard " + heard);
+      }
+    }
+    threads.shutdownNow();
+    assertThat(wrong).as("clients that did not hear 421 4.3.2 before the close").isEmpty();
+    assertThat(latecomers).isNotEmpty();
+  }
+
+  /** A client that has said EHLO and, by {@code stage}: 2 MAIL and RCPT, 3 also DATA and a first body line. */
+  private static SmtpTestClient session(int port, int stage) throws Exception {
+    SmtpTestClient c = new SmtpTestClient(port);
+    assertThat(c.reply()).startsWith("220");
+    assertThat(c.command("EHLO client.test")).startsWith("250");
+    if (stage >= 2) {
+      assertThat(c.command("MAIL FROM:<a@example.com>")).startsWith("250");
+      assertThat(c.command("RCPT TO:<b@example.net>")).startsWith("250");
+    }
+    if (stage >= 3) {
+      assertThat(c.command("DATA")).startsWith("354");
+      c.send("Subject: shutdown race\r\n\r\nfirst line\r\n");
+    }
+    return c;
+  }
+
+  /**
+   * Sends each chunk (a write may fail once the server has closed: what it said before is still read) and
+   * returns every reply line heard until the connection ends.
+   */
+  private static List<String> speak(SmtpTestClient c, String... chunks) {
+    List<String> heard = new java.util.ArrayList<>();
+    try (c) {
+      for (String chunk : chunks) {
+        try {
+          c.send(chunk);
+        } catch (java.io.IOException e) {
+          // closed already: read what is left
+        }
+        String reply = readReply(c);
+        if (reply == null) {
+          return heard;
+        }
+        heard.add(reply);
+      }
+      for (String reply = readReply(c); reply != null; reply = readReply(c)) {
+        heard.add(reply);
+      }
+    } catch (java.io.IOException e) {
+      heard.add("(close failed: " + e + ")");
+    }
+    return heard;
+  }
+
+  /** One reply, or null at the end of the stream (or a reset after it). */
+  private static String readReply(SmtpTestClient c) {
+    try {
+      return c.reply();
+    } catch (java.io.IOException e) {
+      return null;
+    }
+  }
+
+  /** A connection made around the stop: once the stop has begun it asks to send mail. */
+  private static List<String> latecomer(SmtpTestClient c, CountDownLatch stopBegan) throws Exception {
+    String greeting = readReply(c);
+    if (greeting == null) {
+      c.close();
+      return List.of("(no greeting)"); // the kernel had it queued when the listener closed: it was never served
+    }
+    List<String> heard = new java.util.ArrayList<>();
+    if (!greeting.startsWith("220")) {
+      heard.add(greeting);
+      for (String reply = readReply(c); reply != null; reply = readReply(c)) {
+        heard.add(reply);
+      }
+      c.close();
+      return heard;
+    }
+    assertThat(stopBegan.await(30, TimeUnit.SECONDS)).isTrue();
+    return speak(c, "MAIL FROM:<late@example.com>\r\n");
   }
 
   private static boolean refusesConnections(int port, Duration within) throws InterruptedException {

@@ -26,9 +26,11 @@ public final class ChildGateway implements AutoCloseable {
   private volatile int smtpPort = -1;
   private volatile int httpPort = -1;
 
+  private final Thread reader;
+
   private ChildGateway(Process process) {
     this.process = process;
-    Thread reader = new Thread(this::readLog, "child-gateway-log-" + process.pid());
+    reader = new Thread(this::readLog, "child-gateway-log-" + process.pid());
     reader.setDaemon(true);
     reader.start();
   }
@@ -101,6 +103,24 @@ public final class ChildGateway implements AutoCloseable {
   /** Log lines that contain every fragment. */
   public List<String> log(String... fragments) {
     return lines.stream().filter(l -> java.util.Arrays.stream(fragments).allMatch(l::contains)).toList();
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  /** Every log line so far. */
+  public List<String> lines() {
+    return List.copyOf(lines);
+  }
+
+  /** For a child expected to end by itself (a refused start): its exit status, once its log is read to the end. */
+  public int awaitExit(Duration within) throws Exception {
+    if (!process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new AssertionError("child gateway still running after " + within + ":\n" + String.join("\n", lines));
+    }
+    Poll.until(Duration.ofSeconds(10), "child log read to its end", () -> !reader.isAlive());
+    return process.exitValue();
   }
 
   /** SIGKILL: no shutdown hook, no flush, no goodbye. Returns the exit status. */
