@@ -1,3 +1,5 @@
+-- The ledger schema as it was before group commit (migrations V1..V30 at commit 21ddb49), for bench/relay.sh:
+-- the fixed reference pgbench of bench/ledger-ceiling.sql runs on it, in a database of its own.
 -- V1__ledger.sql
 -- The pending ledger. A message row is written PENDING before its body goes downstream and settled
 -- after the downstream's final reply; recipients and outbox events change in the same transactions.
@@ -104,7 +106,7 @@ CREATE INDEX notify_receipts_message_idx ON notify_receipts (message_id);
 -- V11__ledger_abort.sql
 -- Lets a single-statement ledger transaction refuse its own result: raising an error inside the
 -- statement rolls back every data-modifying CTE in it. SQLSTATE LP001 = "the settle did not touch the
--- recipients it had to" (DESIGN §3 invariant 2); the gateway maps it by SQLSTATE, never by text.
+-- recipients it had to" (docs/design.md §3.3, invariant 2); the gateway maps it by SQLSTATE, never by text.
 CREATE FUNCTION ledger_abort(message text) RETURNS integer
 LANGUAGE plpgsql AS $$
 BEGIN
