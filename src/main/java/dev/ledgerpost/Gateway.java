@@ -15,6 +15,8 @@ import dev.ledgerpost.metrics.MicrometerGatewayMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import dev.ledgerpost.notify.EventTokens;
+import dev.ledgerpost.notify.NotifyHub;
+import dev.ledgerpost.notify.NotifyVerticle;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
@@ -47,6 +49,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -62,15 +65,17 @@ public final class Gateway {
   private final Vertx vertx;
   private final GatewayConfig config;
   private final Clock clock;
-  private final List<String> deployments = new ArrayList<>();
+  /** Deployment ids in start order; the instances of one part form one group, stopped together. */
+  private final List<List<String>> deployments = new ArrayList<>();
   private final AtomicLong handovers = new AtomicLong();
   private final PrometheusMeterRegistry registry;
   private final GatewayMetrics metrics;
   private LedgerVerticle ledger;
   private RetryVerticle retry;
   private StaleVerticle stale;
-  private ApiVerticle api;
-  private SmtpVerticle smtp;
+  private NotifyHub hub;
+  private int smtpPort;
+  private int httpPort;
   private String adminToken;
   private EventTokens eventTokens;
   private ApiKeys apiKeys;
@@ -127,17 +132,30 @@ public final class Gateway {
         })
         .compose(shared -> {
           bindLedgerGauges();
-          api = new ApiVerticle(config.http(), adminToken, eventTokens, config.notifications().sendQueueBytes(), metrics,
-              registry::scrape, config.observability(), new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
-              shared.downstreamSlots()));
-          return deploy(api).map(shared);
+          hub = new NotifyHub(vertx, eventTokens, config.notifications().sendQueueBytes());
+          metrics.gauge("ledgerpost.notify.clients", "Connected WebSocket subscribers", hub::clients);
+          return deploy(new NotifyVerticle(hub)).map(shared);
         })
         .compose(shared -> {
-          smtp = new SmtpVerticle(shared);
-          return deploy(smtp);
+          SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
+              shared.downstreamSlots());
+          return instances(config.http().effectiveInstances(), config.http().port(),
+              port -> new ApiVerticle(config.http(), port, adminToken, hub, metrics, registry::scrape, config.observability(), send),
+              ApiVerticle::actualPort)
+              .map(port -> {
+                httpPort = port;
+                return shared;
+              });
         })
-        .onSuccess(v -> LOG.info("Ledgerpost ready: SMTP port {}, HTTP port {}, relaying to {}:{}",
-            smtp.actualPort(), api.actualPort(), config.downstream().host(), config.downstream().port()));
+        .compose(shared -> instances(config.smtp().effectiveInstances(), config.smtp().port(),
+            port -> new SmtpVerticle(shared, port), SmtpVerticle::actualPort))
+        .onSuccess(port -> {
+          smtpPort = port;
+          LOG.info("Ledgerpost ready: SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {}:{}",
+              smtpPort, httpPort, config.smtp().effectiveInstances(), config.http().effectiveInstances(),
+              config.downstream().host(), config.downstream().port());
+        })
+        .mapEmpty();
   }
 
   /** The blocking part of starting: names, certificates, password file, admin token. */
@@ -153,7 +171,7 @@ public final class Gateway {
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
         connections, null, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
-        downstreamSlots());
+        downstreamSlots(), new AtomicBoolean());
   }
 
   /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */
@@ -189,22 +207,52 @@ public final class Gateway {
     metrics.gauge("ledgerpost.settle.backlog", "Known outcomes held by the retry part, not yet in the ledger", r::backlog);
   }
 
+  /**
+   * Deploys {@code n} instances of a listening verticle that share one socket: Vert.x binds it once and
+   * hands the connections to the instances in turn, each on its own event loop. For port 0 they bind a
+   * negative port, Vert.x's "one random port shared by every server that names this number"; the number
+   * is this gateway's own, so two gateways in one Vert.x never share. Answers the actual port.
+   */
+  private <V extends io.vertx.core.VerticleBase> Future<Integer> instances(int n, int port, java.util.function.IntFunction<V> make,
+      java.util.function.ToIntFunction<V> actualPort) {
+    int bind = port == 0 ? -SHARED_RANDOM_PORTS.incrementAndGet() : port;
+    List<V> made = new ArrayList<>();
+    List<String> group = new ArrayList<>();
+    deployments.add(group);
+    Future<Void> chain = Future.succeededFuture();
+    for (int i = 0; i < n; i++) {
+      V v = make.apply(bind);
+      made.add(v);
+      chain = chain.compose(x -> vertx.deployVerticle(v).map(id -> {
+        group.add(id);
+        return (Void) null;
+      }));
+    }
+    return chain.map(x -> actualPort.applyAsInt(made.get(0)));
+  }
+
+  /** Numbers for Vert.x's shared random ports, unique in this JVM. */
+  private static final AtomicInteger SHARED_RANDOM_PORTS = new AtomicInteger();
+
   private Future<Void> deploy(io.vertx.core.VerticleBase verticle) {
     return vertx.deployVerticle(verticle).map(id -> {
-      deployments.add(id);
+      deployments.add(List.of(id));
       return null;
     });
   }
 
-  /** Stops SMTP first (gracefully), then the API, the stale watch, the retry part (journal closed), the ledger. */
+  /**
+   * Stops SMTP first (gracefully: its instances all at once, each with the whole grace), then the API,
+   * the hub, the stale watch, the retry part (journal closed), the outbox relay, the ledger.
+   */
   public Future<Void> stop() {
     Future<Void> chain = Future.succeededFuture();
     for (int i = deployments.size() - 1; i >= 0; i--) {
-      String id = deployments.get(i);
-      chain = chain.eventually(() -> vertx.undeploy(id).otherwise(e -> {
+      List<String> group = List.copyOf(deployments.get(i));
+      chain = chain.eventually(() -> Future.join(group.stream().map(id -> vertx.undeploy(id).otherwise(e -> {
         LOG.warn("undeploying {} failed", id, e);
         return null;
-      }));
+      })).toList()).mapEmpty());
     }
     return chain.onComplete(ar -> deployments.clear());
   }
@@ -241,15 +289,15 @@ public final class Gateway {
   }
 
   public int smtpPort() {
-    return smtp.actualPort();
+    return smtpPort;
   }
 
   public int httpPort() {
-    return api.actualPort();
+    return httpPort;
   }
 
   public int notifyClients() {
-    return api.notifyClients();
+    return hub.clients();
   }
 
   public String adminToken() {

@@ -11,7 +11,6 @@ import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.OutboxMessages;
-import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -48,28 +47,32 @@ public final class ApiVerticle extends VerticleBase {
   private static final java.util.regex.Pattern OPERATION_PATH = java.util.regex.Pattern.compile("/api/v1/operations/[^/]+");
 
   private final GatewayConfig.Http http;
+  private final int port;
   private final byte[] adminToken;
-  private final EventTokens eventTokens;
-  private final long sendQueueBytes;
+  private final NotifyHub hub;
   private final SendApi.Setup sendSetup;
   private HttpServer server;
   private SendApi send;
   private Bus bus;
-  private NotifyHub hub;
 
   private final GatewayMetrics metrics;
   private final Supplier<String> scrape;
   private final GatewayConfig.Observability observability;
 
-  public ApiVerticle(GatewayConfig.Http http, String adminToken, EventTokens eventTokens, long sendQueueBytes,
-      GatewayMetrics metrics, Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
+  /**
+   * One of the API's instances; {@code port} is the configured one for the first, the first's actual port
+   * for the others (Vert.x shares one listening socket between servers on the same port and spreads the
+   * connections over them). {@code hub} is the WebSocket hub's, one per process.
+   */
+  public ApiVerticle(GatewayConfig.Http http, int port, String adminToken, NotifyHub hub, GatewayMetrics metrics,
+      Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
     this.http = http;
+    this.port = port;
+    this.hub = hub;
     this.metrics = metrics;
     this.scrape = scrape;
     this.observability = observability;
     this.adminToken = adminToken.getBytes(StandardCharsets.UTF_8);
-    this.eventTokens = eventTokens;
-    this.sendQueueBytes = sendQueueBytes;
     this.sendSetup = sendSetup;
   }
 
@@ -83,9 +86,6 @@ public final class ApiVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> Problem.json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
-    hub = new NotifyHub(vertx, eventTokens, sendQueueBytes);
-    hub.start();
-    metrics.gauge("ledgerpost.notify.clients", "Connected WebSocket subscribers", hub::clients);
     if (observability.metricsAccess() == GatewayConfig.MetricsAccess.PUBLIC) {
       router.get("/metrics").handler(this::metrics);
     } else if (observability.metricsAccess() == GatewayConfig.MetricsAccess.TOKEN) {
@@ -111,7 +111,7 @@ public final class ApiVerticle extends VerticleBase {
       LOG.error("API request {} failed", ctx.request().path(), ctx.failure());
       Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
     });
-    server = vertx.createHttpServer(new HttpServerOptions().setHost(http.host()).setPort(http.port()));
+    server = vertx.createHttpServer(new HttpServerOptions().setHost(http.host()).setPort(port));
     return server.requestHandler(router).listen()
         .onSuccess(s -> LOG.info("HTTP API listening on {}:{}", http.host(), s.actualPort()));
   }

@@ -65,13 +65,24 @@ public final class SendApi {
   private static final long JSON_OVERHEAD = 64 * 1024;
 
   /** What the gateway hands the send API at start (keys were read on a worker; the slots are the whole process's). */
+  /**
+   * What the gateway hands every API instance's send API: the same objects for all of them, so that the
+   * rate limit per key (and the smarthost connection cap) hold per process, however many instances run.
+   */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
-      DownstreamSlots downstreamSlots) {}
+      DownstreamSlots downstreamSlots, RateLimiter limiter, Set<UUID> running) {
+
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
+        DownstreamSlots downstreamSlots) {
+      this(config, keys, hostname, contract, metrics, downstreamSlots, new RateLimiter(),
+          java.util.concurrent.ConcurrentHashMap.newKeySet());
+    }
+  }
 
   private final Vertx vertx;
   private final Bus bus;
   private final ApiKeys keys;
-  private final RateLimiter limiter = new RateLimiter();
+  private final RateLimiter limiter;
   private final ContractValidation contract;
   private final SmarthostRelay relay;
   private final String hostname;
@@ -82,13 +93,15 @@ public final class SendApi {
   private final Duration openLease;
   private final long pruneTimer;
   private int inFlight;
-  /** Operation ids of the keyed requests running here: a 409 for one of them is a short wait. */
-  private final Set<UUID> running = new HashSet<>();
+  /** Operation ids of the keyed requests running in this process (any instance): a 409 for one of them is a short wait. */
+  private final Set<UUID> running;
   /** The embedded ledger is locked to this process: a key held by no request here is held by a dead one. */
   private final boolean exclusiveLedger;
   private Promise<Void> drained;
 
   SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
+    this.running = setup.running();
+    this.limiter = setup.limiter();
     GatewayConfig config = setup.config();
     GatewayConfig.Downstream downstream = config.downstream();
     this.vertx = vertx;

@@ -38,6 +38,7 @@ final class ConfigKeys {
     key("smtp.commandTimeout", "10m", ConfigKeys::positiveDuration, "Time one command line or one DATA body may take to arrive once begun.");
     key("smtp.minDataRate", 500, v -> nonNegativeInt(v), "Bytes per second a DATA body must average once smtp.minDataRateGrace has passed; a slower client gets 421 4.4.2 and is disconnected. 0 = no minimum.");
     key("smtp.minDataRateGrace", "30s", ConfigKeys::positiveDuration, "Time from the 354 before smtp.minDataRate is enforced.");
+    key("smtp.instances", 0, v -> nonNegativeInt(v), "SMTP event loops (verticle instances, each with its own smarthost pool) sharing the port; 0 = one per available processor.");
     key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ConfigKeys::cidrs, "Networks that may relay without AUTH (CIDR list).");
     key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
     key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = self-signed, generated at start.");
@@ -45,6 +46,7 @@ final class ConfigKeys {
     key("smtp.shutdownGrace", "30s", ConfigKeys::positiveDuration, "How long SIGTERM waits for transactions in flight.");
     key("http.host", "127.0.0.1", ConfigKeys::text, "Address the HTTP API binds to.");
     key("http.port", 8080, ConfigKeys::port, "HTTP API port (0 picks a free port).");
+    key("http.instances", 0, v -> nonNegativeInt(v), "HTTP API event loops (verticle instances, each with its own smarthost pool for sends) sharing the port; 0 = one per available processor.");
     key("downstream.host", "127.0.0.1", ConfigKeys::text, "Smarthost every message is relayed to.");
     key("downstream.port", 25, ConfigKeys::port, "Smarthost port.");
     key("downstream.starttls", "optional", v -> enumOf(GatewayConfig.StartTls.class, v), "`none`, `optional` (opportunistic, unverified) or `required` (verified unless tlsTrustAll).");

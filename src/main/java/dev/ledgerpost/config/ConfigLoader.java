@@ -194,8 +194,9 @@ public final class ConfigLoader {
             (Duration) v.get("smtp.shutdownGrace"),
             (int) v.get("smtp.maxConnectionsPerAddress"),
             (int) v.get("smtp.minDataRate"),
-            (Duration) v.get("smtp.minDataRateGrace")),
-        new GatewayConfig.Http((String) v.get("http.host"), (int) v.get("http.port")),
+            (Duration) v.get("smtp.minDataRateGrace"),
+            (int) v.get("smtp.instances")),
+        new GatewayConfig.Http((String) v.get("http.host"), (int) v.get("http.port"), (int) v.get("http.instances")),
         new GatewayConfig.Downstream(
             (String) v.get("downstream.host"),
             (int) v.get("downstream.port"),

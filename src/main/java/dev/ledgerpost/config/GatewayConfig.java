@@ -29,9 +29,22 @@ public record GatewayConfig(
       Duration shutdownGrace,
       int maxConnectionsPerAddress,
       int minDataRate,
-      Duration minDataRateGrace) {}
+      Duration minDataRateGrace,
+      int instances) {
 
-  public record Http(String host, int port) {}
+    /** SMTP verticle instances: {@code smtp.instances}, or one per available processor when it is 0. */
+    public int effectiveInstances() {
+      return instances > 0 ? instances : Runtime.getRuntime().availableProcessors();
+    }
+  }
+
+  public record Http(String host, int port, int instances) {
+
+    /** HTTP API verticle instances: {@code http.instances}, or one per available processor when it is 0. */
+    public int effectiveInstances() {
+      return instances > 0 ? instances : Runtime.getRuntime().availableProcessors();
+    }
+  }
 
   public record Downstream(
       String host,

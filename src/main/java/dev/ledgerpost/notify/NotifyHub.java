@@ -1,6 +1,8 @@
 package dev.ledgerpost.notify;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.bus.Hop;
+import io.vertx.core.Context;
 import dev.ledgerpost.ledger.OutboxEvent;
 import dev.ledgerpost.ledger.OutboxMessages.Published;
 import dev.ledgerpost.outbox.OutboxVerticle;
@@ -49,8 +51,12 @@ public final class NotifyHub {
     this.sendQueueBytes = sendQueueBytes;
   }
 
-  /** Subscribes to the relay's events on the calling verticle's context. */
-  public void start() {
+  /** The hub's own context (its verticle's): every subscriber lives there. */
+  private volatile Context context;
+
+  /** Subscribes to the relay's events on the hub verticle's context, where every subscriber then lives. */
+  void start(Context hubContext) {
+    this.context = hubContext;
     vertx.eventBus().<Published>localConsumer(OutboxVerticle.EVENTS, m -> {
       for (OutboxEvent e : m.body().events()) {
         for (Subscriber s : subscribers) {
@@ -109,10 +115,21 @@ public final class NotifyHub {
     String client = ctx.queryParams().get("client");
     EventTokens.Principal known = principal;
     Long from = since;
+    // The upgrade happens on the API instance's event loop; from then on the subscriber is the hub's.
     ctx.request().toWebSocket().onSuccess(ws -> {
       ws.setWriteQueueMaxSize((int) Math.min(Integer.MAX_VALUE, sendQueueBytes));
-      new Subscriber(this, bus, vertx, ws, tokens, client).begin(known, from);
+      ws.pause(); // no frame may arrive before the subscriber's handlers are in place, on the hub's loop
+      Subscriber s = new Subscriber(this, bus, vertx, ws, tokens, client);
+      if (known != null) {
+        s.holdFromNow(known); // a header-authenticated subscriber's live events start at the upgrade, not at the hop
+      }
+      Hop.send(context, () -> s.begin(known, from));
     }).onFailure(e -> LOG.debug("WebSocket upgrade failed: {}", e.getMessage()));
+  }
+
+  /** Runs on the hub's context what a socket event (delivered on the API's) asks of a subscriber. */
+  void onHub(Runnable work) {
+    Hop.send(context, work);
   }
 
   void register(Subscriber s) {

@@ -46,15 +46,26 @@ final class Subscriber {
     this.client = client;
   }
 
+  /**
+   * Called on the API's event loop at the upgrade: from now on the hub holds this subscriber's live
+   * events (until {@link #begin} on the hub's loop sends the history and goes live).
+   */
+  void holdFromNow(EventTokens.Principal known) {
+    principal = known;
+    hub.register(this);
+  }
+
   void begin(EventTokens.Principal known, Long since) {
-    ws.closeHandler(v -> {
+    // Socket events come on the API instance's event loop; everything a subscriber does runs on the hub's.
+    ws.closeHandler(v -> hub.onHub(() -> {
       closed = true;
       hub.unregister(this);
-    });
-    ws.textMessageHandler(this::onText);
+    }));
+    ws.textMessageHandler(text -> hub.onHub(() -> onText(text)));
     ws.exceptionHandler(e -> {});
     if (known != null) {
       authenticated(known, since);
+      ws.resume(); // paused by the hub until these handlers were in place
       return;
     }
     // No header (browsers cannot set one): the first frame must be {"type":"auth","token":"..."}.
@@ -63,7 +74,7 @@ final class Subscriber {
         NotifyHub.closeQuietly(ws, NotifyHub.CLOSE_UNAUTHORIZED, "authenticate within 5 s");
       }
     });
-    ws.textMessageHandler(text -> {
+    ws.textMessageHandler(text -> hub.onHub(() -> {
       JsonObject msg = parse(text);
       EventTokens.Principal p = msg == null || !"auth".equals(msg.getString("type"))
           ? null
@@ -73,9 +84,10 @@ final class Subscriber {
         NotifyHub.closeQuietly(ws, NotifyHub.CLOSE_UNAUTHORIZED, "not authenticated");
         return;
       }
-      ws.textMessageHandler(this::onText);
+      ws.textMessageHandler(frame -> hub.onHub(() -> onText(frame)));
       authenticated(p, since);
-    });
+    }));
+    ws.resume(); // paused by the hub until these handlers were in place
   }
 
   private void authenticated(EventTokens.Principal p, Long since) {
@@ -122,10 +134,10 @@ final class Subscriber {
           if (page.scannedThrough() >= page.lastPubSeq()) {
             goLive();
           } else if (ws.writeQueueFull()) {
-            ws.drainHandler(v -> {
+            ws.drainHandler(v -> hub.onHub(() -> {
               ws.drainHandler(null);
               page();
-            });
+            }));
           } else {
             page();
           }

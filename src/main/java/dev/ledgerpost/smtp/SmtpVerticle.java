@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,11 +40,13 @@ public final class SmtpVerticle extends VerticleBase {
       GatewayMetrics metrics,
       SmtpSession.Guards guards,
       AddressConnections perAddress,
-      DownstreamSlots downstreamSlots) {
+      DownstreamSlots downstreamSlots,
+      AtomicBoolean draining) {
 
     /** The relay contract exists once the ledger and the retry part run: it is added then. */
     public Shared withContract(RelayContract c) {
-      return new Shared(config, hostname, tls, authenticator, connections, c, metrics, guards, perAddress, downstreamSlots);
+      return new Shared(config, hostname, tls, authenticator, connections, c, metrics, guards, perAddress, downstreamSlots,
+          draining);
     }
   }
 
@@ -51,14 +54,19 @@ public final class SmtpVerticle extends VerticleBase {
   private static final long LAST_CALL_MS = 500;
 
   private final Shared shared;
+  private final int port;
   private NetServer server;
   private SmarthostRelay relay;
   /** This verticle's open connections (touched on its event loop only), told of a shutdown by {@link #stop}. */
   private final Map<NetSocket, SmtpConnection> open = new HashMap<>();
-  private boolean draining;
 
-  public SmtpVerticle(Shared shared) {
+  /**
+   * One of the intake's instances: {@code port} is the configured one for the first, the first's actual
+   * port for the others, which then share its socket, each on its own event loop with its own relay.
+   */
+  public SmtpVerticle(Shared shared, int port) {
     this.shared = shared;
+    this.port = port;
   }
 
   @Override
@@ -70,10 +78,10 @@ public final class SmtpVerticle extends VerticleBase {
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
     SmtpSession.RelayPolicy policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
-    server = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(smtp.port()));
+    server = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port));
     SmtpConnection.DataRate dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
-      if (draining) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
+      if (shared.draining().get()) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
         SmtpConnection.refuse(socket, Replies.SHUTTING_DOWN);
         shared.metrics().smtpReply(Replies.SHUTTING_DOWN.code(), GatewayMetrics.Stage.COMMAND, -1);
         return;
@@ -92,7 +100,10 @@ public final class SmtpVerticle extends VerticleBase {
       open.put(socket, connection);
       connection.start();
     });
-    return server.listen().onSuccess(s -> LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort()));
+    return server.listen().onSuccess(s -> {
+      SharedServerTls.shareSslContextManager(s);
+      LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort());
+    });
   }
 
   /**
@@ -137,7 +148,7 @@ public final class SmtpVerticle extends VerticleBase {
    */
   @Override
   public Future<?> stop() {
-    draining = true;
+    shared.draining().set(true); // every instance refuses new connections from now on
     List.copyOf(open.values()).forEach(SmtpConnection::onShutdown);
     long grace = shared.config().smtp().shutdownGrace().toMillis();
     long lastCall = vertx.setTimer(Math.max(1, grace - Math.min(LAST_CALL_MS, grace / 2)),

@@ -215,9 +215,9 @@ public final class LoadDriver {
   /** Each watcher must see a settled event for every accepted message. */
   private static String watcherSummary(List<WsTestClient> watchers, int messages) throws Exception {
     int complete = 0;
+    long until = System.nanoTime() + Duration.ofSeconds(30).toNanos(); // one deadline for all of them
     for (WsTestClient w : watchers) {
       int settled = 0;
-      long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
       while (settled < messages && System.nanoTime() < until) {
         JsonObject f = w.poll();
         if (f == null) {
