@@ -108,7 +108,7 @@ public final class RelayContract {
         KnownOutcome.NOT_SENT_CODE, null, KnownOutcome.NOT_SENT_REASON);
     KnownOutcome outcome = KnownOutcome.notSent(settle, message.messageIdHeader(), opening.key());
     return bounded(journal(outcome)).map(journaled -> {
-      services.outcomes().handOver(outcome);
+      services.outcomes().handOver(outcome, journaled);
       return (Void) null;
     });
   }
@@ -177,16 +177,19 @@ public final class RelayContract {
           .with("msg_id", message.messageIdHeader()).with("target_status", settle.target())
           .with("downstream_accepted", downstreamAccepted).with("cause", cause).with("error", e.getMessage()).log();
       return bounded(journaled).map(j -> {
-        services.outcomes().handOver(outcome);
+        services.outcomes().handOver(outcome, j);
         services.handovers().incrementAndGet();
         return false;
       });
     });
   }
 
-  /** The journal's answer; a journal that fails is logged as CRITICAL and holds nothing up. Never fails. */
+  /**
+   * The journal's answer: true when the outcome is on disk, false when it is not (its settle committed
+   * first, so it was not needed; or the journal failed, which is logged as CRITICAL). Never fails.
+   */
   private Future<Boolean> journal(KnownOutcome outcome) {
-    return services.outcomes().journal(outcome).map(v -> true).otherwise(e -> {
+    return services.outcomes().journal(outcome).otherwise(e -> {
       AuditLog.critical("outcome_journal_failed").with("message_id", outcome.settle().id())
           .with("msg_id", outcome.messageIdHeader()).with("target_status", outcome.settle().target())
           .with("downstream_accepted", outcome.downstreamAccepted()).with("error", e.getMessage())

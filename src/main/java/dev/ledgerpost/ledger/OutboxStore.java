@@ -42,7 +42,11 @@ final class OutboxStore {
        WHERE published_at IS NULL
        ORDER BY seq
        LIMIT $1""";
-  private static final String MARK = "UPDATE outbox SET pub_seq = $1, published_at = now() WHERE seq = $2";
+  /** Every row of a pass in one statement: ($1[i], $2[i]) = (seq, pub_seq). */
+  private static final String MARK = """
+      UPDATE outbox SET pub_seq = m.pub_seq, published_at = now()
+        FROM unnest($1::bigint[], $2::bigint[]) AS m(seq, pub_seq)
+       WHERE outbox.seq = ANY($1::bigint[]) AND outbox.seq = m.seq""";
   private static final String ADVANCE = "UPDATE outbox_publisher SET last_pub_seq = $1 WHERE id = 1";
   private static final String PUBLISHED_EVENTS = """
       SELECT seq, pub_seq, event_id, message_id, type, payload::text AS payload, auth_user, created_at
@@ -98,19 +102,19 @@ final class OutboxStore {
     return pool.withTransaction(conn -> conn.query(LOCK_PUBLISHER).execute().compose(lock -> {
       long last = lock.iterator().next().getLong(0);
       return conn.preparedQuery(UNPUBLISHED).execute(Tuple.of(limit)).compose(rows -> {
-        List<Tuple> marks = new ArrayList<>();
         List<Long> seqs = new ArrayList<>();
+        List<Long> pubSeqs = new ArrayList<>();
         long next = last;
         for (Row row : rows) {
-          marks.add(Tuple.of(next + 1, row.getLong("seq")));
           seqs.add(row.getLong("seq"));
+          pubSeqs.add(next + 1);
           next += row.getInteger("n");
         }
-        if (marks.isEmpty()) {
+        if (seqs.isEmpty()) {
           return Future.succeededFuture(new Published(List.of()));
         }
         long newLast = next;
-        return conn.preparedQuery(MARK).executeBatch(marks)
+        return conn.preparedQuery(MARK).execute(Tuple.tuple(List.of(seqs.toArray(new Long[0]), pubSeqs.toArray(new Long[0]))))
             .compose(x -> conn.preparedQuery(ADVANCE).execute(Tuple.of(newLast)))
             .compose(x -> conn.preparedQuery(PUBLISHED_EVENTS).execute(Tuple.of(seqs.toArray(new Long[0]))))
             .map(events -> {

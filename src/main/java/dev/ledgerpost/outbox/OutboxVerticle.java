@@ -30,8 +30,13 @@ public final class OutboxVerticle extends VerticleBase {
   private final GatewayMetrics metrics;
   private volatile double lagSeconds;
   private Bus bus;
+  /** Between the starts of two publish passes, unless the first was full. */
+  static final long MIN_PASS_MILLIS = 20;
   private boolean running;
   private boolean again;
+  private boolean paced;
+  private boolean fullPass;
+  private long lastPassStart = System.nanoTime() - MIN_PASS_MILLIS * 1_000_000;
   private boolean stopped;
   private long lastFailureLog;
 
@@ -56,7 +61,11 @@ public final class OutboxVerticle extends VerticleBase {
     return Future.succeededFuture();
   }
 
-  /** Runs one publish pass now, or right after the one in progress (wake-ups coalesce). */
+  /**
+   * Runs one publish pass now, or right after the one in progress (wake-ups coalesce), but passes start
+   * at most every {@link #MIN_PASS_MILLIS}: under load a pass then takes what several commits wrote, and
+   * the ledger spends less per event on publishing it. A full pass is followed at once.
+   */
   public void relay() {
     if (stopped) {
       return;
@@ -65,6 +74,18 @@ public final class OutboxVerticle extends VerticleBase {
       again = true;
       return;
     }
+    long wait = MIN_PASS_MILLIS - (System.nanoTime() - lastPassStart) / 1_000_000;
+    if (wait > 0 && !fullPass) {
+      if (!paced) {
+        paced = true;
+        vertx.setTimer(wait, t -> {
+          paced = false;
+          relay();
+        });
+      }
+      return;
+    }
+    lastPassStart = System.nanoTime();
     running = true;
     again = false;
     bus.request(OutboxMessages.PUBLISH, new Publish(BATCH), Published.class).onComplete(ar -> {
@@ -81,7 +102,8 @@ public final class OutboxVerticle extends VerticleBase {
       if (!published.events().isEmpty()) {
         bus.publish(EVENTS, published);
       }
-      if (published.events().size() == BATCH || again) {
+      fullPass = published.events().size() >= BATCH; // events >= rows: a full page of rows shows as full
+      if (fullPass || again) {
         relay();
       }
     });

@@ -1,5 +1,6 @@
 package dev.ledgerpost.retry;
 
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -26,11 +27,16 @@ import org.slf4j.LoggerFactory;
  * before its settle is first attempted, so a crash between the downstream's verdict and the ledger's
  * commit loses nothing: the next start replays every outcome that has no done-mark.
  *
- * <p>Threading: every method is called on the owning verticle's event loop, which alone keeps the
- * bookkeeping. File work runs on one ordered worker thread of its own (never on the event loop, and
- * never on the shared worker pool, which an fsync could stall). Appends that arrive while a write is
- * under way are written and fsynced together afterwards: one fsync per batch (group commit), and no
- * append is acknowledged before the fsync that covers it.
+ * <p>Threading: every method may be called from any thread (the relay contract journals from every
+ * SMTP and HTTP event loop, the retry part from its own); the bookkeeping is guarded by this object's
+ * lock, and a caller's future completes on the caller's context. File work runs on one ordered worker
+ * thread of its own (never on an event loop, and never on the shared worker pool, which an fsync could
+ * stall). Appends that arrive while a write is under way are written and fsynced together afterwards:
+ * one fsync per batch (group commit), and no append is acknowledged before the fsync that covers it.
+ *
+ * <p>An append whose settle committed before its turn came is not written at all ({@link #settled}):
+ * the ledger holds the fact, the journal would only have to mark it done again. Under load, when settles
+ * commit while the previous batch is being fsynced, this keeps most outcomes off the disk.
  */
 final class OutcomeJournal {
   private static final Logger LOG = LoggerFactory.getLogger(OutcomeJournal.class);
@@ -56,9 +62,26 @@ final class OutcomeJournal {
     }
   }
 
-  private record Pending(UUID id, byte[] bytes, Promise<Void> synced) {
+  /** One record to write; for an outcome, who waits for it and on which context the answer goes back. */
+  private record Pending(UUID id, byte[] bytes, Promise<Boolean> synced, Context caller) {
     boolean isOutcome() {
       return synced != null;
+    }
+
+    /** True: written and fsynced; false: not needed (its settle committed first); a failure: not journaled. */
+    void answer(Boolean written, Throwable failure) {
+      Runnable done = () -> {
+        if (failure == null) {
+          synced.tryComplete(written);
+        } else {
+          synced.tryFail(failure);
+        }
+      };
+      if (caller == null || caller == Vertx.currentContext()) {
+        done.run();
+      } else {
+        caller.runOnContext(v -> done.run());
+      }
     }
   }
 
@@ -73,7 +96,7 @@ final class OutcomeJournal {
   /** Touched only by the io thread. */
   private FileChannel channel;
 
-  /** Event-loop state: outcomes on disk without a done-mark, in file order, with their record bytes. */
+  /** Guarded by this: outcomes on disk without a done-mark, in file order, with their record bytes. */
   private final Map<UUID, byte[]> open = new LinkedHashMap<>();
   private long fileBytes;
   private long liveBytes;
@@ -84,6 +107,9 @@ final class OutcomeJournal {
   private long compactionRetryAt;
   private Promise<Void> closing;
   private boolean closed;
+  /** Outcomes whose settle committed while their append was being written: marked done once it is. */
+  private final java.util.Set<UUID> settledInFlight = new java.util.HashSet<>();
+  private final AtomicLong superseded = new AtomicLong();
 
   private final AtomicLong appends = new AtomicLong();
   private final AtomicLong syncs = new AtomicLong();
@@ -113,12 +139,14 @@ final class OutcomeJournal {
    */
   Future<Recovery> recover() {
     return io.executeBlocking(this::recoverBlocking, true).map(r -> {
-      for (JournalFormat.Outcome o : r.outcomes()) {
-        open.put(o.id(), o.raw());
+      synchronized (this) {
+        for (JournalFormat.Outcome o : r.outcomes()) {
+          open.put(o.id(), o.raw());
+        }
+        fileBytes = r.bytesAfter();
+        liveBytes = r.bytesAfter();
+        publishStats();
       }
-      fileBytes = r.bytesAfter();
-      liveBytes = r.bytesAfter();
-      publishStats();
       return r;
     });
   }
@@ -191,16 +219,55 @@ final class OutcomeJournal {
     return ch.size();
   }
 
-  /** Appends an outcome; the future completes after the fsync that makes it durable, and fails if that fails. */
-  Future<Void> append(KnownOutcome outcome) {
-    if (closing != null) {
-      return Future.failedFuture(new IOException("outcome journal is closed"));
+  /**
+   * Appends an outcome. The future completes with true after the fsync that makes it durable, with false
+   * when its settle committed first and it was never written ({@link #settled}), and fails if the write
+   * fails. It completes on the caller's context.
+   */
+  Future<Boolean> append(KnownOutcome outcome) {
+    Promise<Boolean> synced = Promise.promise();
+    Pending p = new Pending(outcome.settle().id(), JournalFormat.outcome(outcome, System.currentTimeMillis()), synced,
+        Vertx.currentContext());
+    synchronized (this) {
+      if (closing != null) {
+        return Future.failedFuture(new IOException("outcome journal is closed"));
+      }
+      pending.add(p);
+      appends.incrementAndGet();
     }
-    Promise<Void> synced = Promise.promise();
-    pending.add(new Pending(outcome.settle().id(), JournalFormat.outcome(outcome, System.currentTimeMillis()), synced));
-    appends.incrementAndGet();
     kick();
     return synced.future();
+  }
+
+  /**
+   * The outcome's settle committed. An append still waiting for its turn is dropped (its future answers
+   * false at once); one being written is marked done once it is; one on disk is marked done now.
+   */
+  void settled(UUID id) {
+    Pending dropped = null;
+    synchronized (this) {
+      for (java.util.Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
+        Pending p = it.next();
+        if (p.isOutcome() && p.id().equals(id)) {
+          it.remove();
+          dropped = p;
+          break;
+        }
+      }
+      if (dropped == null) {
+        if (open.containsKey(id)) {
+          markDoneLocked(id);
+        } else if (busy) {
+          settledInFlight.add(id);
+        }
+      }
+    }
+    if (dropped != null) {
+      superseded.incrementAndGet();
+      dropped.answer(false, null);
+    } else {
+      kick();
+    }
   }
 
   /**
@@ -210,53 +277,78 @@ final class OutcomeJournal {
    * never a fact, so paying an fsync for it would buy nothing.
    */
   void markDone(UUID id) {
+    synchronized (this) {
+      markDoneLocked(id);
+    }
+    kick();
+  }
+
+  private void markDoneLocked(UUID id) {
     byte[] raw = open.remove(id);
     if (raw == null || closed) {
       return;
     }
     liveBytes -= raw.length;
     publishStats();
-    pending.add(new Pending(id, JournalFormat.done(id), null));
-    kick();
+    pending.add(new Pending(id, JournalFormat.done(id), null, null));
   }
 
-  boolean isOpen(UUID id) {
+  synchronized boolean isOpen(UUID id) {
     return open.containsKey(id);
   }
 
   /** Writes what is pending, closes the file, releases the io thread. */
   Future<Void> close() {
-    if (closing == null) {
-      closing = Promise.promise();
-      kick();
+    Future<Void> f;
+    synchronized (this) {
+      if (closing == null) {
+        closing = Promise.promise();
+      }
+      f = closing.future();
     }
-    return closing.future();
+    kick();
+    return f;
   }
 
   Stats stats() {
     return new Stats(appends.get(), syncs.get(), compactions.get(), writeFailures.get(), openCount, bytesNow);
   }
 
+  /** Appends that were never written because their settle committed first. */
+  long superseded() {
+    return superseded.get();
+  }
+
+  /** Starts the next piece of file work if none is under way: a compaction, a batch of records, or the close. */
   private void kick() {
-    if (busy || closed) {
-      return;
-    }
-    if (compactionDue()) {
-      compact();
-      return;
-    }
-    if (pending.isEmpty()) {
-      if (closing != null) {
-        finishClose();
+    List<Pending> batch;
+    long before;
+    boolean sync;
+    synchronized (this) {
+      if (busy || closed) {
+        return;
       }
-      return;
+      if (compactionDue()) {
+        compact();
+        return;
+      }
+      if (pending.isEmpty()) {
+        if (closing != null) {
+          finishClose();
+        }
+        return;
+      }
+      batch = pending;
+      pending = new ArrayList<>();
+      busy = true;
+      before = fileBytes;
+      sync = batch.stream().anyMatch(Pending::isOutcome);
     }
-    List<Pending> batch = pending;
-    pending = new ArrayList<>();
-    busy = true;
-    long before = fileBytes;
-    boolean sync = batch.stream().anyMatch(Pending::isOutcome);
-    io.executeBlocking(() -> writeBlocking(before, batch, sync), true).onComplete(ar -> {
+    io.executeBlocking(() -> writeBlocking(before, batch, sync), true).onComplete(ar -> written(batch, sync, ar));
+  }
+
+  private void written(List<Pending> batch, boolean sync, io.vertx.core.AsyncResult<Long> ar) {
+    synchronized (this) {
       busy = false;
       if (ar.succeeded()) {
         fileBytes = ar.result();
@@ -268,17 +360,24 @@ final class OutcomeJournal {
           if (p.isOutcome()) {
             open.put(p.id(), p.bytes());
             liveBytes += p.bytes().length;
+            if (settledInFlight.remove(p.id())) {
+              markDoneLocked(p.id()); // its settle committed while this write was under way
+            }
           }
         }
         publishStats();
-        batch.stream().filter(Pending::isOutcome).forEach(p -> p.synced().complete());
       } else {
         writeFailures.incrementAndGet();
+        batch.forEach(p -> settledInFlight.remove(p.id()));
         LOG.error("outcome journal {}: writing {} records failed: {}", file, batch.size(), ar.cause().toString());
-        batch.stream().filter(Pending::isOutcome).forEach(p -> p.synced().fail(ar.cause()));
       }
-      kick();
-    });
+    }
+    for (Pending p : batch) {
+      if (p.isOutcome()) {
+        p.answer(ar.succeeded() ? Boolean.TRUE : null, ar.succeeded() ? null : ar.cause());
+      }
+    }
+    kick();
   }
 
   /**
@@ -295,25 +394,28 @@ final class OutcomeJournal {
     return fileBytes < 0 || (fileBytes >= compactBytes && fileBytes >= 2 * liveBytes);
   }
 
+  /** Under the lock: rewrites the file with the open outcomes only. */
   private void compact() {
     busy = true;
     List<byte[]> snapshot = new ArrayList<>(open.values());
     // Done-marks still pending belong to outcomes no longer open, which the rewrite leaves out anyway.
     pending.removeIf(p -> !p.isOutcome());
     io.executeBlocking(() -> snapshot.isEmpty() ? truncateBlocking() : rewrite(snapshot), true).onComplete(ar -> {
-      busy = false;
-      if (ar.succeeded()) {
-        fileBytes = ar.result();
-        compactionRetryAt = 0;
-        compactions.incrementAndGet();
-      } else {
-        // The old file or the new one is in place, either is complete; the next write takes the real size.
-        LOG.error("outcome journal {}: compaction failed: {}", file, ar.cause().toString());
-        compactionFailed = true;
-        compactionRetryAt = Math.max(fileBytes, 0) + compactBytes;
-        fileBytes = -1;
+      synchronized (this) {
+        busy = false;
+        if (ar.succeeded()) {
+          fileBytes = ar.result();
+          compactionRetryAt = 0;
+          compactions.incrementAndGet();
+        } else {
+          // The old file or the new one is in place, either is complete; the next write takes the real size.
+          LOG.error("outcome journal {}: compaction failed: {}", file, ar.cause().toString());
+          compactionFailed = true;
+          compactionRetryAt = Math.max(fileBytes, 0) + compactBytes;
+          fileBytes = -1;
+        }
+        publishStats();
       }
-      publishStats();
       kick();
     });
   }

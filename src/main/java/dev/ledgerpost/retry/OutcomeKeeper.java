@@ -10,12 +10,15 @@ import java.util.UUID;
  */
 public interface OutcomeKeeper {
 
-  /** Appends the outcome to the journal: completes once it is fsynced, fails when the journal cannot take it. */
-  Future<Void> journal(KnownOutcome outcome);
+  /**
+   * Appends the outcome to the journal: true once it is fsynced, false when its settle committed first
+   * and it was never written ({@link #settled}); fails when the journal cannot take it.
+   */
+  Future<Boolean> journal(KnownOutcome outcome);
 
-  /** The delivery part's own settle of this outcome committed: its journal record is done. */
+  /** The delivery part's own settle of this outcome committed: its journal record is not needed, or done. */
   void settled(UUID id);
 
-  /** The delivery part's settle failed: from now on the retry part owns the outcome. */
-  void handOver(KnownOutcome outcome);
+  /** The delivery part's settle failed: from now on the retry part owns the outcome ({@code journaled}: it is on disk). */
+  void handOver(KnownOutcome outcome, boolean journaled);
 }

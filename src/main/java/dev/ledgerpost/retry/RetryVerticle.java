@@ -143,19 +143,26 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
 
   // The relay contract's direct calls (OutcomeKeeper): from any event loop onto this part's own.
 
+  /** Straight to the journal, which is thread-safe: the hot path costs no hop through this part's loop. */
   @Override
-  public Future<Void> journal(KnownOutcome outcome) {
-    return Hop.call(context, () -> journalOnLoop(outcome).mapEmpty());
+  public Future<Boolean> journal(KnownOutcome outcome) {
+    return journal.append(outcome);
   }
 
   @Override
   public void settled(UUID id) {
-    Hop.send(context, () -> done(id));
+    journal.settled(id);
   }
 
   @Override
-  public void handOver(KnownOutcome outcome) {
-    Hop.send(context, () -> handOverOnLoop(outcome));
+  public void handOver(KnownOutcome outcome, boolean journaled) {
+    Hop.send(context, () -> {
+      UUID id = outcome.settle().id();
+      if (journaled && !held.containsKey(id)) {
+        held.put(id, new Entry(outcome, true, State.DELIVERING)); // on disk already: the hand-over only queues it
+      }
+      handOverOnLoop(outcome);
+    });
   }
 
   /** The delivery part asks before (or while) it first settles; the reply means "fsynced". */
