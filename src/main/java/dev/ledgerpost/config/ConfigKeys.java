@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -25,6 +26,17 @@ final class ConfigKeys {
   }
 
   static final Map<String, Key> ALL = new LinkedHashMap<>();
+
+  /**
+   * Keys that name a file or directory. A relative value (from the file, the environment or the default)
+   * resolves against the directory of the configuration file, or the working directory when there is none.
+   */
+  static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
+      "auth.sendersFile", "api.keysFile", "notify.tokensFile", "retry.journalDir");
+
+  /** {@code LEDGERPOST_TEST_*} variables belong to the tests and benchmarks; every other unknown LEDGERPOST_ variable is an error. */
+  static final String ENV_PREFIX = "LEDGERPOST_";
+  static final String TEST_ENV_PREFIX = "LEDGERPOST_TEST_";
 
   static {
     key("smtp.host", "127.0.0.1", ConfigKeys::text, "Address the SMTP listener binds to.");
