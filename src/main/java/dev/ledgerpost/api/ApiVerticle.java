@@ -25,8 +25,6 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
@@ -48,7 +46,7 @@ public final class ApiVerticle extends VerticleBase {
   private static final java.util.regex.Pattern OPERATION_PATH = java.util.regex.Pattern.compile("/api/v1/operations/[^/]+");
 
   private final GatewayConfig.Http http;
-  private final byte[] adminToken;
+  /** The admin token and the per-user event tokens, read through their reloadable holders (SIGHUP). */
   private final EventTokens eventTokens;
   private final long sendQueueBytes;
   private final SendApi.Setup sendSetup;
@@ -61,13 +59,12 @@ public final class ApiVerticle extends VerticleBase {
   private final Supplier<String> scrape;
   private final GatewayConfig.Observability observability;
 
-  public ApiVerticle(GatewayConfig.Http http, String adminToken, EventTokens eventTokens, long sendQueueBytes,
+  public ApiVerticle(GatewayConfig.Http http, EventTokens eventTokens, long sendQueueBytes,
       GatewayMetrics metrics, Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
     this.http = http;
     this.metrics = metrics;
     this.scrape = scrape;
     this.observability = observability;
-    this.adminToken = adminToken.getBytes(StandardCharsets.UTF_8);
     this.eventTokens = eventTokens;
     this.sendQueueBytes = sendQueueBytes;
     this.sendSetup = sendSetup;
@@ -129,7 +126,7 @@ public final class ApiVerticle extends VerticleBase {
     String header = ctx.request().getHeader("Authorization");
     String prefix = "Bearer ";
     boolean ok = header != null && header.regionMatches(true, 0, prefix, 0, prefix.length())
-        && MessageDigest.isEqual(header.substring(prefix.length()).trim().getBytes(StandardCharsets.UTF_8), adminToken);
+        && eventTokens.isAdmin(header.substring(prefix.length()).trim());
     if (!ok && ctx.request().method() == HttpMethod.GET && OPERATION_PATH.matcher(ctx.normalizedPath()).matches()) {
       // A send API key may follow the Location of its own sends; operation() checks the message is its user's.
       var key = send.apiKey(ctx);

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +33,7 @@ public final class SmtpVerticle extends VerticleBase {
   public record Shared(
       GatewayConfig config,
       String hostname,
-      ServerSSLOptions tls,
+      Supplier<ServerSSLOptions> tls, // one holder for every instance: a SIGHUP reload reaches them all
       SmtpSession.Authenticator authenticator,
       AtomicInteger connections,
       RelayContract contract,
