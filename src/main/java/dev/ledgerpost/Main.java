@@ -47,7 +47,7 @@ public final class Main implements Callable<Integer> {
   private boolean verbose;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new Main()).execute(args));
+    System.exit(new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
   }
 
   @Override

@@ -62,6 +62,11 @@ class StartupMessagesTest {
             + "smtp.port to a free port")).hasSize(1);
         noStackTrace(child);
       }
+      try (ChildGateway verbose = ChildGateway.run(dir, Map.of(), "--config", dir.resolve("gateway.yaml").toString(), "--verbose")) {
+        assertThat(verbose.awaitExit(Duration.ofSeconds(120))).isEqualTo(1);
+        assertThat(verbose.log("is already in use")).isNotEmpty();
+        assertThat(verbose.lines()).as("--verbose adds the trace").anyMatch(l -> l.matches("\\s+at [\\w.$]+\\(.*"));
+      }
     }
   }
 
