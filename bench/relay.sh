@@ -12,7 +12,7 @@
 # End-to-end rate = messages / (first sent .. last counted by the sink); p50/p99 from Ledgerpost's histogram.
 # Writes bench/results/<date>-relay.json and a chart bench/results/<date>-relay.png (gnuplot).
 # Usage: bench/relay.sh [messages for 2KB, default 5000] [messages for 64KB, default 1000]
-#   LEDGERPOST_JAR=path   benchmark another build (e.g. the commit before a change), default target/ledgerpost.jar
+#   LEDGERPOST_TEST_JAR=path   benchmark another build (e.g. the commit before a change), default target/ledgerpost.jar
 #   RELAY_SCENARIOS="2048:20 65536:100"   only these size:sessions pairs
 # Needs root (smtp-sink drops to nobody; Postfix runs its own instance under a temp directory).
 set -euo pipefail
@@ -21,7 +21,7 @@ N_SMALL=${1:-5000}
 N_LARGE=${2:-1000}
 RUN_LIMIT=300   # seconds any single run may take
 SCENARIOS=${RELAY_SCENARIOS:-"2048:20 2048:100 65536:20 65536:100"}
-JAR=${LEDGERPOST_JAR:-target/ledgerpost.jar}
+JAR=${LEDGERPOST_TEST_JAR:-target/ledgerpost.jar}   # LEDGERPOST_TEST_*: the gateway refuses other unknown LEDGERPOST_ variables
 
 need() { command -v "$1" >/dev/null 2>&1; }
 if ! need smtp-source || ! need postfix || ! need gnuplot; then

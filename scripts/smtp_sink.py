@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A minimal SMTP sink for trying Ledgerpost locally: accepts every message, prints one line per
-message, and (with --dir) stores each body as a file. Loopback only. Standard library only.
+message, and (with --dir) stores each body as a file, numbered on from the highest number already in the
+directory (a restarted sink never overwrites an earlier message). Loopback only. Standard library only.
 
     python3 scripts/smtp_sink.py 2526 [--dir /tmp/sink]
 """
@@ -8,8 +9,15 @@ import argparse
 import asyncio
 import itertools
 import os
+import re
 
 counter = itertools.count(1)
+
+
+def next_number(store):
+    """One more than the highest NNNNNN.eml in the directory (1 when there is none)."""
+    numbers = [int(m.group(1)) for m in (re.fullmatch(r"(\d+)\.eml", n) for n in os.listdir(store)) if m]
+    return max(numbers, default=0) + 1
 
 
 async def session(reader, writer, store):
@@ -70,8 +78,10 @@ async def main():
     parser.add_argument("port", type=int)
     parser.add_argument("--dir", default=None, help="store each message body here")
     args = parser.parse_args()
+    global counter
     if args.dir:
         os.makedirs(args.dir, exist_ok=True)
+        counter = itertools.count(next_number(args.dir))
     server = await asyncio.start_server(lambda r, w: session(r, w, args.dir), "127.0.0.1", args.port)
     print("smtp_sink listening on 127.0.0.1:%d" % args.port, flush=True)
     async with server:

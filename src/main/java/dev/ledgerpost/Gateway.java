@@ -3,7 +3,10 @@ package dev.ledgerpost;
 import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.config.AdminToken;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.config.Reloadable;
+import dev.ledgerpost.config.StartFailure;
 import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
@@ -36,18 +39,11 @@ import dev.ledgerpost.stale.StaleMessages;
 import dev.ledgerpost.stale.StaleVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,9 +72,11 @@ public final class Gateway {
   private NotifyHub hub;
   private int smtpPort;
   private int httpPort;
-  private String adminToken;
+  private AdminToken adminToken;
   private EventTokens eventTokens;
   private ApiKeys apiKeys;
+  /** The credential files and the STARTTLS pair, read again on SIGHUP ({@link #reloadCredentials}). */
+  private final List<Reloadable<?>> reloadable = new ArrayList<>();
 
   private Gateway(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
     this.vertx = vertx;
@@ -139,37 +137,67 @@ public final class Gateway {
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots());
-          return instances(config.http().effectiveInstances(), config.http().port(),
-              port -> new ApiVerticle(config.http(), port, adminToken, hub, metrics, registry::scrape, config.observability(), send),
-              ApiVerticle::actualPort)
+          return listening(instances(config.http().effectiveInstances(), config.http().port(),
+              port -> new ApiVerticle(config.http(), port, eventTokens, hub, metrics, registry::scrape, config.observability(), send),
+              ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
               .map(port -> {
                 httpPort = port;
                 return shared;
               });
         })
-        .compose(shared -> instances(config.smtp().effectiveInstances(), config.smtp().port(),
-            port -> new SmtpVerticle(shared, port), SmtpVerticle::actualPort))
+        .compose(shared -> listening(instances(config.smtp().effectiveInstances(), config.smtp().port(),
+            port -> new SmtpVerticle(shared, port), SmtpVerticle::actualPort), "smtp", config.smtp().host(), config.smtp().port()))
         .onSuccess(port -> {
           smtpPort = port;
-          LOG.info("Ledgerpost ready: SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {}:{}",
-              smtpPort, httpPort, config.smtp().effectiveInstances(), config.http().effectiveInstances(),
-              config.downstream().host(), config.downstream().port());
+          LOG.info("Ledgerpost ready: SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {}:{} "
+              + "(PID {}; SIGHUP reloads credentials)", smtpPort, httpPort, config.smtp().effectiveInstances(),
+              config.http().effectiveInstances(), config.downstream().host(), config.downstream().port(),
+              ProcessHandle.current().pid());
         })
         .mapEmpty();
   }
 
-  /** The blocking part of starting: names, certificates, password file, admin token. */
-  private SmtpVerticle.Shared prepare() throws IOException {
+  /**
+   * A listener that could not bind is an operator's problem, said in one line naming the key to change
+   * (docs/design.md §4.7); anything else passes through unchanged.
+   */
+  private static <T> Future<T> listening(Future<T> deployed, String part, String host, int port) {
+    return deployed.recover(e -> {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        String m = String.valueOf(t.getMessage());
+        if (t instanceof java.net.BindException || m.contains("Address already in use") || m.contains("Cannot assign requested address")) {
+          boolean inUse = m.contains("already in use");
+          return Future.failedFuture(new StartFailure(inUse
+              ? part + ".port " + port + ": " + host + ":" + port + " is already in use by another program; stop it or set "
+                  + part + ".port to a free port"
+              : part + ".host " + host + ": cannot listen there (" + m + "); set " + part + ".host to an address of this machine",
+              e));
+        }
+      }
+      return Future.failedFuture(e);
+    });
+  }
+
+  /** The blocking part of starting: names, certificates, password file, admin token (docs/design.md §4.8). */
+  private SmtpVerticle.Shared prepare() {
     String hostname = config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname();
     HtpasswdAuthenticator auth = config.auth().usersFile().isEmpty()
         ? null
         : HtpasswdAuthenticator.load(vertx, Path.of(config.auth().usersFile()));
-    adminToken = config.api().adminToken().isEmpty() ? generatedToken() : config.api().adminToken();
+    adminToken = AdminToken.load(config);
     eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
     apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
+    TlsMaterial tls = TlsMaterial.load(vertx, config.smtp(), hostname);
+    adminToken.reloadable().ifPresent(reloadable::add);
+    eventTokens.reloadable().ifPresent(reloadable::add);
+    apiKeys.reloadable().ifPresent(reloadable::add);
+    if (auth != null) {
+      reloadable.add(auth.reloadable());
+    }
+    tls.reloadable().ifPresent(reloadable::add);
     AtomicInteger connections = new AtomicInteger();
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
-    return new SmtpVerticle.Shared(config, hostname, TlsMaterial.load(config.smtp(), hostname), auth,
+    return new SmtpVerticle.Shared(config, hostname, tls, auth,
         connections, null, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
         downstreamSlots(), new AtomicBoolean());
   }
@@ -196,13 +224,15 @@ public final class Gateway {
     return slots;
   }
 
-  /** The stale watch's and the retry part's values, read at scrape time. */
+  /** The stale watch's and the retry part's values, read at scrape time without waiting for the database (docs/design.md §8.1). */
   private void bindLedgerGauges() {
     StaleGauges g = stale;
     metrics.gauge("ledgerpost.pending.messages", "Ledger entries still PENDING", g::pendingMessages);
     metrics.gauge("ledgerpost.pending.oldest.age.seconds", "Age of the oldest PENDING ledger entry", g::oldestPendingAgeSeconds);
     metrics.gauge("ledgerpost.pending.stale.messages",
         "PENDING entries older than stale.threshold that the retry part does not hold", g::stalePendingMessages);
+    metrics.gauge("ledgerpost.unknown.messages", "Ledger entries whose outcome is UNKNOWN, waiting for an operator",
+        g::unknownMessages);
     RetryVerticle r = retry;
     metrics.gauge("ledgerpost.settle.backlog", "Known outcomes held by the retry part, not yet in the ledger", r::backlog);
   }
@@ -257,27 +287,21 @@ public final class Gateway {
     return chain.onComplete(ar -> deployments.clear());
   }
 
-  private String generatedToken() {
-    Path file = Path.of(config.ledger().dataDir()).toAbsolutePath().getParent().resolve("admin-token");
-    try {
-      if (Files.isRegularFile(file)) {
-        return Files.readString(file, StandardCharsets.UTF_8).trim();
+  /**
+   * SIGHUP: every credential file (send API keys, event tokens, htpasswd users, the admin token file) and the
+   * STARTTLS pair are read again. A file with a bad line keeps its previous content, and says so in the log.
+   * Blocking: called on the signal's thread. Returns how many sources could not be reloaded.
+   */
+  public int reloadCredentials() {
+    int failed = 0;
+    for (Reloadable<?> r : reloadable) {
+      if (!r.reload()) {
+        failed++;
       }
-      Files.createDirectories(file.getParent());
-      byte[] random = new byte[24];
-      new SecureRandom().nextBytes(random);
-      String token = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
-      Files.writeString(file, token + "\n", StandardCharsets.UTF_8);
-      try {
-        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException ignored) {
-        // not a POSIX file system
-      }
-      LOG.info("api.adminToken not configured: generated one into {}", file);
-      return token;
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read or write " + file, e);
     }
+    LOG.info("SIGHUP: {} of {} credential source(s) reloaded{}", reloadable.size() - failed, reloadable.size(),
+        failed == 0 ? "" : "; the others keep their previous content (see the errors above)");
+    return failed;
   }
 
   private static String localHostname() {
@@ -301,7 +325,7 @@ public final class Gateway {
   }
 
   public String adminToken() {
-    return adminToken;
+    return adminToken.get();
   }
 
   public DatabaseTarget ledgerTarget() {

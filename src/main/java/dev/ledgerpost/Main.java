@@ -1,10 +1,11 @@
 package dev.ledgerpost;
 
+import dev.ledgerpost.cli.KeysCommand;
 import dev.ledgerpost.cli.MessagesCommand;
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.ConfigLoader;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.ledger.DataDirectoryUnavailable;
+import dev.ledgerpost.config.StartFailure;
 import io.vertx.core.Future;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -12,12 +13,12 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -25,27 +26,36 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code java -jar ledgerpost.jar [--config FILE]}: runs the gateway until SIGTERM or SIGINT.
- * {@code ledgerpost messages ...}: operator commands against a running gateway.
+ * {@code java -jar ledgerpost.jar [--config FILE] [--verbose]}: runs the gateway until SIGTERM or SIGINT;
+ * SIGHUP reloads its credentials. {@code ledgerpost messages ...}: operator commands against a running
+ * gateway. {@code ledgerpost keys add USER}: a new send API key. A start that fails says why in one line
+ * (docs/design.md §4.7): exit status 2 for the configuration, 1 for anything else.
  */
 @Command(name = "ledgerpost", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.",
-    subcommands = {MessagesCommand.class})
+    subcommands = {MessagesCommand.class, KeysCommand.class})
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
-  private static final Path DEFAULT_CONFIG = Path.of("conf/gateway.yaml");
+  static final int CONFIGURATION = 2;
+  static final int START_FAILED = 1;
 
   @Option(names = {"-c", "--config"}, paramLabel = "FILE",
       description = "YAML configuration (default: conf/gateway.yaml when it exists). LEDGERPOST_<KEY> variables override it.")
   private Path config;
 
+  @Option(names = "--verbose", description = "When the start fails, print the stack trace as well as the reason.")
+  private boolean verbose;
+
   public static void main(String[] args) {
-    System.exit(new CommandLine(new Main()).execute(args));
+    System.exit(new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
   }
 
   @Override
   public Integer call() throws Exception {
-    Path file = config != null ? config : (Files.isRegularFile(DEFAULT_CONFIG) ? DEFAULT_CONFIG : null);
+    Path file = ConfigLoader.chosenFile(config);
+    LOG.info(ConfigLoader.describeSource(file, ConfigLoader.DEFAULT_FILE));
+    AtomicReference<Gateway> running = new AtomicReference<>();
+    Hangup.install(running::get);
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     // Vert.x reports its own pools, event bus, HTTP and TCP figures into the registry /metrics serves.
     Vertx vertx = Vertx.builder()
@@ -58,7 +68,7 @@ public final class Main implements Callable<Integer> {
     } catch (ConfigException e) {
       System.err.println(e.getMessage());
       await(vertx.close(), 10);
-      return 2;
+      return CONFIGURATION;
     }
     if (cfg.observability().logFormat() == GatewayConfig.LogFormat.JSON) {
       LogFormat.json();
@@ -66,20 +76,12 @@ public final class Main implements Callable<Integer> {
     Gateway gateway;
     try {
       gateway = await(Gateway.start(vertx, cfg, registry), 300);
-    } catch (ConfigException e) {
-      System.err.println(e.getMessage()); // a file the configuration names is bad (auth.sendersFile): one message, no trace
-      await(vertx.close(), 30);
-      return 2;
     } catch (Exception e) {
-      DataDirectoryUnavailable unavailable = cause(e, DataDirectoryUnavailable.class);
-      if (unavailable != null) {
-        System.err.println(unavailable.getMessage()); // an operator's problem, said in one line
-      } else {
-        LOG.error("Ledgerpost failed to start", e);
-      }
+      int status = startFailed(e);
       await(vertx.close(), 30);
-      return 1;
+      return status;
     }
+    running.set(gateway);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       LOG.info("shutting down: no new mail accepted, transactions in flight may finish");
@@ -95,6 +97,43 @@ public final class Main implements Callable<Integer> {
     }, "ledgerpost-shutdown"));
     stopped.await();
     return 0;
+  }
+
+  /**
+   * What an operator reads when the start fails: the reason in one line (a configured file that is bad, a port
+   * in use, the data directory held by another gateway, PostgreSQL that would not start, with its log's last
+   * lines), the stack trace only with --verbose. The status tells a configuration error (2) from the rest (1).
+   */
+  private int startFailed(Exception e) {
+    ConfigException configuration = cause(e, ConfigException.class);
+    StartFailure failure = cause(e, StartFailure.class);
+    if (configuration != null) {
+      System.err.println(configuration.getMessage());
+    } else if (failure != null) {
+      System.err.println(failure.getMessage());
+    } else {
+      System.err.println("Ledgerpost failed to start: " + reasons(e));
+    }
+    if (verbose) {
+      LOG.error("the start failed", e);
+    } else if (configuration == null && failure == null) {
+      System.err.println("(run with --verbose for the stack trace)");
+    }
+    return configuration != null ? CONFIGURATION : START_FAILED;
+  }
+
+  /** Each distinct message of the cause chain, outermost first: "x: y" rather than a trace. */
+  static String reasons(Throwable e) {
+    StringBuilder sb = new StringBuilder();
+    String last = null;
+    for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+      String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage().lines().findFirst().orElse("");
+      if (last == null || !last.contains(m)) {
+        sb.append(sb.length() == 0 ? "" : ": ").append(m);
+        last = m;
+      }
+    }
+    return sb.toString();
   }
 
   private static <T extends Throwable> T cause(Throwable e, Class<T> type) {

@@ -11,6 +11,7 @@ import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -24,8 +25,6 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
@@ -48,7 +47,8 @@ public final class ApiVerticle extends VerticleBase {
 
   private final GatewayConfig.Http http;
   private final int port;
-  private final byte[] adminToken;
+  /** The admin token and the per-user event tokens, read through their reloadable holders (SIGHUP). */
+  private final EventTokens eventTokens;
   private final NotifyHub hub;
   private final SendApi.Setup sendSetup;
   private HttpServer server;
@@ -64,7 +64,7 @@ public final class ApiVerticle extends VerticleBase {
    * for the others (Vert.x shares one listening socket between servers on the same port and spreads the
    * connections over them). {@code hub} is the WebSocket hub's, one per process.
    */
-  public ApiVerticle(GatewayConfig.Http http, int port, String adminToken, NotifyHub hub, GatewayMetrics metrics,
+  public ApiVerticle(GatewayConfig.Http http, int port, EventTokens eventTokens, NotifyHub hub, GatewayMetrics metrics,
       Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
     this.http = http;
     this.port = port;
@@ -72,7 +72,7 @@ public final class ApiVerticle extends VerticleBase {
     this.metrics = metrics;
     this.scrape = scrape;
     this.observability = observability;
-    this.adminToken = adminToken.getBytes(StandardCharsets.UTF_8);
+    this.eventTokens = eventTokens;
     this.sendSetup = sendSetup;
   }
 
@@ -129,7 +129,7 @@ public final class ApiVerticle extends VerticleBase {
     String header = ctx.request().getHeader("Authorization");
     String prefix = "Bearer ";
     boolean ok = header != null && header.regionMatches(true, 0, prefix, 0, prefix.length())
-        && MessageDigest.isEqual(header.substring(prefix.length()).trim().getBytes(StandardCharsets.UTF_8), adminToken);
+        && eventTokens.isAdmin(header.substring(prefix.length()).trim());
     if (!ok && ctx.request().method() == HttpMethod.GET && OPERATION_PATH.matcher(ctx.normalizedPath()).matches()) {
       // A send API key may follow the Location of its own sends; operation() checks the message is its user's.
       var key = send.apiKey(ctx);

@@ -4,6 +4,7 @@ import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
+import dev.ledgerpost.ledger.LedgerMessages.ResolutionView;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -50,10 +51,24 @@ final class MessageJson {
         .put("route", d.route())
         .put("downstreamReply", d.downstreamReply())
         .put("lastError", d.lastError())
-        .put("recipientList", recipients);
+        .put("recipientList", recipients)
+        .put("resolution", resolution(d.resolution()));
   }
 
-  private static String reply(RecipientView r) {
+  /** {@code {outcome, operator, note, at}}, or null when nobody resolved the message (docs/design.md §8.2). */
+  static JsonObject resolution(ResolutionView r) {
+    return r == null ? null : new JsonObject()
+        .put("outcome", r.outcome())
+        .put("operator", r.operator())
+        .put("note", r.note())
+        .put("at", r.at() == null ? null : r.at().toString());
+  }
+
+  /**
+   * A recipient's final reply (to DATA, or the one a settle recorded), never its RCPT reply: null while there
+   * is none (PENDING, UNKNOWN). The RCPT reply is shown beside it as {@code rcptReply}.
+   */
+  static String reply(RecipientView r) {
     if (r.replyCode() == null) {
       return null;
     }

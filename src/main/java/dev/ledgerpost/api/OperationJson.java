@@ -18,10 +18,9 @@ final class OperationJson {
     MessageDetail d = facts.message();
     JsonArray recipients = new JsonArray();
     for (RecipientView r : d.recipients()) {
-      String reply = r.replyCode() == null ? r.rcptReply()
-          : r.replyCode() + (r.enhancedCode() == null ? "" : " " + r.enhancedCode())
-              + (r.replyText() == null || r.replyText().isEmpty() ? "" : " " + r.replyText());
-      recipients.add(new JsonObject().put("address", r.address()).put("status", r.status().name()).put("reply", reply));
+      // Both replies, named as the message detail names them: an RCPT "250" is not a delivery (UNKNOWN has no final reply).
+      recipients.add(new JsonObject().put("address", r.address()).put("status", r.status().name())
+          .put("rcptReply", r.rcptReply()).put("reply", MessageJson.reply(r)));
     }
     JsonArray receipts = new JsonArray();
     for (ReceiptView r : facts.receipts()) {
@@ -35,7 +34,8 @@ final class OperationJson {
             .put("state", "STORED")
             .put("status", d.summary().status().name())
             .put("version", d.summary().version())
-            .put("downstreamReply", d.downstreamReply()))
+            .put("downstreamReply", d.downstreamReply())
+            .put("resolution", MessageJson.resolution(d.resolution())))
         .put("recipients", recipients)
         .put("ledger", new JsonObject()
             .put("settled", d.summary().status() != MessageStatus.PENDING)

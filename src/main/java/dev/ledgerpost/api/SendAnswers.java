@@ -156,7 +156,8 @@ final class SendAnswers {
       boolean ok = v.reply().positive();
       refused += ok ? 0 : 1;
       permanent |= v.reply().permanentFailure();
-      list.add(new JsonObject().put("address", v.address()).put("accepted", ok).put("reply", v.reply().toString()));
+      // The RCPT verdict, named as everywhere else: nothing was sent, so no recipient has a final reply.
+      list.add(new JsonObject().put("address", v.address()).put("accepted", ok).put("rcptReply", v.reply().toString()));
     }
     String detail = "the downstream refused " + refused + " of " + r.verdicts().size()
         + " recipient(s): nothing was sent; correct the recipients and send again";

@@ -31,16 +31,25 @@ final class ApiClient {
 
   private final URI base;
   private final String token;
+  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(5)).build();
+      .connectTimeout(CONNECT_TIMEOUT).build();
 
   ApiClient(URI base, String token) {
     this.base = base;
     this.token = token;
   }
 
+  /** No token to present: a usage problem (exit 2), not an unreachable gateway. */
+  static final class NoToken extends Exception {
+    NoToken(String message) {
+      super(message);
+    }
+  }
+
   /** --token, else LEDGERPOST_API_ADMINTOKEN, else the file the gateway generated its token into. */
-  static String token(String option, Map<String, String> env, Path file) throws IOException {
+  static String token(String option, Map<String, String> env, Path file) throws NoToken {
     if (option != null && !option.isBlank()) {
       return option.trim();
     }
@@ -48,10 +57,42 @@ final class ApiClient {
     if (fromEnv != null && !fromEnv.isBlank()) {
       return fromEnv.trim();
     }
-    if (Files.isReadable(file)) {
-      return Files.readString(file, StandardCharsets.UTF_8).trim();
+    if (!Files.isReadable(file)) {
+      throw new NoToken("no API token: give --token, set LEDGERPOST_API_ADMINTOKEN, or run where " + file
+          + " is readable (it is " + file.toAbsolutePath() + (Files.exists(file) ? ", not readable)" : ", which does not exist)"));
     }
-    throw new IOException("no API token: give --token, set LEDGERPOST_API_ADMINTOKEN, or run where " + file + " is readable");
+    try {
+      String token = Files.readString(file, StandardCharsets.UTF_8).trim();
+      if (token.isEmpty()) {
+        throw new NoToken("no API token: " + file.toAbsolutePath() + " is empty");
+      }
+      return token;
+    } catch (IOException e) {
+      throw new NoToken("no API token: cannot read " + file.toAbsolutePath() + ": " + e.getMessage());
+    }
+  }
+
+  /**
+   * Why a request got no answer, in words: the JDK says "null" for a refused connection. An unreachable
+   * gateway is exit status 3.
+   */
+  static String unreachable(IOException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.nio.channels.UnresolvedAddressException || t instanceof java.net.UnknownHostException) {
+        return "unknown host";
+      }
+    }
+    if (e instanceof java.net.http.HttpConnectTimeoutException) {
+      return "timed out: no connection within " + CONNECT_TIMEOUT.toSeconds() + " s";
+    }
+    if (e instanceof java.net.http.HttpTimeoutException) {
+      return "timed out: no answer within " + REQUEST_TIMEOUT.toSeconds() + " s";
+    }
+    if (e instanceof java.net.ConnectException) {
+      return "connection refused (is the gateway running, and is this its http.port?)";
+    }
+    String m = e.getMessage();
+    return m == null || m.isBlank() ? e.getClass().getSimpleName() : m;
   }
 
   Reply get(String path) throws IOException, InterruptedException {
@@ -68,7 +109,7 @@ final class ApiClient {
 
   private HttpRequest.Builder request(String path) {
     return HttpRequest.newBuilder(base.resolve(path))
-        .timeout(Duration.ofSeconds(30))
+        .timeout(REQUEST_TIMEOUT)
         .header("Authorization", "Bearer " + token)
         .header("Accept", "application/json");
   }

@@ -1,11 +1,14 @@
 package dev.ledgerpost.cli;
 
 import dev.ledgerpost.cli.ApiClient.Reply;
+import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -18,13 +21,16 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code ledgerpost messages ...}: an operator at a shell, talking to the running gateway's HTTP API.
- * Exit codes: 0 done, 1 the gateway refused (its problem is printed), 2 usage, 3 gateway not reachable.
+ * Exit codes: 0 done, 1 the gateway refused (its problem is printed), 2 usage (a bad option, no token),
+ * 3 gateway not reachable (with why: connection refused, timed out, unknown host).
  */
 @Command(name = "messages", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
-    description = "Look at stale messages and resolve them, through a running gateway's HTTP API.",
-    subcommands = {MessagesCommand.Stale.class, MessagesCommand.Resolve.class})
+    description = "List, show, and resolve ledger entries through a running gateway's HTTP API.",
+    subcommands = {MessagesCommand.ListMessages.class, MessagesCommand.Show.class, MessagesCommand.Stale.class,
+        MessagesCommand.Resolve.class})
 public final class MessagesCommand {
   static final int REFUSED = 1;
+  static final int USAGE = 2;
   static final int UNREACHABLE = 3;
 
   /** Where the API is and how to authenticate. */
@@ -40,9 +46,161 @@ public final class MessagesCommand {
     @Option(names = "--token-file", paramLabel = "FILE", defaultValue = "data/admin-token",
         description = "File holding the admin token (default: ${DEFAULT-VALUE}).")
     Path tokenFile;
+  }
 
-    ApiClient client() throws IOException {
-      return new ApiClient(api, ApiClient.token(token, System.getenv(), tokenFile));
+  /** The exit status of a request that did not give a usable reply; its reason is printed already. */
+  static final class Failed extends Exception {
+    final int status;
+
+    Failed(int status) {
+      super(null, null, false, false);
+      this.status = status;
+    }
+  }
+
+  @FunctionalInterface
+  interface Request {
+    Reply send(ApiClient client) throws IOException, InterruptedException;
+  }
+
+  /**
+   * One request: no token is a usage problem (2), no answer is "unreachable" with the reason (3). A reply of
+   * any status is returned; {@link #refused} turns a non-2xx one into exit status 1.
+   */
+  static Reply exchange(ApiOptions options, PrintWriter err, Request request) throws Failed, InterruptedException {
+    ApiClient client;
+    try {
+      client = new ApiClient(options.api, ApiClient.token(options.token, System.getenv(), options.tokenFile));
+    } catch (ApiClient.NoToken e) {
+      err.println(e.getMessage());
+      throw new Failed(USAGE);
+    }
+    try {
+      return request.send(client);
+    } catch (IOException e) {
+      err.println("cannot reach the gateway at " + options.api + ": " + ApiClient.unreachable(e));
+      throw new Failed(UNREACHABLE);
+    }
+  }
+
+  static int refused(Reply reply, PrintWriter err) {
+    err.println(reply.problem());
+    return REFUSED;
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
+      description = "Ledger entries, newest first (GET /api/v1/messages), e.g. --status UNKNOWN.")
+  static final class ListMessages implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ApiOptions options;
+
+    @Option(names = "--status", paramLabel = "STATUS", description = "Only this status: ${COMPLETION-CANDIDATES}.")
+    MessageStatus status;
+
+    @Option(names = "--sender", paramLabel = "ADDRESS", description = "Only this MAIL FROM (ignoring case).")
+    String sender;
+
+    @Option(names = "--since", paramLabel = "TIME", description = "Only entries received since this ISO-8601 time, e.g. 2026-11-30T10:00:00Z.")
+    String since;
+
+    @Option(names = "--limit", defaultValue = "50", description = "At most this many rows (1-500, default ${DEFAULT-VALUE}).")
+    int limit;
+
+    @Option(names = "--cursor", paramLabel = "CURSOR", description = "The page after the one that printed this cursor.")
+    String cursor;
+
+    @Option(names = "--json", description = "Print the API's JSON instead of a table.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+      PrintWriter out = spec.commandLine().getOut();
+      PrintWriter err = spec.commandLine().getErr();
+      StringBuilder path = new StringBuilder("/api/v1/messages?limit=" + limit);
+      query(path, "status", status == null ? null : status.name());
+      query(path, "sender", sender);
+      query(path, "since", since);
+      query(path, "cursor", cursor);
+      Reply reply;
+      try {
+        reply = exchange(options, err, c -> c.get(path.toString()));
+      } catch (Failed f) {
+        return f.status;
+      }
+      if (!reply.ok()) {
+        return refused(reply, err);
+      }
+      JsonObject body = reply.body();
+      if (json) {
+        out.println(body.encodePrettily());
+        return 0;
+      }
+      JsonArray items = body.getJsonArray("items", new JsonArray());
+      out.printf("%-36s  %-22s  %3s  %-30s  %-30s  %s%n", "ID", "STATUS", "V", "RECEIVED", "FROM", "MESSAGE-ID");
+      for (int i = 0; i < items.size(); i++) {
+        JsonObject m = items.getJsonObject(i);
+        out.printf("%-36s  %-22s  %3d  %-30s  %-30s  %s%n", m.getString("id"), m.getString("status"), m.getInteger("version"),
+            orDash(m.getString("receivedAt")), orDash(m.getString("mailFrom")), orDash(m.getString("messageId")));
+      }
+      out.printf("%d message(s)%s%n", items.size(), body.getString("next") == null ? ""
+          : "; more with --cursor " + body.getString("next"));
+      return 0;
+    }
+  }
+
+  @Command(name = "show", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
+      description = "One ledger entry with its recipients, their replies, and its resolution (GET /api/v1/messages/{id}).")
+  static final class Show implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ApiOptions options;
+
+    @Parameters(index = "0", paramLabel = "ID", description = "The message's ledger id.")
+    String id;
+
+    @Option(names = "--json", description = "Print the API's JSON instead of text.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+      PrintWriter out = spec.commandLine().getOut();
+      PrintWriter err = spec.commandLine().getErr();
+      Reply reply;
+      try {
+        reply = exchange(options, err, c -> c.get("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8)));
+      } catch (Failed f) {
+        return f.status;
+      }
+      if (!reply.ok()) {
+        return refused(reply, err);
+      }
+      JsonObject m = reply.body();
+      if (json) {
+        out.println(m.encodePrettily());
+        return 0;
+      }
+      for (String field : new String[] {"id", "status", "version", "intake", "mailFrom", "messageId", "size", "authUser",
+          "clientIp", "helo", "receivedAt", "settledAt", "downstreamReply", "lastError", "sha256", "route"}) {
+        out.printf("%-16s %s%n", field + ":", m.getValue(field) == null ? "-" : m.getValue(field));
+      }
+      JsonObject resolution = m.getJsonObject("resolution");
+      if (resolution != null) {
+        out.printf("%-16s %s by %s at %s: %s%n", "resolution:", resolution.getString("outcome"), resolution.getString("operator"),
+            resolution.getString("at"), resolution.getString("note"));
+      }
+      JsonArray recipients = m.getJsonArray("recipientList", new JsonArray());
+      out.printf("%n%-40s  %-22s  %-30s  %s%n", "RECIPIENT", "STATUS", "RCPT REPLY", "FINAL REPLY");
+      for (int i = 0; i < recipients.size(); i++) {
+        JsonObject r = recipients.getJsonObject(i);
+        out.printf("%-40s  %-22s  %-30s  %s%n", r.getString("address"), r.getString("status"), orDash(r.getString("rcptReply")),
+            orDash(r.getString("reply")));
+      }
+      return 0;
     }
   }
 
@@ -67,14 +225,12 @@ public final class MessagesCommand {
       PrintWriter err = spec.commandLine().getErr();
       Reply reply;
       try {
-        reply = options.client().get("/api/v1/messages/stale?limit=" + limit);
-      } catch (IOException e) {
-        err.println("cannot reach the gateway at " + options.api + ": " + e.getMessage());
-        return UNREACHABLE;
+        reply = exchange(options, err, c -> c.get("/api/v1/messages/stale?limit=" + limit));
+      } catch (Failed f) {
+        return f.status;
       }
       if (!reply.ok()) {
-        err.println(reply.problem());
-        return REFUSED;
+        return refused(reply, err);
       }
       JsonObject body = reply.body();
       if (json) {
@@ -129,10 +285,10 @@ public final class MessagesCommand {
       JsonObject body = new JsonObject().put("outcome", outcome.name()).put("note", note).put("operator", who);
       Reply reply;
       try {
-        reply = options.client().post("/api/v1/messages/" + id + "/resolution", body, Map.of());
-      } catch (IOException e) {
-        err.println("cannot reach the gateway at " + options.api + ": " + e.getMessage());
-        return UNREACHABLE;
+        reply = exchange(options, err, c -> c.post("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8)
+            + "/resolution", body, Map.of()));
+      } catch (Failed f) {
+        return f.status;
       }
       if (!reply.ok()) {
         String current = reply.body().getString("messageStatus");
@@ -143,6 +299,12 @@ public final class MessagesCommand {
       out.printf("%s: %s -> %s (version %d), resolved by %s%n", r.getString("id"), r.getString("previousStatus"),
           r.getString("status"), r.getInteger("version"), r.getJsonObject("resolution").getString("operator"));
       return 0;
+    }
+  }
+
+  private static void query(StringBuilder path, String name, String value) {
+    if (value != null && !value.isEmpty()) {
+      path.append('&').append(name).append('=').append(URLEncoder.encode(value, StandardCharsets.UTF_8));
     }
   }
 

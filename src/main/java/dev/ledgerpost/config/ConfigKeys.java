@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -26,6 +27,17 @@ final class ConfigKeys {
 
   static final Map<String, Key> ALL = new LinkedHashMap<>();
 
+  /**
+   * Keys that name a file or directory. A relative value (from the file, the environment or the default)
+   * resolves against the directory of the configuration file, or the working directory when there is none.
+   */
+  static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
+      "auth.sendersFile", "api.keysFile", "notify.tokensFile", "retry.journalDir");
+
+  /** {@code LEDGERPOST_TEST_*} variables belong to the tests and benchmarks; every other unknown LEDGERPOST_ variable is an error. */
+  static final String ENV_PREFIX = "LEDGERPOST_";
+  static final String TEST_ENV_PREFIX = "LEDGERPOST_TEST_";
+
   static {
     key("smtp.host", "127.0.0.1", ConfigKeys::text, "Address the SMTP listener binds to.");
     key("smtp.port", 2525, ConfigKeys::port, "SMTP listener port (0 picks a free port).");
@@ -41,7 +53,7 @@ final class ConfigKeys {
     key("smtp.instances", 0, v -> nonNegativeInt(v), "SMTP event loops (verticle instances, each with its own smarthost pool) sharing the port; 0 = one per available processor.");
     key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ConfigKeys::cidrs, "Networks that may relay without AUTH (CIDR list).");
     key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
-    key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = self-signed, generated at start.");
+    key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = self-signed, generated at start. Read again (with the key) on SIGHUP.");
     key("smtp.tls.keyFile", "", ConfigKeys::text, "PEM private key for STARTTLS.");
     key("smtp.shutdownGrace", "30s", ConfigKeys::positiveDuration, "How long SIGTERM waits for transactions in flight.");
     key("http.host", "127.0.0.1", ConfigKeys::text, "Address the HTTP API binds to.");
@@ -64,7 +76,7 @@ final class ConfigKeys {
     key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
     key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (each open or settle holds one for a single statement).");
     key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
-    key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH.");
+    key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH. Read again on SIGHUP.");
     key("auth.failureDelay", "1s", ConfigKeys::nonNegativeDuration, "Wait before the 535 of a failed AUTH; doubles with each recent failure of the client address or the user name, up to 32 times this. 0 = no wait.");
     key("auth.banThreshold", 10, v -> nonNegativeInt(v), "Failed AUTH attempts from one address after which it is banned for auth.banWindow (421 4.7.0 at connect, 454 4.7.0 to AUTH). 0 = never ban.");
     key("auth.banWindow", "10m", ConfigKeys::positiveDuration, "How long failed AUTH attempts are remembered (from the last one), and how long a ban lasts.");
@@ -72,7 +84,7 @@ final class ConfigKeys {
     key("auth.senderPolicy", "any", v -> enumOf(GatewayConfig.SenderPolicyMode.class, v), "`any`: an authenticated user may use any MAIL FROM; `own`: only the addresses auth.sendersFile gives the user (553 5.7.1 otherwise).");
     key("auth.sendersFile", "", ConfigKeys::text, "Lines `user: addr, addr, @domain`: the senders each user owns under auth.senderPolicy own.");
     key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");
-    key("api.keysFile", "", ConfigKeys::text, "Send API keys: lines user:sha256-hex-of-key[:requests-per-second]; empty = POST /api/v1/messages refuses every key.");
+    key("api.keysFile", "", ConfigKeys::text, "Send API keys: lines user:sha256-hex-of-key[:requests-per-second] (`ledgerpost keys add` appends one); empty = POST /api/v1/messages refuses every key. Read again on SIGHUP.");
     key("api.rateLimit", 10, ConfigKeys::positiveRate, "Requests per second per send API key (token bucket, bursts of one second) unless its line in api.keysFile sets one.");
     key("api.idempotencyRetention", "24h", ConfigKeys::positiveDuration, "How long an Idempotency-Key and its stored answer are kept; older ones are deleted in batches.");
     key("delivery.unknownOutcomeReply", "451", ConfigKeys::unknownOutcomeReply, "451 (default) or 250 when the downstream's verdict after the final dot was lost.");
@@ -80,7 +92,7 @@ final class ConfigKeys {
     key("notify.pollInterval", "1s", ConfigKeys::positiveDuration, "Outbox poll when no NOTIFY arrives (NOTIFY is only a wake-up).");
     key("notify.pruneInterval", "1h", ConfigKeys::positiveDuration, "How often retention runs.");
     key("notify.sendQueueBytes", "256KB", v -> positiveLong(ByteSizes.parse(str(v))), "Bytes queued to one WebSocket subscriber before it is cut loose (close 4008).");
-    key("notify.tokensFile", "", ConfigKeys::text, "Per-user event tokens: lines user:sha256-hex-of-token; such a token sees only that user's messages.");
+    key("notify.tokensFile", "", ConfigKeys::text, "Per-user event tokens: lines user:sha256-hex-of-token; such a token sees only that user's messages. Read again on SIGHUP.");
     key("metrics.access", "public", v -> enumOf(GatewayConfig.MetricsAccess.class, v), "Who may read GET /metrics: `public`, `token` (the admin token) or `off`.");
     key("logging.format", "text", v -> enumOf(GatewayConfig.LogFormat.class, v), "`text` for people, `json` for one JSON object per line (audit fields as JSON fields).");
     key("chaos.enabled", false, ConfigKeys::bool, "Test environments only: POST /api/v1/chaos/locks holds ledger table locks on demand.");

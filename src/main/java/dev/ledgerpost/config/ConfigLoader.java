@@ -31,10 +31,17 @@ public final class ConfigLoader {
 
   private ConfigLoader() {}
 
-  /** Reads the YAML file (if any) with vertx-config, then validates it with the environment on top. */
+  /**
+   * Reads the YAML file (if any) with vertx-config, then validates it with the environment on top. Relative
+   * paths resolve against the file's directory, or the working directory when there is no file.
+   */
   public static Future<GatewayConfig> load(Vertx vertx, Path file, Map<String, String> env) {
     if (file == null) {
-      return Future.succeededFuture(fromSources(Map.of(), env, Map.of()));
+      try {
+        return Future.succeededFuture(fromSources(Map.of(), env, Map.of(), baseDirectory(null)));
+      } catch (ConfigException e) {
+        return Future.failedFuture(e);
+      }
     }
     if (!Files.isRegularFile(file)) {
       return Future.failedFuture(new ConfigException(List.of("config file " + file + " does not exist")));
@@ -54,7 +61,64 @@ public final class ConfigLoader {
           return Future.succeededFuture();
         })
         .recover(e -> Future.failedFuture(new ConfigException(List.of("config file " + file + ": " + e.getMessage()))))
-        .map(json -> fromSources(json.getMap(), env, Map.of()));
+        .map(json -> fromSources(json.getMap(), env, Map.of(), baseDirectory(file)));
+  }
+
+  /** The configuration file read when {@code --config} is not given, if it exists. */
+  public static final Path DEFAULT_FILE = Path.of("conf/gateway.yaml");
+
+  /** {@code --config} when given, else {@link #DEFAULT_FILE} when it exists, else none (defaults and variables only). */
+  public static Path chosenFile(Path given) {
+    return given != null ? given : (Files.isRegularFile(DEFAULT_FILE) ? DEFAULT_FILE : null);
+  }
+
+  /** Where relative paths resolve: the configuration file's directory, or the working directory without one. */
+  public static Path baseDirectory(Path file) {
+    Path base = file == null ? Path.of("") : file.toAbsolutePath().getParent();
+    return base.toAbsolutePath().normalize();
+  }
+
+  /**
+   * One path key as the gateway would see it (file, then environment, then default), resolved against the
+   * file's directory, without validating the rest: for the CLI, which must work while, say, the keys file
+   * the configuration names does not exist yet. Empty when the key is empty. Blocking.
+   */
+  public static java.util.Optional<Path> pathKey(Path file, Map<String, String> env, String key) {
+    if (!ConfigKeys.PATHS.contains(key)) {
+      throw new IllegalArgumentException(key + " is not a path key");
+    }
+    Map<String, Object> raw = new LinkedHashMap<>();
+    if (file != null) {
+      if (!Files.isRegularFile(file)) {
+        throw new ConfigException(List.of("config file " + file + " does not exist"));
+      }
+      List<String> problems = new ArrayList<>();
+      Object content;
+      try (java.io.Reader reader = Files.newBufferedReader(file)) {
+        content = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
+      } catch (java.io.IOException | org.yaml.snakeyaml.error.YAMLException e) {
+        throw new ConfigException(List.of("config file " + file + ": " + e.getMessage()));
+      }
+      if (content instanceof Map<?, ?> map) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> typed = (Map<String, Object>) map;
+        flatten("", typed, raw, problems);
+      }
+    }
+    ConfigKeys.Key k = ConfigKeys.ALL.get(key);
+    String value = ConfigKeys.str(env.getOrDefault(k.envName(), String.valueOf(raw.getOrDefault(key, k.defaultValue()))));
+    return value.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(baseDirectory(file).resolve(value).normalize());
+  }
+
+  /** The start-up log's line about where the configuration came from and where relative paths go. */
+  public static String describeSource(Path file, Path defaultFile) {
+    if (file != null) {
+      return "configuration from " + file.toAbsolutePath().normalize() + "; relative paths resolve against "
+          + baseDirectory(file);
+    }
+    return "no configuration file (" + defaultFile + " does not exist in " + baseDirectory(null)
+        + "): defaults and LEDGERPOST_* variables; relative paths (data/pg, data/admin-token) resolve against "
+        + baseDirectory(null);
   }
 
   /**
@@ -77,9 +141,15 @@ public final class ConfigLoader {
 
   /**
    * Pure: file content (nested maps as YAML gives them), environment, then explicit overrides by
-   * dotted key (tests and the CLI use those).
+   * dotted key (tests and the CLI use those). Relative paths resolve against the working directory.
    */
   public static GatewayConfig fromSources(Map<String, Object> fileContent, Map<String, String> env, Map<String, Object> overrides) {
+    return fromSources(fileContent, env, overrides, baseDirectory(null));
+  }
+
+  /** As above, with relative paths resolved against {@code base} (the configuration file's directory). */
+  public static GatewayConfig fromSources(Map<String, Object> fileContent, Map<String, String> env, Map<String, Object> overrides,
+      Path base) {
     List<String> problems = new ArrayList<>();
     Map<String, Object> raw = new LinkedHashMap<>();
     flatten("", fileContent, raw, problems);
@@ -89,6 +159,7 @@ public final class ConfigLoader {
         raw.put(key.name(), fromEnv);
       }
     }
+    problems.addAll(unknownVariables(env));
     raw.putAll(overrides);
 
     Map<String, Object> values = new LinkedHashMap<>();
@@ -105,11 +176,76 @@ public final class ConfigLoader {
         problems.add(key.name() + ": " + e.getMessage());
       }
     }
+    for (String key : ConfigKeys.PATHS) {
+      if (values.get(key) instanceof String path && !path.isEmpty()) {
+        try {
+          values.put(key, base.resolve(path).normalize().toString());
+        } catch (java.nio.file.InvalidPathException e) {
+          problems.add(key + ": '" + path + "' is not a path");
+        }
+      }
+    }
     crossChecks(values, problems);
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
     return build(values);
+  }
+
+  /**
+   * A misspelt variable ({@code LEDGERPOST_SMTP_IDLE_TIMEOUT}) would otherwise do nothing while its operator
+   * believes it does; unknown YAML keys are errors, so unknown variables are too. The tests' and benchmarks'
+   * own {@code LEDGERPOST_TEST_*} are not the gateway's.
+   */
+  static List<String> unknownVariables(Map<String, String> env) {
+    Map<String, String> known = new LinkedHashMap<>();
+    ConfigKeys.ALL.values().forEach(k -> known.put(k.envName(), k.name()));
+    List<String> problems = new ArrayList<>();
+    env.keySet().stream().sorted().forEach(name -> {
+      if (name.startsWith(ConfigKeys.ENV_PREFIX) && !name.startsWith(ConfigKeys.TEST_ENV_PREFIX) && !known.containsKey(name)) {
+        String guess = closest(name, known.keySet());
+        problems.add(name + ": unknown environment variable" + (guess == null ? "" : " (did you mean " + guess + "?)"));
+      }
+    });
+    return problems;
+  }
+
+  /** The known name this one most likely meant: the same letters without underscores, else at most two edits away. */
+  private static String closest(String name, java.util.Collection<String> known) {
+    String bare = name.replace("_", "");
+    String best = null;
+    int bestDistance = 3;
+    for (String k : known) {
+      if (k.replace("_", "").equals(bare)) {
+        return k;
+      }
+      int d = distance(name, k);
+      if (d < bestDistance) {
+        best = k;
+        bestDistance = d;
+      }
+    }
+    return best;
+  }
+
+  /** Levenshtein distance; names are short. */
+  private static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
   }
 
   private static void flatten(String prefix, Map<String, Object> map, Map<String, Object> out, List<String> problems) {

@@ -55,7 +55,10 @@ final class DownstreamPool {
     }
     return DownstreamConnection.open(vertx, client, config, hostname)
         .onSuccess(conn -> conn.closedFuture().onComplete(v -> slot.release()))
-        .onFailure(e -> slot.release())
+        .onFailure(e -> {
+          slot.release();
+          slots.unreachable(config.host() + ":" + config.port(), e);
+        })
         .map(conn -> new Lease(conn, false))
         .recover(e -> Future.failedFuture(new DownstreamUnavailable(
             "cannot reach downstream " + config.host() + ":" + config.port() + ": " + e.getMessage(), e)));

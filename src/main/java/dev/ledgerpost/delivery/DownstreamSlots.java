@@ -1,7 +1,11 @@
 package dev.ledgerpost.delivery;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The process-wide cap on open smarthost connections ({@code downstream.maxConnections}), shared by
@@ -10,6 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * slow clients cannot hold more smarthost connections than the cap (Postfix's anvil is the model).
  */
 public final class DownstreamSlots {
+  private static final Logger LOG = LoggerFactory.getLogger(DownstreamSlots.class);
+  /** An unreachable smarthost is logged at most once per this period per process, however many clients hear 451 4.4.1. */
+  static final long UNREACHABLE_LOG_PERIOD_NANOS = TimeUnit.MINUTES.toNanos(1);
 
   /** The cap is reached: nothing was opened. Intake answers 451 4.7.0 (busy), not 4.4.1 (unreachable). */
   public static final class Exhausted extends DownstreamUnavailable {
@@ -36,6 +43,8 @@ public final class DownstreamSlots {
 
   private final int max;
   private final AtomicInteger inUse = new AtomicInteger();
+  private final AtomicLong nextUnreachableLog = new AtomicLong(System.nanoTime());
+  private final AtomicLong unreachableSinceLog = new AtomicLong();
 
   public DownstreamSlots(int max) {
     if (max <= 0) {
@@ -69,5 +78,22 @@ public final class DownstreamSlots {
 
   public int max() {
     return max;
+  }
+
+  /**
+   * A connection to the smarthost could not be opened: clients hear 451 4.4.1 and retry, and without a log line
+   * an operator would not know why mail stopped. One WARN per minute at most (every event loop and the send API
+   * share this), with how many failures it stands for.
+   */
+  public void unreachable(String target, Throwable cause) {
+    long failures = unreachableSinceLog.incrementAndGet();
+    long now = System.nanoTime();
+    long next = nextUnreachableLog.get();
+    if (now - next >= 0 && nextUnreachableLog.compareAndSet(next, now + UNREACHABLE_LOG_PERIOD_NANOS)) {
+      unreachableSinceLog.addAndGet(-failures);
+      String why = cause == null || cause.getMessage() == null ? String.valueOf(cause) : cause.getMessage();
+      LOG.warn("downstream {} unreachable: {}; clients hear 451 4.4.1 ({} failed connection attempt(s) since the last such "
+          + "line; at most one line a minute)", target, why, failures);
+    }
   }
 }

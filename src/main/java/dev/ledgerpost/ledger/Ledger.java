@@ -6,6 +6,7 @@ import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
+import dev.ledgerpost.ledger.LedgerMessages.ResolutionView;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -48,8 +49,10 @@ public final class Ledger {
        ORDER BY m.id DESC
        LIMIT #{limit}""";
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
-      , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.downstream_reply, m.last_error
-        FROM messages m WHERE m.id = #{id}""";
+      , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.downstream_reply, m.last_error,
+        r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
+        r.resolved_at AS resolution_at
+        FROM messages m LEFT JOIN resolutions r ON r.message_id = m.id WHERE m.id = #{id}""";
   private static final String RECIPIENTS = """
       SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text
         FROM recipients WHERE message_id = #{id} ORDER BY idx""";
@@ -95,7 +98,9 @@ public final class Ledger {
     Future<MessageDetail> detail = SqlTemplate.forQuery(pool, DETAIL)
         .mapTo(row -> new MessageDetail(summary(row), row.getString("auth_user"), row.getString("client_ip"),
             row.getString("helo"), row.getString("body_sha256"), row.getString("route"), row.getString("downstream_reply"),
-            row.getString("last_error"), List.of()))
+            row.getString("last_error"), List.of(), row.getString("resolution_outcome") == null ? null
+                : new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
+                    row.getString("resolution_note"), row.getOffsetDateTime("resolution_at"))))
         .execute(Map.of("id", get.id()))
         .compose(rows -> rows.size() == 0
             ? Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + get.id()))
@@ -108,7 +113,7 @@ public final class Ledger {
           List<RecipientView> recipients = new ArrayList<>();
           rows.forEach(recipients::add);
           return new MessageDetail(d.summary(), d.authUser(), d.clientIp(), d.helo(), d.sha256(), d.route(),
-              d.downstreamReply(), d.lastError(), List.copyOf(recipients));
+              d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution());
         }));
   }
 

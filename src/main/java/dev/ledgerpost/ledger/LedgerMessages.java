@@ -85,6 +85,9 @@ public final class LedgerMessages {
   public record RecipientView(
       String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText) {}
 
+  /** What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. */
+  public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at) {}
+
   public record MessageDetail(
       MessageSummary summary,
       String authUser,
@@ -94,7 +97,8 @@ public final class LedgerMessages {
       String route,
       String downstreamReply,
       String lastError,
-      List<RecipientView> recipients) {}
+      List<RecipientView> recipients,
+      ResolutionView resolution) {}
 
   public record Ping() {}
 }

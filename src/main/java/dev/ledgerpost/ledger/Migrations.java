@@ -1,6 +1,7 @@
 package dev.ledgerpost.ledger;
 
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,11 +13,22 @@ final class Migrations {
   private Migrations() {}
 
   static void migrate(DatabaseTarget target) {
-    MigrateResult result = Flyway.configure()
+    Flyway flyway = Flyway.configure()
         .dataSource(target.jdbcUrl(), target.options().getUser(), target.options().getPassword())
         .locations("classpath:db/migration")
-        .load()
-        .migrate();
-    LOG.info("ledger schema at version {} ({} migration(s) applied)", result.targetSchemaVersion, result.migrationsExecuted);
+        .load();
+    MigrateResult result = flyway.migrate();
+    LOG.info(describe(result.migrationsExecuted, result.targetSchemaVersion, flyway.info().current()));
+  }
+
+  /**
+   * What the log says: Flyway's result names a target version only when it applied something, so an
+   * up-to-date ledger is described by the version it is at.
+   */
+  static String describe(int applied, String target, MigrationInfo current) {
+    String version = target != null ? target : current == null ? "(none)" : current.getVersion().getVersion();
+    return applied == 0
+        ? "ledger schema at version " + version + ", up to date"
+        : "ledger schema at version " + version + " (" + applied + " migration(s) applied)";
   }
 }

@@ -11,12 +11,13 @@ public final class OperatorMessages {
   public static final String RESOLVE = "ledger.resolve";
   public static final String STALE = "ledger.stale";
   public static final String RAISE_STALE = "ledger.raiseStale";
+  public static final String OPEN_COUNTS = "ledger.openCounts";
 
   private OperatorMessages() {}
 
   public static Class<?>[] types() {
     return new Class<?>[] {Resolve.class, Resolved.class, StaleQuery.class, StaleReport.class, RaiseStale.class,
-        StaleRaised.class};
+        StaleRaised.class, OpenCountsQuery.class, OpenCounts.class};
   }
 
   /** What an operator found out about a message the gateway could not settle. */
@@ -60,6 +61,12 @@ public final class OperatorMessages {
 
   /** Raises one row unless it was raised less than {@code period} before {@code now} or is no longer PENDING. */
   public record RaiseStale(UUID id, OffsetDateTime now, Duration period) {}
+
+  /** The ledger-wide gauges' query (docs/design.md §8.1). */
+  public record OpenCountsQuery() {}
+
+  /** PENDING rows, the oldest one's received_at (null when none), UNKNOWN rows. */
+  public record OpenCounts(long pending, OffsetDateTime oldestPendingAt, long unknown) {}
 
   /** {@code raised} false: nothing written (raised already this period, or settled meanwhile). */
   public record StaleRaised(UUID id, boolean raised, int raise, String messageIdHeader, OffsetDateTime receivedAt) {}

@@ -1,6 +1,8 @@
 package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
+import dev.ledgerpost.ledger.OperatorMessages.OpenCountsQuery;
 import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
 import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
 import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
@@ -29,6 +31,15 @@ final class StaleRows {
       SELECT count(*) AS pending, min(received_at) AS oldest,
              count(*) FILTER (WHERE received_at < #{cutoff} AND NOT (id = ANY(#{excluded}))) AS stale
         FROM messages WHERE settled_at IS NULL AND status = 'PENDING'""";
+  /**
+   * The gauges' query, run every second while /metrics is read: its WHERE is the predicate of the partial
+   * index messages_open_idx (V40), so it reads the open rows and the UNKNOWN ones only, never the settled history.
+   */
+  private static final String OPEN_COUNTS = """
+      SELECT count(*) FILTER (WHERE settled_at IS NULL AND status = 'PENDING') AS pending,
+             min(received_at) FILTER (WHERE settled_at IS NULL AND status = 'PENDING') AS oldest,
+             count(*) FILTER (WHERE status = 'UNKNOWN') AS unknown
+        FROM messages WHERE settled_at IS NULL OR status = 'UNKNOWN'""";
   private static final String ROWS = """
       SELECT m.id, m.version, m.message_id_header, m.mail_from, m.received_at,
              COALESCE(s.raises, 0) AS raises, s.last_raised_at
@@ -58,6 +69,14 @@ final class StaleRows {
   void serve(Bus bus) {
     bus.serve(OperatorMessages.STALE, StaleQuery.class, this::report);
     bus.serve(OperatorMessages.RAISE_STALE, RaiseStale.class, this::raise);
+    bus.serve(OperatorMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
+  }
+
+  Future<OpenCounts> openCounts() {
+    return pool.query(OPEN_COUNTS).execute().map(rows -> {
+      Row r = rows.iterator().next();
+      return new OpenCounts(r.getLong("pending"), r.getOffsetDateTime("oldest"), r.getLong("unknown"));
+    });
   }
 
   Future<StaleReport> report(StaleQuery q) {

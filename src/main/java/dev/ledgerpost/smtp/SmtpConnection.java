@@ -9,6 +9,7 @@ import io.vertx.core.net.ServerSSLOptions;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,7 +36,8 @@ final class SmtpConnection {
   private final Vertx vertx;
   private final NetSocket socket;
   private final SmtpSession session;
-  private final ServerSSLOptions tls;
+  /** Read at each STARTTLS, so a reloaded certificate (SIGHUP) serves the next handshake. */
+  private final Supplier<ServerSSLOptions> tls;
   private final Duration idleTimeout;
   private final Duration commandTimeout;
   private final LineSplitter splitter = new LineSplitter(MAX_LINE);
@@ -55,7 +57,7 @@ final class SmtpConnection {
   private long dataBytes;
   private long rateTimerId = -1;
 
-  SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, ServerSSLOptions tls, Duration idleTimeout,
+  SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, Supplier<ServerSSLOptions> tls, Duration idleTimeout,
       Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics, DataRate minDataRate) {
     this.vertx = vertx;
     this.socket = socket;
@@ -198,7 +200,7 @@ final class SmtpConnection {
     busy = true;
     // The 220 goes out as the last plaintext message of the upgrade itself: written separately, the
     // client's ClientHello can arrive before the TLS handler is in place and be read as a command.
-    socket.upgradeToSsl(tls, ready.toBuffer()).onComplete(ar -> {
+    socket.upgradeToSsl(tls.get(), ready.toBuffer()).onComplete(ar -> {
       busy = false;
       if (ar.failed()) {
         LOG.info("TLS handshake with {} failed: {}", session.clientIp(), ar.cause().getMessage());

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ public final class SmtpVerticle extends VerticleBase {
   public record Shared(
       GatewayConfig config,
       String hostname,
-      ServerSSLOptions tls,
+      Supplier<ServerSSLOptions> tls, // one holder for every instance: a SIGHUP reload reaches them all
       SmtpSession.Authenticator authenticator,
       AtomicInteger connections,
       RelayContract contract,

@@ -3,6 +3,8 @@ package dev.ledgerpost.stale;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.OperatorMessages;
+import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
+import dev.ledgerpost.ledger.OperatorMessages.OpenCountsQuery;
 import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
 import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
 import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
@@ -37,6 +39,10 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   /** Rows raised per scan at most; the rest follow on the next scans (the counts always cover all). */
   static final int RAISES_PER_SCAN = 500;
   private static final Duration QUERY_TIMEOUT = Duration.ofSeconds(30);
+  /** The gauges' counts are at most this old while someone reads them (a scrape sees a new PENDING row). */
+  static final Duration COUNTS_INTERVAL = Duration.ofSeconds(1);
+  /** Counting stops when nobody has read a gauge for this long: an idle gateway does not query for nobody. */
+  private static final long READERS_GONE_NANOS = Duration.ofMinutes(5).toNanos();
 
   private final GatewayConfig.Stale config;
   private final Clock clock;
@@ -44,8 +50,15 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private volatile long pending;
   private volatile long stale;
   private volatile OffsetDateTime oldest;
+  private volatile long unknown;
+  /** When a gauge was last read (System.nanoTime), from whatever thread scrapes. */
+  private volatile long lastRead = System.nanoTime();
+  /** Start time of the query whose counts are shown: an older answer arriving late does not replace a newer one. */
+  private long countsAsOf = Long.MIN_VALUE;
+  private boolean counting;
   private Bus bus;
   private long timer = -1;
+  private long countsTimer = -1;
   private boolean scanning;
 
   public StaleVerticle(GatewayConfig.Stale config, Clock clock) {
@@ -58,13 +71,47 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     bus = Bus.of(vertx);
     bus.serve(StaleMessages.LIST, StaleListQuery.class, this::list);
     timer = vertx.setPeriodic(config.scanInterval().toMillis(), t -> scan());
+    countsTimer = vertx.setPeriodic(COUNTS_INTERVAL.toMillis(), t -> {
+      if (System.nanoTime() - lastRead < READERS_GONE_NANOS) {
+        count();
+      }
+    });
     return scan();
   }
 
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(timer);
+    vertx.cancelTimer(countsTimer);
     return Future.succeededFuture();
+  }
+
+  /**
+   * The pending and unknown counts, from the indexed open-rows query. Never overlaps itself; a failure keeps
+   * the last values (a gauge that reads 0 because the ledger did not answer would be a lie).
+   */
+  private void count() {
+    if (counting) {
+      return;
+    }
+    counting = true;
+    long started = System.nanoTime();
+    bus.request(OperatorMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
+        .onSuccess(c -> {
+          unknown = c.unknown();
+          counted(started, c.pending(), c.oldestPendingAt());
+        })
+        .onFailure(e -> LOG.debug("open counts not refreshed: {}", e.getMessage()))
+        .onComplete(ar -> counting = false);
+  }
+
+  /** Applies pending counts read by a query that started at {@code started}, unless newer ones are shown already. */
+  private void counted(long started, long pendingNow, OffsetDateTime oldestNow) {
+    if (started - countsAsOf > 0 || countsAsOf == Long.MIN_VALUE) {
+      countsAsOf = started;
+      pending = pendingNow;
+      oldest = oldestNow;
+    }
   }
 
   /** One scan; a failed scan is logged and the next one tries again. Never overlaps itself. */
@@ -75,13 +122,13 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     scanning = true;
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
+    long started = System.nanoTime();
     return held()
         .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, RAISES_PER_SCAN),
             StaleReport.class, QUERY_TIMEOUT))
         .compose(report -> {
-          pending = report.pending();
+          counted(started, report.pending(), report.oldestPendingAt());
           stale = report.stale();
-          oldest = report.oldestPendingAt();
           Future<Void> raises = Future.succeededFuture();
           for (StaleRow row : report.rows()) {
             raises = raises.compose(v -> raise(row, now));
@@ -136,11 +183,13 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
 
   @Override
   public long pendingMessages() {
+    lastRead = System.nanoTime();
     return pending;
   }
 
   @Override
   public long oldestPendingAgeSeconds() {
+    lastRead = System.nanoTime();
     OffsetDateTime o = oldest;
     return o == null ? 0 : Math.max(0, Duration.between(o, now()).toSeconds());
   }
@@ -148,6 +197,12 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   @Override
   public long stalePendingMessages() {
     return stale;
+  }
+
+  @Override
+  public long unknownMessages() {
+    lastRead = System.nanoTime();
+    return unknown;
   }
 
   @Override

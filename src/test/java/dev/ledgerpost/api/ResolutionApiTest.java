@@ -70,6 +70,16 @@ class ResolutionApiTest {
     assertThat(LedgerRows.string(url, "SELECT operator FROM resolutions WHERE message_id = '" + id + "'")).isEqualTo("carol");
     assertThat(LedgerRows.string(url, "SELECT payload->>'previousStatus' FROM outbox WHERE event_id = '" + id + ":2' "
         + "AND type = 'message.resolved'")).isEqualTo("UNKNOWN");
+
+    // The message detail and the operation status show who resolved it, how, why and when (docs/design.md §8.2).
+    JsonObject resolution = new JsonObject(gateway.get("/api/v1/messages/" + id).body()).getJsonObject("resolution");
+    assertThat(resolution.fieldNames()).containsExactlyInAnyOrder("outcome", "operator", "note", "at");
+    assertThat(resolution.getString("outcome")).isEqualTo("DELIVERED");
+    assertThat(resolution.getString("operator")).isEqualTo("carol");
+    assertThat(resolution.getString("note")).isEqualTo("in the recipient's inbox");
+    assertThat(java.time.OffsetDateTime.parse(resolution.getString("at"))).isAfter(java.time.OffsetDateTime.now().minusMinutes(5));
+    JsonObject op = new JsonObject(gateway.get("/api/v1/operations/" + id).body());
+    assertThat(op.getJsonObject("message").getJsonObject("resolution")).isEqualTo(resolution);
   }
 
   @Test

@@ -97,7 +97,17 @@ class MessagesCommandTest {
     }
     Run unreachable = run("messages", "stale", "--api", "http://127.0.0.1:" + closedPort, "--token", "x");
     assertThat(unreachable.exit()).isEqualTo(MessagesCommand.UNREACHABLE);
-    assertThat(unreachable.err()).contains("cannot reach the gateway");
+    assertThat(unreachable.err()).contains("cannot reach the gateway at http://127.0.0.1:" + closedPort + ": connection refused")
+        .doesNotContain("null");
+
+    Path missing = GatewayHarness.tempDir("cli-").resolve("admin-token");
+    Run noToken = run("messages", "stale", "--api", api, "--token-file", missing.toString());
+    assertThat(noToken.exit()).as("no token is a usage problem, not an unreachable gateway").isEqualTo(MessagesCommand.USAGE);
+    assertThat(noToken.err()).contains("no API token", missing + ", which does not exist").doesNotContain("cannot reach");
+
+    Run badStatus = run("messages", "list", "--status", "DELIVERED", "--token", "x");
+    assertThat(badStatus.exit()).isEqualTo(2);
+    assertThat(badStatus.err()).contains("--status");
 
     Run noNote = run("messages", "resolve", UUID.randomUUID().toString(), "--outcome", "DELIVERED", "--token", "x");
     assertThat(noNote.exit()).isEqualTo(2);
@@ -105,11 +115,41 @@ class MessagesCommandTest {
   }
 
   @Test
+  void anOperatorListsTheUnknownMessagesAndShowsOneWithBothRepliesAndThenItsResolution() throws Exception {
+    UUID unknown = UUID.randomUUID();
+    UUID sent = UUID.randomUUID();
+    LedgerRows.insert(gateway.databaseUrl(), unknown, "UNKNOWN", "UNKNOWN", clock.instant(), "<unknown@example.com>");
+    LedgerRows.insert(gateway.databaseUrl(), sent, "SENT", "ACCEPTED", clock.instant(), "<sent@example.com>");
+
+    Run list = run("messages", "list", "--status", "UNKNOWN", "--api", api, "--token", "test-admin-token");
+    assertThat(list.exit()).as(list.err()).isZero();
+    assertThat(list.out()).contains(unknown.toString(), "<unknown@example.com>", "1 message(s)").doesNotContain(sent.toString());
+
+    Run show = run("messages", "show", unknown.toString(), "--api", api, "--token", "test-admin-token");
+    assertThat(show.exit()).as(show.err()).isZero();
+    assertThat(show.out()).contains("status:          UNKNOWN").doesNotContain("resolution:");
+    assertThat(show.out().lines().filter(l -> l.startsWith("b@example.net")))
+        .as("the RCPT reply as such, and no final reply").singleElement().asString()
+        .contains("UNKNOWN", "250 2.1.5 ok").endsWith("-");
+
+    Run resolve = run("messages", "resolve", unknown.toString(), "--outcome", "DELIVERED", "--note", "the smarthost log has it",
+        "--operator", "erin", "--api", api, "--token", "test-admin-token");
+    assertThat(resolve.exit()).as(resolve.err()).isZero();
+    Run after = run("messages", "show", unknown.toString(), "--api", api, "--token", "test-admin-token");
+    assertThat(after.out()).contains("status:          RESOLVED_DELIVERED", "resolution:      DELIVERED by erin at ",
+        ": the smarthost log has it");
+
+    Run missing = run("messages", "show", UUID.randomUUID().toString(), "--api", api, "--token", "test-admin-token");
+    assertThat(missing.exit()).isEqualTo(MessagesCommand.REFUSED);
+    assertThat(missing.err()).contains("404");
+  }
+
+  @Test
   void withoutASubcommandTheCommandLineStillMeansRunTheGateway() {
     CommandLine cli = new CommandLine(new Main());
     assertThat(cli.parseArgs().hasSubcommand()).isFalse();
     assertThat(cli.parseArgs("--config", "conf/gateway.yaml").hasSubcommand()).isFalse();
-    assertThat(cli.getSubcommands()).containsKey("messages");
+    assertThat(cli.getSubcommands()).containsKeys("messages", "keys");
     assertThat(cli.getUsageMessage()).contains("messages");
   }
 }

@@ -52,6 +52,17 @@ class ConfigFileTest {
     assertThat(c.smtp().port()).isEqualTo(2525);
     assertThat(c.ledger().embedded()).isTrue();
     assertThat(c.ledger().lockTimeout()).isEqualTo(Duration.ofMillis(1000));
+    assertThat(c.ledger().dataDir()).as("../data/pg from conf/: the README's data/ next to conf/")
+        .isEqualTo(Path.of("data/pg").toAbsolutePath().toString());
+  }
+
+  @Test
+  void theShippedConfigurationsCommentedKeysFileWorksOnceUncommented() throws Exception {
+    String shipped = Files.readString(Path.of("conf/gateway.yaml"));
+    assertThat(shipped).contains("  # keysFile: api-keys");
+    Files.writeString(dir.resolve("api-keys"), "");
+    GatewayConfig c = load(shipped.replace("  # keysFile: api-keys", "  keysFile: api-keys"), Map.of());
+    assertThat(c.api().keysFile()).isEqualTo(dir.resolve("api-keys").toString());
   }
 
   @Test

@@ -331,4 +331,90 @@ class ConfigLoaderTest {
     assertThat(c.smtp().port()).isEqualTo(2000);
     assertThat(c.http().port()).isEqualTo(8080);
   }
+  // --- environment variables that are not keys (issue 14 item 5)
+
+  @Test
+  void aMisspeltVariableIsAnErrorThatNamesItAndTheKeyItProbablyMeant() {
+    Map<String, String> env = Map.of(
+        "LEDGERPOST_SMTP_IDLE_TIMEOUT", "1m",
+        "LEDGERPOST_HTTP_PROT", "9000",
+        "LEDGERPOST_NOTHING_LIKE_ANY_KEY", "x",
+        "LEDGERPOST_TEST_PG", "embedded",
+        "LEDGERPOST_TEST_ANYTHING", "x",
+        "PATH", "/usr/bin");
+
+    assertThat(problemsOf(Map.of(), env)).containsExactly(
+        "LEDGERPOST_HTTP_PROT: unknown environment variable (did you mean LEDGERPOST_HTTP_PORT?)",
+        "LEDGERPOST_NOTHING_LIKE_ANY_KEY: unknown environment variable",
+        "LEDGERPOST_SMTP_IDLE_TIMEOUT: unknown environment variable (did you mean LEDGERPOST_SMTP_IDLETIMEOUT?)");
+  }
+
+  @Test
+  void theTestsOwnVariablesAndEveryKeysVariableAreAccepted() {
+    GatewayConfig c = ConfigLoader.fromSources(Map.of(), Map.of("LEDGERPOST_TEST_PG_URL", "postgresql://x/y",
+        "LEDGERPOST_SMTP_IDLETIMEOUT", "1m"), Map.of());
+    assertThat(c.smtp().idleTimeout()).isEqualTo(Duration.ofMinutes(1));
+  }
+
+  @Test
+  void durationsTakeDays() {
+    assertThat(defaultsWith(Map.of("notify.retention", "2d")).notifications().retention()).isEqualTo(Duration.ofDays(2));
+  }
+
+  // --- relative paths (issue 14 item 3)
+
+  @Test
+  void relativePathsResolveAgainstTheConfigFilesDirectoryWhereverTheyCameFrom(@TempDir Path dir) throws Exception {
+    Path conf = Files.createDirectories(dir.resolve("conf"));
+    Files.writeString(conf.resolve("api-keys"), "");
+    Files.writeString(conf.resolve("tokens"), "");
+    Path file = Files.writeString(conf.resolve("gateway.yaml"),
+        "ledger:\n  dataDir: ../data/pg\napi:\n  keysFile: api-keys\nretry:\n  journalDir: /var/tmp/journal\n");
+
+    GatewayConfig c = await(ConfigLoader.load(vertx, file, Map.of("LEDGERPOST_NOTIFY_TOKENSFILE", "tokens")));
+
+    assertThat(c.ledger().dataDir()).isEqualTo(dir.resolve("data/pg").toString());
+    assertThat(c.api().keysFile()).isEqualTo(conf.resolve("api-keys").toString());
+    assertThat(c.notifications().tokensFile()).as("from the environment, still against the file's directory")
+        .isEqualTo(conf.resolve("tokens").toString());
+    assertThat(c.retry().journalDir()).as("absolute stays").isEqualTo("/var/tmp/journal");
+    assertThat(c.auth().usersFile()).as("empty stays empty").isEmpty();
+  }
+
+  @Test
+  void aDefaultPathResolvesAgainstTheConfigFilesDirectoryToo(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("gateway.yaml"), "smtp:\n  port: 2600\n");
+
+    assertThat(await(ConfigLoader.load(vertx, file, Map.of())).ledger().dataDir()).isEqualTo(dir.resolve("data/pg").toString());
+  }
+
+  @Test
+  void withoutAFileRelativePathsResolveAgainstTheWorkingDirectory() throws Exception {
+    GatewayConfig c = await(ConfigLoader.load(vertx, null, Map.of()));
+
+    assertThat(c.ledger().dataDir()).isEqualTo(Path.of("data/pg").toAbsolutePath().toString());
+    assertThat(ConfigLoader.describeSource(null, Path.of("conf/gateway.yaml")))
+        .contains("no configuration file", "conf/gateway.yaml does not exist in " + Path.of("").toAbsolutePath(),
+            "resolve against " + Path.of("").toAbsolutePath());
+  }
+
+  @Test
+  void theRelativeKeysFileOfAMissingFileIsAnErrorNamingWhereItWasLookedFor(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("gateway.yaml"), "api:\n  keysFile: api-keys\n");
+
+    assertThatThrownBy(() -> await(ConfigLoader.load(vertx, file, Map.of())))
+        .cause()
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.problems())
+            .containsExactly("api.keysFile: cannot read " + dir.resolve("api-keys")));
+  }
+
+  @Test
+  void oneKeysPathCanBeReadWithoutValidatingTheRest(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("gateway.yaml"), "api:\n  keysFile: keys/api-keys\nsmtp:\n  port: nope\n");
+
+    assertThat(ConfigLoader.pathKey(file, Map.of(), "api.keysFile")).contains(dir.resolve("keys/api-keys"));
+    assertThat(ConfigLoader.pathKey(file, Map.of("LEDGERPOST_API_KEYSFILE", "/etc/k"), "api.keysFile")).contains(Path.of("/etc/k"));
+    assertThat(ConfigLoader.pathKey(null, Map.of(), "api.keysFile")).isEmpty();
+    assertThat(ConfigLoader.pathKey(file, Map.of(), "notify.tokensFile")).isEmpty();
+  }
 }

@@ -63,6 +63,18 @@ class LostConnectionTest {
       assertThat(op.getJsonObject("ledger").getBoolean("settled")).isTrue();
       assertThat(op.getJsonObject("ledger").getBoolean("retrying")).isFalse();
       assertThat(op.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo("UNKNOWN");
+      // The RCPT 250 is not a delivery: it is shown as rcptReply, and the final reply is null, as in the message detail.
+      io.vertx.core.json.JsonObject opRecipient = op.getJsonArray("recipients").getJsonObject(0);
+      assertThat(opRecipient.getString("rcptReply")).isEqualTo("250 2.1.5 Recipient ok");
+      assertThat(opRecipient.containsKey("reply")).isTrue();
+      assertThat(opRecipient.getString("reply")).isNull();
+      assertThat(op.getJsonObject("message").getString("downstreamReply")).isNull();
+      io.vertx.core.json.JsonObject detail = new io.vertx.core.json.JsonObject(gateway.get("/api/v1/messages/" + id).body());
+      io.vertx.core.json.JsonObject detailRecipient = detail.getJsonArray("recipientList").getJsonObject(0);
+      assertThat(detailRecipient.getString("rcptReply")).isEqualTo(opRecipient.getString("rcptReply"));
+      assertThat(detailRecipient.getString("reply")).isNull();
+      assertThat(detail.containsKey("resolution")).isTrue();
+      assertThat(detail.getValue("resolution")).as("nobody resolved it yet").isNull();
       // The client retries the same message: that is a new submission with its own entry.
       second = send("Message-ID: <lost@example.com>\r\nSubject: lost\r\n\r\nbody");
     }

@@ -42,16 +42,40 @@ public final class ChildGateway implements AutoCloseable {
   public static ChildGateway start(Path dir, String yaml, String shell) throws IOException {
     Path config = dir.resolve("gateway.yaml");
     Files.writeString(config, yaml);
+    return launch(dir, shell, java.util.Map.of(), List.of("--config", config.toString()));
+  }
+
+  /**
+   * {@code dev.ledgerpost.Main <args>} in {@code dir} with exactly these {@code LEDGERPOST_*} variables (the
+   * test JVM's own are removed), and no configuration file written: for tests of the command line itself.
+   */
+  public static ChildGateway run(Path dir, java.util.Map<String, String> env, String... args) throws IOException {
+    return launch(dir, null, env, List.of(args));
+  }
+
+  private static ChildGateway launch(Path dir, String shell, java.util.Map<String, String> env, List<String> args)
+      throws IOException {
     List<String> cmd = new ArrayList<>();
     if (shell != null) {
       cmd.addAll(List.of("/bin/bash", "-c", shell + "; exec \"$0\" \"$@\""));
     }
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
     cmd.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xmx256m", "-cp", classPath(),
-        "dev.ledgerpost.Main", "--config", config.toString()));
+        "dev.ledgerpost.Main"));
+    cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true);
     pb.environment().keySet().removeIf(k -> k.startsWith("LEDGERPOST_"));
+    pb.environment().putAll(env);
     return new ChildGateway(pb.start());
+  }
+
+  /** Sends a signal by name (HUP, TERM...) with the shell's kill: the JDK can only send TERM and KILL. */
+  public void signal(String name) throws Exception {
+    Process kill = new ProcessBuilder("/bin/sh", "-c", "kill -s " + name + " " + process.pid())
+        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      throw new AssertionError("kill -s " + name + " " + process.pid() + " failed");
+    }
   }
 
   /** This JVM's class path with absolute entries (the child runs in another directory). */

@@ -1,0 +1,116 @@
+package dev.ledgerpost.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.Main;
+import dev.ledgerpost.send.ApiKeys;
+import dev.ledgerpost.testing.ChildGateway;
+import dev.ledgerpost.testing.SendClient;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code ledgerpost keys add USER}: the key once on stdout, its hash appended to api.keysFile, exit codes. */
+class KeysCommandTest {
+  @TempDir
+  Path dir;
+
+  record Run(int exit, String out, String err) {}
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit = new CommandLine(new Main()).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  @AfterEach
+  void realEnvironment() {
+    KeysCommand.env = System.getenv();
+  }
+
+  @Test
+  void aNewKeyIsPrintedOnceAndOnlyItsHashIsAppendedToTheConfiguredRelativeFile() throws Exception {
+    Path conf = Files.createDirectories(dir.resolve("conf"));
+    Path config = Files.writeString(conf.resolve("gateway.yaml"), "api:\n  keysFile: api-keys\n");
+    KeysCommand.env = Map.of();
+
+    Run first = run("keys", "add", "app", "--config", config.toString());
+    assertThat(first.exit()).as(first.err()).isZero();
+    String key = first.out().trim();
+    assertThat(key).matches("[A-Za-z0-9_-]{32}");
+    Path keys = conf.resolve("api-keys");
+    assertThat(first.err()).contains("added a send API key for user app to " + keys, "SIGHUP");
+    assertThat(Files.readString(keys)).isEqualTo("app:" + SendClient.sha256(key) + "\n").doesNotContain(key);
+
+    Run second = run("keys", "add", "k6", "--rate", "200", "--config", config.toString());
+    assertThat(second.exit()).as(second.err()).isZero();
+    ApiKeys loaded = ApiKeys.load(keys.toString(), 10);
+    assertThat(loaded.authenticate(key)).hasValueSatisfying(k -> assertThat(k.user()).isEqualTo("app"));
+    assertThat(loaded.authenticate(second.out().trim())).hasValueSatisfying(k -> {
+      assertThat(k.user()).isEqualTo("k6");
+      assertThat(k.rate()).isEqualTo(200);
+    });
+  }
+
+  @Test
+  void theEnvironmentNamesTheFileAsForTheGatewayAndAFileWithoutItsLastNewlineGetsOne() throws Exception {
+    Path keys = Files.writeString(dir.resolve("keys"), "old:" + SendClient.sha256("old-key"));
+    KeysCommand.env = Map.of("LEDGERPOST_API_KEYSFILE", keys.toString());
+
+    Run r = run("keys", "add", "app", "--config", Files.writeString(dir.resolve("g.yaml"), "smtp:\n  port: 2600\n").toString());
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(Files.readAllLines(keys)).hasSize(2).first().isEqualTo("old:" + SendClient.sha256("old-key"));
+    assertThat(ApiKeys.load(keys.toString(), 1).authenticate(r.out().trim())).isPresent();
+  }
+
+  @Test
+  void withoutAKeysFileOrWithABadOneNothingIsAddedAndTheExitStatusIs2() throws Exception {
+    KeysCommand.env = Map.of();
+    Path config = Files.writeString(dir.resolve("gateway.yaml"), "api:\n  adminToken: x\n");
+    Run none = run("keys", "add", "app", "--config", config.toString());
+    assertThat(none.exit()).isEqualTo(KeysCommand.USAGE);
+    assertThat(none.err()).contains("api.keysFile is not set", "uncomment `keysFile: api-keys`");
+    assertThat(none.out()).isEmpty();
+
+    Path bad = Files.writeString(dir.resolve("bad-keys"), "app:" + SendClient.sha256("k") + "\nnot a key\n");
+    Run broken = run("keys", "add", "app", "--file", bad.toString());
+    assertThat(broken.exit()).isEqualTo(KeysCommand.USAGE);
+    assertThat(broken.err()).contains(bad + " line 2", "nothing was added");
+    assertThat(Files.readAllLines(bad)).hasSize(2);
+
+    Run badUser = run("keys", "add", "a:b", "--file", dir.resolve("k").toString());
+    assertThat(badUser.exit()).isEqualTo(KeysCommand.USAGE);
+    Run badRate = run("keys", "add", "app", "--rate", "0", "--file", dir.resolve("k").toString());
+    assertThat(badRate.exit()).isEqualTo(KeysCommand.USAGE);
+    assertThat(Files.exists(dir.resolve("k"))).isFalse();
+  }
+
+  @Test
+  void asItsOwnProcessItPrintsTheKeyAndOneNoteAndNoLogLineSoKeyEqualsDollarParenWorks() throws Exception {
+    Path keys = Files.writeString(dir.resolve("keys"), "old:" + SendClient.sha256("old-key") + "\n");
+    try (ChildGateway cli = ChildGateway.run(dir, Map.of(), "keys", "add", "app", "--file", keys.toString())) {
+      assertThat(cli.awaitExit(Duration.ofSeconds(60))).as(String.join("\n", cli.lines())).isZero();
+      // Standard output and error merged: the key, and the note on standard error. Nothing else.
+      assertThat(cli.lines()).hasSize(2);
+      assertThat(cli.lines()).filteredOn(l -> l.matches("[A-Za-z0-9_-]{32}")).hasSize(1);
+      assertThat(cli.lines()).filteredOn(l -> l.startsWith("added a send API key for user app")).hasSize(1);
+    }
+  }
+
+  @Test
+  void aFileThatCannotBeWrittenIsExitStatus1() throws Exception {
+    Path notADirectory = Files.writeString(dir.resolve("plain-file"), "x");
+    Run r = run("keys", "add", "app", "--file", notADirectory.resolve("keys").toString());
+    assertThat(r.exit()).isEqualTo(KeysCommand.CANNOT_WRITE);
+    assertThat(r.err()).contains("cannot write " + notADirectory.resolve("keys"));
+    assertThat(r.out()).as("no key is shown that was not stored").isEmpty();
+  }
+}
