@@ -68,7 +68,7 @@ final class ConfigKeys {
     key("downstream.connectTimeout", "10s", ConfigKeys::positiveDuration, "Connecting to the smarthost.");
     key("downstream.replyTimeout", "5m", ConfigKeys::positiveDuration, "Waiting for a smarthost reply to a command.");
     key("downstream.dataTimeout", "10m", ConfigKeys::positiveDuration, "Waiting for the smarthost's reply to the final dot.");
-    key("downstream.maxIdle", 20, v -> nonNegativeInt(v), "Idle smarthost connections kept for reuse.");
+    key("downstream.maxIdle", 100, v -> nonNegativeInt(v), "Idle smarthost connections kept for reuse, per event loop (each SMTP and HTTP instance has its own pool; downstream.maxConnections caps them all).");
     key("downstream.idleTtl", "60s", ConfigKeys::positiveDuration, "How long an idle smarthost connection is kept.");
     key("downstream.maxConnections", 200, v -> positiveInt(v), "Smarthost connections open at once (in use or idle), shared by SMTP and the send API; beyond it a client's MAIL gets 451 4.7.0 and nothing is opened.");
     key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");

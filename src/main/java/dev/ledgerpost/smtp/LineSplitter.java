@@ -21,9 +21,15 @@ public final class LineSplitter {
   }
 
   public void feed(Buffer data, Consumer<Line> sink) {
-    int n = data.length();
-    for (int i = 0; i < n; i++) {
-      byte b = data.getByte(i);
+    byte[] bytes = data.getBytes();
+    feed(bytes, 0, bytes.length, sink);
+  }
+
+  /** The same for bytes already copied off the socket. */
+  public void feed(byte[] data, int off, int len, Consumer<Line> sink) {
+    int end = off + len;
+    for (int i = off; i < end; i++) {
+      byte b = data[i];
       if (b == '\n') {
         emit(sink);
       } else {

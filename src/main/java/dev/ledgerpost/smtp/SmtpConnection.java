@@ -107,7 +107,21 @@ final class SmtpConnection {
     if (timerKind == Timer.IDLE) {
       arm(Timer.COMMAND); // from the first byte of a command, the whole line must arrive in time
     }
-    splitter.feed(data, queue::add);
+    byte[] bytes = data.getBytes();
+    if (!busy && queue.isEmpty() && !splitter.partial() && session.readingData()) {
+      // The fast path of a message body: its bytes go to the session as they are, not line by line.
+      int end = session.body(bytes, 0, bytes.length);
+      dataBytes += end < 0 ? bytes.length : end;
+      if (end >= 0) {
+        stopDataRate(); // the final dot: what follows is the relay's time, not the client's
+        react(session.endOfData(), GatewayMetrics.Stage.DATA, System.nanoTime());
+        if (end < bytes.length) {
+          splitter.feed(bytes, end, bytes.length - end, queue::add); // commands pipelined after the dot
+        }
+      }
+    } else {
+      splitter.feed(bytes, 0, bytes.length, queue::add);
+    }
     if (queue.size() > MAX_QUEUED && !paused) {
       paused = true;
       socket.pause();
@@ -134,26 +148,7 @@ final class SmtpConnection {
       if (step.isComplete() && step.succeeded() && step.result().reply() == null) {
         continue; // a DATA body line: nothing to say yet
       }
-      busy = true;
-      cancelTimer();
-      boolean[] synchronous = {true};
-      step.onComplete(ar -> {
-        busy = false;
-        if (ar.failed()) {
-          LOG.error("SMTP session from {} failed", session.clientIp(), ar.cause());
-          finish(Replies.LOCAL_ERROR, SmtpSession.Action.CLOSE);
-        } else {
-          Reply reply = ar.result().reply();
-          if (reply != null) {
-            metrics.smtpReply(reply.code(), stage, System.nanoTime() - started);
-          }
-          finish(reply, ar.result().action());
-        }
-        if (!synchronous[0] && !busy) {
-          pump(); // completed later: resume the queue; a synchronous step lets the loop above go on
-        }
-      });
-      synchronous[0] = false;
+      react(step, stage, started);
     }
     if (paused && queue.size() < MAX_QUEUED / 2) {
       paused = false;
@@ -168,6 +163,33 @@ final class SmtpConnection {
         arm(Timer.IDLE);
       }
     }
+  }
+
+  /**
+   * Answers a step: at once if it is complete, else when it completes (then the queue goes on). While a
+   * step is under way nothing else is read from the queue: replies go out in the order of the commands.
+   */
+  private void react(Future<SmtpSession.Step> step, GatewayMetrics.Stage stage, long started) {
+    busy = true;
+    cancelTimer();
+    boolean[] synchronous = {true};
+    step.onComplete(ar -> {
+      busy = false;
+      if (ar.failed()) {
+        LOG.error("SMTP session from {} failed", session.clientIp(), ar.cause());
+        finish(Replies.LOCAL_ERROR, SmtpSession.Action.CLOSE);
+      } else {
+        Reply reply = ar.result().reply();
+        if (reply != null) {
+          metrics.smtpReply(reply.code(), stage, System.nanoTime() - started);
+        }
+        finish(reply, ar.result().action());
+      }
+      if (!synchronous[0] && !busy) {
+        pump(); // completed later: resume the queue; a synchronous step lets the caller's loop go on
+      }
+    });
+    synchronous[0] = false;
   }
 
   private void finish(Reply reply, SmtpSession.Action action) {

@@ -94,6 +94,8 @@ public final class SmtpSession {
   private boolean smtpUtf8;
   private int acceptedRecipients;
   private int recipientCount;
+  /** MAIL's SIZE=, if any: the body's buffer starts that large instead of growing to it. */
+  private long declaredSize;
   private DataReader data;
 
   public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, String clientIp) {
@@ -265,6 +267,7 @@ public final class SmtpSession {
             return Step.reply(Replies.mirror(t.mailReply(), "1.0"));
           }
           txn = t;
+          declaredSize = parameters.declaredSize();
           smtpUtf8 = parameters.smtpUtf8();
           acceptedRecipients = 0;
           recipientCount = 0;
@@ -339,7 +342,7 @@ public final class SmtpSession {
     if (acceptedRecipients == 0) {
       return reply(recipientCount == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS);
     }
-    data = new DataReader(settings.maxMessageSize(), crlf);
+    data = new DataReader(settings.maxMessageSize(), crlf, declaredSize);
     return Future.succeededFuture(new Step(Replies.START_DATA, Action.READ_DATA));
   }
 
@@ -347,6 +350,21 @@ public final class SmtpSession {
     if (!data.accept(line)) {
       return SILENT;
     }
+    return endOfData();
+  }
+
+  /**
+   * Body bytes as they came off the socket, while {@link #readingData()}: the fast path of a transport
+   * that has no line of this message waiting (what {@link #input(Line)} would make of the same bytes,
+   * line by line). Answers the index just after the terminating {@code .<CRLF>} when it is among them,
+   * then {@link #endOfData()} is due and what follows are commands; or -1 when every byte was body.
+   */
+  public int body(byte[] bytes, int off, int len) {
+    return data.feed(bytes, off, len);
+  }
+
+  /** The terminating dot was read ({@link #body}): the message is refused or relayed. */
+  public Future<Step> endOfData() {
     DataReader finished = data;
     data = null;
     RelayTransaction current = txn;
@@ -541,6 +559,7 @@ public final class SmtpSession {
     data = null;
     acceptedRecipients = 0;
     recipientCount = 0;
+    declaredSize = 0;
     smtpUtf8 = false;
   }
 

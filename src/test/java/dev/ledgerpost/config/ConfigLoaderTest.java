@@ -70,7 +70,7 @@ class ConfigLoaderTest {
     assertThat(c.http().port()).isEqualTo(8080);
     assertThat(c.downstream().port()).isEqualTo(25);
     assertThat(c.downstream().starttls()).isEqualTo(GatewayConfig.StartTls.OPTIONAL);
-    assertThat(c.downstream().maxIdle()).isEqualTo(20);
+    assertThat(c.downstream().maxIdle()).isEqualTo(100);
     assertThat(c.downstream().route()).isEqualTo("smarthost:127.0.0.1:25");
     assertThat(c.ledger().embedded()).isTrue();
     assertThat(c.ledger().lockTimeout()).isEqualTo(Duration.ofMillis(1000));

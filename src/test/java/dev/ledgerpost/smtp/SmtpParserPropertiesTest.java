@@ -174,6 +174,57 @@ class SmtpParserPropertiesTest {
     }
   }
 
+  /**
+   * The transport's fast path hands the reader raw chunks ({@link DataReader#feed}): whatever the cuts,
+   * it ends at the same byte and finds what the line-by-line path finds (problem; for a good message the
+   * same wire bytes, size, hash and Message-ID).
+   */
+  @Property(tries = TRIES)
+  void theReadersBulkPathEqualsItsLinePath(@ForAll("bodies") String body, @ForAll("cuts") List<Double> cuts,
+      @ForAll boolean dataLineCrlf) {
+    byte[] bytes = bytes("Message-ID: <m@x>\r\n" + body + TAIL);
+    DataReader byLine = new DataReader(MAX_MESSAGE, dataLineCrlf);
+    LineSplitter splitter = new LineSplitter(SessionDriver.TRANSPORT_MAX_LINE);
+    int[] consumed = {0};
+    boolean[] ended = {false};
+    splitter.feed(Buffer.buffer(bytes), line -> {
+      if (!ended[0]) {
+        consumed[0] += line.content().length + (line.tooLong() ? 0 : line.crlf() ? 2 : 1);
+        ended[0] = byLine.accept(line);
+      }
+    });
+
+    DataReader bulk = new DataReader(MAX_MESSAGE, dataLineCrlf);
+    int end = -1;
+    int from = 0;
+    for (int cut : append(offsets(cuts, bytes.length), bytes.length)) {
+      if (cut <= from) {
+        continue;
+      }
+      int e = bulk.feed(bytes, from, cut - from);
+      if (e >= 0) {
+        end = e;
+        break;
+      }
+      from = cut;
+    }
+
+    assertThat(end).as("the bulk path ends").isGreaterThan(0);
+    assertThat(bulk.problem()).isEqualTo(byLine.problem());
+    if (byLine.problem() == DataReader.Problem.NONE) {
+      assertThat(end).as("same end").isEqualTo(consumed[0]);
+      assertThat(bulk.size()).isEqualTo(byLine.size());
+      var a = bulk.result();
+      var b = byLine.result();
+      assertThat(a.wire().toString(StandardCharsets.ISO_8859_1)).isEqualTo(b.wire().toString(StandardCharsets.ISO_8859_1));
+      assertThat(a.sha256()).isEqualTo(b.sha256());
+      assertThat(a.messageIdHeader()).isEqualTo(b.messageIdHeader()).startsWith("<m@x>");
+    } else {
+      int realEnd = new String(bytes, StandardCharsets.ISO_8859_1).indexOf(REAL_END, 0);
+      assertThat(end).as("a refused message ends at a CRLF.CRLF too").isGreaterThanOrEqualTo(realEnd + REAL_END.length());
+    }
+  }
+
   private static int[] append(int[] a, int last) {
     int[] r = Arrays.copyOf(a, a.length + 1);
     r[a.length] = last;
