@@ -11,14 +11,14 @@
 # /proc), WAL bytes and records, commits and rows written (pg_stat_wal, pg_stat_database deltas around the run).
 # End-to-end rate = messages / (first sent .. last counted by the sink); p50/p99 from Ledgerpost's histogram.
 # Writes bench/results/<date>-relay.json and a chart bench/results/<date>-relay.png (gnuplot).
-# Usage: bench/relay.sh [messages for 2KB, default 5000] [messages for 64KB, default 1000]
+# Usage: bench/relay.sh [messages for 2KB, default 20000] [messages for 64KB, default 3000]
 #   LEDGERPOST_TEST_JAR=path   benchmark another build (e.g. the commit before a change), default target/ledgerpost.jar
 #   RELAY_SCENARIOS="2048:20 65536:100"   only these size:sessions pairs
 # Needs root (smtp-sink drops to nobody; Postfix runs its own instance under a temp directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N_SMALL=${1:-5000}
-N_LARGE=${2:-1000}
+N_SMALL=${1:-20000}   # long enough for a steady state: short runs measure the start of the run, not the gateway
+N_LARGE=${2:-3000}
 RUN_LIMIT=300   # seconds any single run may take
 SCENARIOS=${RELAY_SCENARIOS:-"2048:20 2048:100 65536:20 65536:100"}
 JAR=${LEDGERPOST_TEST_JAR:-target/ledgerpost.jar}   # LEDGERPOST_TEST_*: the gateway refuses other unknown LEDGERPOST_ variables
@@ -100,8 +100,17 @@ ticks_pg() {
   for c in $(pgrep -P "$PGPID"); do t=$((t + $(awk '{print $14 + $15}' /proc/$c/stat 2>/dev/null || echo 0))); done
   echo "$t"
 }
-pg_counters() { $PSQL -F' ' -c "SELECT w.wal_bytes, w.wal_records, w.wal_fpi, d.xact_commit, d.tup_inserted, d.tup_updated, d.tup_deleted
-  FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = 'postgres'"; }
+# What the database wrote during a run, from the WAL itself (pg_walinspect between two LSNs): exact, where the
+# cumulative statistics views are only flushed by each backend now and then. Bytes, records, full-page images,
+# commits, and rows written (heap inserts, updates, HOT updates, deletes).
+$PSQL -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
+wal_lsn() { $PSQL -c "SELECT pg_current_wal_lsn()"; }
+wal_between() {
+  $PSQL -F' ' -c "SELECT coalesce(sum(record_size + fpi_size), 0), coalesce(sum(count), 0), coalesce(sum(fpi_count), 0),
+      coalesce(sum(count) FILTER (WHERE \"resource_manager/record_type\" = 'Transaction/COMMIT'), 0),
+      coalesce(sum(count) FILTER (WHERE \"resource_manager/record_type\" ~ '^Heap/(INSERT|UPDATE|HOT_UPDATE|DELETE)'), 0)
+    FROM pg_get_wal_stats('$1', '$2', true)"
+}
 
 sink_start() {
   pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
@@ -130,6 +139,19 @@ run() {
   [ "$got" -ge "$n" ] || { echo "ERR($got/$n)"; return; }
   python3 -c "print(f'{$n/($t1-$t0):.0f}')"
 }
+
+# Postfix may still be delivering (or retrying) when its run has counted n at the sink: wait until its queue is
+# empty, so that nothing of it reaches the sink, or takes CPU, during the next run.
+postfix_drain() {
+  local until=$((SECONDS + 120))
+  while (( SECONDS < until )); do
+    postqueue -c "$work/postfix/conf" -p 2>/dev/null | grep -q "Mail queue is empty" && return
+    postqueue -c "$work/postfix/conf" -f >/dev/null 2>&1 || true
+    sleep 0.5
+  done
+  echo "warning: Postfix's queue did not drain within 120 s" >&2
+}
+ledger_rows() { $PSQL -c "SELECT count(*) FROM messages"; }
 
 scrape() { curl -s "http://127.0.0.1:$LPHTTP/metrics" | { grep '^ledgerpost_smtp_reply_seconds_bucket{stage="data"' || true; }; }
 quantiles() { # before-file after-file -> "p50 p99" in ms from the histogram deltas
@@ -166,7 +188,7 @@ pgbench_ceiling() { # db script sessions transactions -> transactions per second
 BATCH=10   # messages per statement in the batched ceiling (bench/ledger-ceiling-batched.sql)
 
 # A warm JVM, as a gateway is after its first minutes: the JIT has compiled both the 2 KB and the 64 KB path.
-warm() { run "$LP" 20000 2048 20 >/dev/null; run "$LP" 2000 65536 100 >/dev/null; run "$PF" 500 2048 20 >/dev/null; }
+warm() { run "$LP" 20000 2048 20 >/dev/null; run "$LP" 2000 65536 100 >/dev/null; run "$PF" 500 2048 20 >/dev/null; postfix_drain; }
 echo "warming up..."; warm
 
 stamp=$(date -u +%Y-%m-%d)
@@ -182,13 +204,19 @@ for sc in $SCENARIOS; do
   n=$N_SMALL; [ "$size" -gt 2048 ] && n=$N_LARGE
   direct=$(run "$SINK" "$n" "$size" "$sessions")
   postfix_rate=$(run "$PF" "$n" "$size" "$sessions")
+  postfix_drain
+  rows0=$(ledger_rows)
   scrape > "$work/before"
-  read -r w0 r0 f0 c0 i0 u0 d0 < <(pg_counters)
+  lsn0=$(wal_lsn)
   j0=$(ticks_jvm); p0=$(ticks_pg)
   lp=$(run "$LP" "$n" "$size" "$sessions")
   j1=$(ticks_jvm); p1=$(ticks_pg)
-  read -r w1 r1 f1 c1 i1 u1 d1 < <(pg_counters)
+  lsn1=$(wal_lsn)
+  read -r wal_bytes wal_records wal_fpi commits_n rows_n < <(wal_between "$lsn0" "$lsn1")
   scrape > "$work/after"
+  rows1=$(ledger_rows)
+  # Every message of the run must be in the ledger: a rate counted from anything else is no rate.
+  [ $((rows1 - rows0)) -eq "$n" ] || lp="ERR(ledger:$((rows1 - rows0))/$n)"
   read -r p50 p99 < <(quantiles "$work/before" "$work/after")
   ref=$(pgbench_ceiling ceiling_ref bench/ledger-ceiling.sql "$sessions" "$n")
   bat_tps=$(pgbench_ceiling postgres bench/ledger-ceiling-batched.sql "$(( sessions < 4 ? sessions : 4 ))" "$(( n / BATCH ))")
@@ -200,13 +228,13 @@ def num(x):
 lp, pf, ref, n = num("$lp"), num("$postfix_rate"), num("$ref"), $n
 r = lambda a, b: f"{a/b:.2f}" if a and b else "-"
 jvm = ($j1 - $j0) * 10 / n; pg = ($p1 - $p0) * 10 / n
-print(r(lp, pf), r(lp, ref), f"{jvm:.3f}", f"{pg:.3f}", int(($w1 - $w0) / n), f"{($r1 - $r0) / n:.1f}",
-      f"{($c1 - $c0) / n:.2f}", f"{(($i1 - $i0) + ($u1 - $u0) + ($d1 - $d0)) / n:.1f}")
+print(r(lp, pf), r(lp, ref), f"{jvm:.3f}", f"{pg:.3f}", int($wal_bytes / n), f"{$wal_records / n:.1f}",
+      f"{$commits_n / n:.2f}", f"{$rows_n / n:.1f}")
 PY
 )
   printf "%-6s %-8s %-6s %8s %8s %10s %8s %8s %7s %7s %7s %6s %6s %7s %7s %7s %7s %6s\n" "$size" "$sessions" "$n" "$direct" \
     "$postfix_rate" "$lp" "$ref" "$bat" "$ratio_pf" "$ratio_ref" "$p50" "$p99" "$jvm_ms" "$pg_ms" "$wal" "$walrec" "$commits" "$rows"
-  rows_json+=("{\"size\": $size, \"sessions\": $sessions, \"messages\": $n, \"direct\": \"$direct\", \"postfix\": \"$postfix_rate\", \"ledgerpost\": \"$lp\", \"pgbench_reference\": \"$ref\", \"pgbench_batched\": \"$bat\", \"ledgerpost_per_postfix\": \"$ratio_pf\", \"ledgerpost_per_reference\": \"$ratio_ref\", \"p50_ms\": \"$p50\", \"p99_ms\": \"$p99\", \"jvm_cpu_ms_per_msg\": $jvm_ms, \"pg_cpu_ms_per_msg\": $pg_ms, \"wal_bytes_per_msg\": $wal, \"wal_records_per_msg\": $walrec, \"wal_fpi\": $((f1 - f0)), \"commits_per_msg\": $commits, \"rows_written_per_msg\": $rows}")
+  rows_json+=("{\"size\": $size, \"sessions\": $sessions, \"messages\": $n, \"direct\": \"$direct\", \"postfix\": \"$postfix_rate\", \"ledgerpost\": \"$lp\", \"pgbench_reference\": \"$ref\", \"pgbench_batched\": \"$bat\", \"ledgerpost_per_postfix\": \"$ratio_pf\", \"ledgerpost_per_reference\": \"$ratio_ref\", \"p50_ms\": \"$p50\", \"p99_ms\": \"$p99\", \"jvm_cpu_ms_per_msg\": $jvm_ms, \"pg_cpu_ms_per_msg\": $pg_ms, \"wal_bytes_per_msg\": $wal, \"wal_records_per_msg\": $walrec, \"wal_fpi\": $wal_fpi, \"commits_per_msg\": $commits, \"rows_written_per_msg\": $rows}")
 done
 lp_rss=$(grep VmHWM /proc/$JPID/status | awk '{print $2}')
 pf_rss=$(for p in $(pgrep -f "$work/postfix" ; pgrep -u postfix); do grep VmHWM /proc/$p/status 2>/dev/null | awk '{print $2}'; done | awk '{s+=$1} END {print s}')

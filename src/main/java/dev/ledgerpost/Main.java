@@ -59,7 +59,9 @@ public final class Main implements Callable<Integer> {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     // Vert.x reports its own pools, event bus, HTTP and TCP figures into the registry /metrics serves.
     Vertx vertx = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setJvmMetricsEnabled(true)))
+        .with(new VertxOptions()
+            .setEventLoopPoolSize(Integer.getInteger("ledgerpost.eventLoops", 2 * Runtime.getRuntime().availableProcessors()))
+            .setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).setJvmMetricsEnabled(true)))
         .withMetrics(new MicrometerMetricsFactory(registry))
         .build();
     GatewayConfig cfg;
