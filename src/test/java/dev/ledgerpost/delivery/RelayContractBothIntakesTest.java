@@ -411,6 +411,24 @@ class RelayContractBothIntakesTest {
     assertThat(afterReceivedHeader(s.copies().get(0).data())).isEqualTo(s.bytes);
   }
 
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(Intake.class)
+  void aNulByteInTheMessageIdIsRelayedAndRecordedNotRefusedAsAPersistenceFailure(Intake intake) throws Exception {
+    // PostgreSQL text cannot hold U+0000: the ledger records the Message-ID with U+FFFD in its place. The
+    // message itself goes downstream byte for byte.
+    Sample s = new Sample(intake, "<nul\0byte-" + UUID.randomUUID() + "@contract.test>");
+
+    Heard h = s.submit();
+
+    String recorded = s.messageId.replace('\0', '\uFFFD');
+    assertThat(count("SELECT count(*) FROM messages WHERE message_id_header = '" + recorded + "'")).as("%s", h).isEqualTo(1);
+    String id = LedgerRows.string(gateway.databaseUrl(), "SELECT id FROM messages WHERE message_id_header = '" + recorded + "'");
+    intake.heardSent(h, id, true);
+    assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("SENT");
+    assertThat(s.copies()).hasSize(1);
+    assertThat(afterReceivedHeader(s.copies().get(0).data())).isEqualTo(s.bytes);
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
   // Helpers.
 
@@ -420,11 +438,16 @@ class RelayContractBothIntakesTest {
    */
   static final class Sample {
     final Intake intake;
-    final String messageId = "<" + UUID.randomUUID() + "@contract.test>";
+    final String messageId;
     final byte[] bytes;
 
     Sample(Intake intake) {
+      this(intake, "<" + UUID.randomUUID() + "@contract.test>");
+    }
+
+    Sample(Intake intake, String messageId) {
       this.intake = intake;
+      this.messageId = messageId;
       this.bytes = String.join("\r\n",
           "From: Sender <sender@example.com>",
           "To: one@example.net, two@example.net",

@@ -391,6 +391,29 @@ class GroupCommitTest {
     }
   }
 
+  @Test
+  void nulBytesAClientOrASmarthostSentAreRecordedAsReplacementCharactersNotAPersistenceFailure() throws Exception {
+    UUID id = LedgerIds.next();
+    Open open = new Open(id, Intake.SMTP, null, "127.0.0.1", "cli\0ent.test", "a@example.com", "<nul\0" + id + "@example.com>",
+        10, "00", "smarthost:test", OffsetDateTime.now(ZoneOffset.UTC),
+        List.of(new RecipientEntry("b@example.net", RecipientStatus.PENDING, "250 2.1.5 O\0k")));
+    List<Open> siblings = opens(3, -1);
+    List<Open> all = new ArrayList<>(siblings);
+    all.add(1, open);
+
+    for (Future<Opened> f : burst(all, writer::open)) {
+      await(f);
+    }
+    assertThat(await(writer.settle(new Settle(id, 1, MessageStatus.SENT, 1, 250, "2.0.0", "queued\0as X", null))))
+        .isEqualTo(new Settled(id, 2, MessageStatus.SENT));
+
+    assertThat(LedgerRows.string(url, "SELECT helo || ' ' || message_id_header || ' ' || downstream_reply FROM messages"
+        + " WHERE id = '" + id + "'")).isEqualTo("cli\uFFFDent.test <nul\uFFFD" + id + "@example.com> 250 2.0.0 queued\uFFFDas X");
+    assertThat(LedgerRows.string(url, "SELECT rcpt_reply || ' ' || reply_text FROM recipients WHERE message_id = '" + id + "'"))
+        .isEqualTo("250 2.1.5 O\uFFFDk queued\uFFFDas X");
+    assertEachOpenedWithItsRecipientsAndOnePendingEvent(siblings);
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
   // Helpers.
 
