@@ -56,6 +56,7 @@ class EventLoopsTest {
   static final String FAST_KEY = "event-loops-fast-key";
   static final String LIMITED_KEY = "event-loops-limited-key";
   static final int LIMITED_RATE = 5;
+  static final int PER_ADDRESS = 4;
 
   Vertx vertx;
   ScriptedSmtpServer downstream;
@@ -75,6 +76,7 @@ class EventLoopsTest {
     o.put("http.instances", INSTANCES);
     o.put("auth.usersFile", users.toString());
     o.put("smtp.relayNetworks", "10.0.0.0/8"); // loopback clients must STARTTLS and AUTH: every session does both
+    o.put("smtp.maxConnectionsPerAddress", PER_ADDRESS);
     o.put("api.keysFile", SendClient.keysFile(Map.of(FAST_KEY, "fast:1000", LIMITED_KEY, "limited:" + LIMITED_RATE))
         .toString());
     gateway = GatewayHarness.start(vertx, o);
@@ -159,6 +161,28 @@ class EventLoopsTest {
     // Each API instance relays through its own pool, which keeps its connection for the next send: two
     // instances, two downstream connections, however many sends.
     assertThat(downstream.connections() - before).isEqualTo(INSTANCES);
+  }
+
+  @Test
+  void theConnectionLimitPerAddressHoldsForTheProcessNotPerInstance() throws Exception {
+    // Connections go to the instances in turn, so each instance sees half of them: a count per instance
+    // would let 2 x PER_ADDRESS in.
+    List<SmtpTestClient> open = new ArrayList<>();
+    List<String> greetings = new ArrayList<>();
+    try {
+      for (int i = 0; i < PER_ADDRESS + INSTANCES; i++) {
+        SmtpTestClient c = new SmtpTestClient(gateway.smtpPort(), "127.0.0.99");
+        open.add(c);
+        greetings.add(c.reply());
+      }
+    } finally {
+      for (SmtpTestClient c : open) {
+        c.close();
+      }
+    }
+    assertThat(greetings.subList(0, PER_ADDRESS)).allSatisfy(g -> assertThat(g).startsWith("220 "));
+    assertThat(greetings.subList(PER_ADDRESS, greetings.size()))
+        .containsOnly("421 4.7.0 Too many connections from your address, try again later");
   }
 
   @Test
