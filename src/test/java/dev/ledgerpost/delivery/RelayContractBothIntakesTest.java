@@ -403,6 +403,9 @@ class RelayContractBothIntakesTest {
         lock.get().release();
       }
     }
+    // The retry part counts the settle once the ledger's answer is back, a moment after the commit.
+    Poll.until(Duration.ofSeconds(10), "the retry part counts its settle",
+        () -> gateway.gateway().retryStats().settled() >= settledBefore + 1);
     assertThat(gateway.gateway().retryStats().settled()).isEqualTo(settledBefore + 1);
     assertThat(count("SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'ACCEPTED'")).isEqualTo(2);
     assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT version FROM messages WHERE id = '" + id + "'")).isEqualTo("2");

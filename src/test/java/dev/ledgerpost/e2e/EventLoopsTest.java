@@ -248,30 +248,41 @@ class EventLoopsTest {
    */
   Session session(String address, CyclicBarrier together) {
     Sample sample = new Sample(address);
+    String step = "connect";
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort(), address)) {
-      c.readTimeout(Duration.ofSeconds(10)); // a STARTTLS that breaks on one loop hangs its session: fail sooner
+      step = "greeting";
       assertThat(c.reply()).startsWith("220");
+      step = "EHLO";
       assertThat(c.command("EHLO client.test")).contains("STARTTLS").doesNotContain("AUTH");
+      step = "STARTTLS";
       c.startTls();
+      step = "EHLO over TLS";
       assertThat(c.command("EHLO client.test")).contains("AUTH PLAIN").doesNotContain("STARTTLS");
+      step = "AUTH";
       String credentials = Base64.getEncoder().encodeToString("\0alice\0s3cret".getBytes(StandardCharsets.UTF_8));
       assertThat(c.command("AUTH PLAIN " + credentials)).startsWith("235");
       if (together != null) {
+        step = "waiting for the other sessions";
         together.await(30, TimeUnit.SECONDS);
       }
+      step = "MAIL";
       assertThat(c.command("MAIL FROM:<alice@example.com> BODY=8BITMIME")).startsWith("250");
+      step = "RCPT";
       assertThat(c.command("RCPT TO:<" + sample.tag + "@example.net>")).startsWith("250");
+      step = "DATA";
       assertThat(c.command("DATA")).startsWith("354");
+      step = "the message and the final dot";
       c.sendBytes(dotStuffed(sample.bytes));
       c.send(".\r\n");
       String reply = c.reply();
+      step = "QUIT";
       assertThat(c.command("QUIT")).startsWith("221");
       return new Session(address, c.tls(), reply, sample);
     } catch (Exception | AssertionError e) {
       if (together != null && !(e instanceof java.util.concurrent.BrokenBarrierException)) {
         together.reset(); // the others stop waiting for this one: the test fails now, with this cause
       }
-      throw new IllegalStateException("session from " + address + " failed", e);
+      throw new IllegalStateException("session from " + address + " failed at " + step, e);
     }
   }
 

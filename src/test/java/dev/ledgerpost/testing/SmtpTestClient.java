@@ -36,12 +36,6 @@ public final class SmtpTestClient implements AutoCloseable {
     out = socket.getOutputStream();
   }
 
-  /** How long a read waits for the server (30 s by default). */
-  public SmtpTestClient readTimeout(java.time.Duration timeout) throws IOException {
-    socket.setSoTimeout((int) timeout.toMillis());
-    return this;
-  }
-
   /** Reads one whole reply (all its lines), e.g. "250-a\r\n250 b" returned as "250-a\n250 b". */
   public String reply() throws IOException {
     StringBuilder all = new StringBuilder();
