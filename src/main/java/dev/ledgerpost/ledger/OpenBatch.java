@@ -98,11 +98,11 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       Open o = batch.get(i);
       ids[i] = o.id();
       intakes[i] = o.intake().name();
-      users[i] = o.authUser();
+      users[i] = LedgerText.storable(o.authUser());
       ips[i] = o.clientIp();
-      helos[i] = o.helo();
-      froms[i] = o.mailFrom();
-      messageIds[i] = o.messageIdHeader();
+      helos[i] = LedgerText.storable(o.helo());
+      froms[i] = LedgerText.storable(o.mailFrom());
+      messageIds[i] = LedgerText.storable(o.messageIdHeader());
       sizes[i] = o.size();
       hashes[i] = o.sha256();
       routes[i] = o.route();
@@ -111,9 +111,9 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       for (int j = 0; j < rs.size(); j++) {
         rMessage.add(o.id());
         rIdx.add(j);
-        rAddress.add(rs.get(j).address());
+        rAddress.add(LedgerText.storable(rs.get(j).address()));
         rStatus.add(rs.get(j).status().name());
-        rReply.add(rs.get(j).rcptReply());
+        rReply.add(LedgerText.storable(rs.get(j).rcptReply()));
       }
     }
     return new ArrayList<>(List.of(ids, intakes, users, ips, helos, froms, messageIds, sizes, hashes, routes, received,

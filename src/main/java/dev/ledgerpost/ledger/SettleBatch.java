@@ -89,12 +89,12 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
       ids[i] = s.id();
       versions[i] = s.expectedVersion();
       statuses[i] = s.target().name();
-      replies[i] = s.replyCode() == null ? null : reply(s);
-      errors[i] = s.error();
+      replies[i] = s.replyCode() == null ? null : LedgerText.storable(reply(s));
+      errors[i] = LedgerText.storable(s.error());
       recipientStatuses[i] = RecipientStatus.settledFor(s.target()).name();
       codes[i] = s.replyCode();
       enhanced[i] = s.enhancedCode();
-      texts[i] = s.replyText();
+      texts[i] = LedgerText.storable(s.replyText());
       expected[i] = s.pendingRecipients();
     }
     Tuple params = Tuple.tuple(List.of(ids, versions, statuses, replies, errors, recipientStatuses, codes, enhanced, texts,

@@ -10,15 +10,36 @@ import org.slf4j.LoggerFactory;
 public final class LogCapture implements AutoCloseable {
   private final Logger logger;
   private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
+  private final ch.qos.logback.classic.Level before;
 
-  private LogCapture(String name) {
+  private LogCapture(String name, ch.qos.logback.classic.Level level) {
     logger = (Logger) LoggerFactory.getLogger(name);
+    before = logger.getLevel();
+    if (level != null) {
+      logger.setLevel(level);
+    }
     appender.start();
     logger.addAppender(appender);
   }
 
   public static LogCapture of(String loggerName) {
-    return new LogCapture(loggerName);
+    return new LogCapture(loggerName, null);
+  }
+
+  /** With the logger set to {@code level} while capturing (DEBUG lines are off by default); restored at close. */
+  public static LogCapture at(String loggerName, ch.qos.logback.classic.Level level) {
+    return new LogCapture(loggerName, level);
+  }
+
+  /** One captured line: its level, the thread that wrote it, and its formatted message. */
+  public record Line(ch.qos.logback.classic.Level level, String thread, String message) {}
+
+  /** Every captured line, at any level, that contains every given fragment. */
+  public List<Line> linesContaining(String... fragments) {
+    return snapshot().stream()
+        .map(e -> new Line(e.getLevel(), e.getThreadName(), e.getFormattedMessage()))
+        .filter(l -> java.util.Arrays.stream(fragments).allMatch(l.message()::contains))
+        .toList();
   }
 
   /** Formatted messages at ERROR that contain every given fragment. */
@@ -50,5 +71,6 @@ public final class LogCapture implements AutoCloseable {
   public void close() {
     logger.detachAppender(appender);
     appender.stop();
+    logger.setLevel(before);
   }
 }
