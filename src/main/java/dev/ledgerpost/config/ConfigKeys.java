@@ -74,7 +74,7 @@ final class ConfigKeys {
     key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
     key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
     key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
-    key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (each open or settle holds one for a single statement).");
+    key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (a statement holds one while it runs; one open or settle statement carries up to 64 messages).");
     key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH. Read again on SIGHUP.");
     key("auth.failureDelay", "1s", ConfigKeys::nonNegativeDuration, "Wait before the 535 of a failed AUTH; doubles with each recent failure of the client address or the user name, up to 32 times this. 0 = no wait.");
