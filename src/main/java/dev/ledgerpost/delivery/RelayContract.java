@@ -200,7 +200,12 @@ public final class RelayContract {
 
   /** Waiting for the journal is bounded: an fsync slower than this is a sick disk, and the fact goes on in memory. */
   private static Future<Boolean> bounded(Future<Boolean> journaled) {
-    return journaled.timeout(JOURNAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).otherwise(false);
+    return journaled.timeout(JOURNAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).otherwise(e -> {
+      if (e instanceof java.util.concurrent.TimeoutException) {
+        LOG.error("the outcome journal did not answer within {} s; going on without waiting for it", JOURNAL_TIMEOUT.toSeconds());
+      }
+      return false;
+    });
   }
 
   /** The metric tag of each outcome. */

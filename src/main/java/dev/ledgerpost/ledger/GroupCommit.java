@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
 final class GroupCommit<Q, R> {
   private static final Logger LOG = LoggerFactory.getLogger(GroupCommit.class);
   static final int MAX_BATCH = 64;
+  /** As the event bus bounded a request before: a statement that gets no answer at all in this time has failed. */
+  static final long STATEMENT_TIMEOUT_MILLIS = 30_000;
   /** Pause before attempt 2 and 3; jitter of +-20 %. */
   private static final long[] BACKOFF_MILLIS = {50, 100};
 
@@ -197,7 +199,8 @@ final class GroupCommit<Q, R> {
     }
     Future<List<Outcome<R>>> f;
     try {
-      f = statement.run(payloads, attempt);
+      // A server that stops answering without closing its connections must not hold a client forever.
+      f = statement.run(payloads, attempt).timeout(STATEMENT_TIMEOUT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (RuntimeException e) {
       f = Future.failedFuture(e);
     }
@@ -212,6 +215,14 @@ final class GroupCommit<Q, R> {
         return Future.succeededFuture();
       }
       Throwable cause = ar.cause();
+      if (cause instanceof java.util.concurrent.TimeoutException) {
+        LOG.error("ledger {} statement for {} request(s) got no answer within {} ms; answering them as failed",
+            kind, batch.size(), STATEMENT_TIMEOUT_MILLIS);
+        for (Request<Q, R> r : batch) {
+          r.complete(null, cause);
+        }
+        return Future.succeededFuture();
+      }
       String retry = TransactionPolicy.retryCause(cause);
       if (retry == null) {
         if (batch.size() > 1) {

@@ -18,7 +18,7 @@ import java.util.UUID;
  */
 public final class LedgerWriter {
   /** Statements of one kind in flight at once before requests wait to be batched (more when they wait long). */
-  static final int MAX_IN_FLIGHT = 2;
+  static final int MAX_IN_FLIGHT = 1;
 
   private final GroupCommit<Open, Opened> opens;
   private final GroupCommit<Settle, Settled> settles;

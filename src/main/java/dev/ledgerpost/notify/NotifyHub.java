@@ -51,6 +51,14 @@ public final class NotifyHub {
     this.sendQueueBytes = sendQueueBytes;
   }
 
+  /** The newest event the hub has handed to its subscribers; on the hub's context only. */
+  private long lastOffered;
+
+  /** On the hub's context: every event up to this one was offered to every subscriber registered at the time. */
+  long lastOffered() {
+    return lastOffered;
+  }
+
   /** The hub's own context (its verticle's): every subscriber lives there. */
   private volatile Context context;
 
@@ -59,6 +67,7 @@ public final class NotifyHub {
     this.context = hubContext;
     vertx.eventBus().<Published>localConsumer(OutboxVerticle.EVENTS, m -> {
       for (OutboxEvent e : m.body().events()) {
+        lastOffered = Math.max(lastOffered, e.pubSeq());
         for (Subscriber s : subscribers) {
           try {
             s.offer(e);

@@ -95,13 +95,10 @@ final class Subscriber {
     hub.register(this); // from here live events are held until the history is sent
     send(new JsonObject().put("type", "hello").put("subscriber", name()));
     if (since == null) {
-      // Live only: start after the newest published event (an empty page past the end tells which that is).
-      bus.request(OutboxMessages.HISTORY, new History(Long.MAX_VALUE - 1, 1, null), HistoryPage.class).onComplete(ar -> {
-        long newest = ar.succeeded() ? ar.result().lastPubSeq() : 0;
-        // Events held since registration are "after now" even if the newest seq already counts them.
-        lastSent = held.isEmpty() ? newest : Math.min(newest, held.peek().pubSeq() - 1);
-        goLive();
-      });
+      // Live only: every event the hub hands out from the registration on, none before it. On the hub's
+      // context the hub's own count tells where that is: events it handed out since are held here.
+      lastSent = held.isEmpty() ? hub.lastOffered() : held.peek().pubSeq() - 1;
+      goLive();
     } else {
       lastSent = since;
       page();

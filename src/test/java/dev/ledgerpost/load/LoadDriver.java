@@ -230,6 +230,8 @@ public final class LoadDriver {
       }
       if (settled == messages) {
         complete++;
+      } else {
+        System.out.println("  a watcher saw " + settled + " of " + messages + " settled events (socket: " + w.isClosedNow() + ")");
       }
       w.close();
     }

@@ -78,6 +78,10 @@ public final class WsTestClient implements AutoCloseable {
     return ws;
   }
 
+  public String isClosedNow() {
+    return closed.isDone() ? String.valueOf(closed.getNow((short) 0)) : "open";
+  }
+
   public short awaitClose(Duration within) throws Exception {
     return closed.get(within.toMillis(), TimeUnit.MILLISECONDS);
   }
