@@ -19,6 +19,6 @@ trap 'kill ${GATEWAY_PID:-} $SINKPID 2>/dev/null || true' EXIT
 start_gateway "$work" "$work/gateway.log" LEDGERPOST_SMTP_PORT=$LP LEDGERPOST_HTTP_PORT=$HTTP \
   LEDGERPOST_DOWNSTREAM_PORT=$SINK LEDGERPOST_DOWNSTREAM_STARTTLS=none
 bench() { java -cp "$CP" dev.ledgerpost.bench.LatencyAtRateBench "$@" 2>&1 | grep -v "^[0-9]\{4\}-"; }
-bench "$LP" "$RATE" 20 2000 >/dev/null   # warm-up
+bench "$LP" "$RATE" 20 20000 >/dev/null   # warm-up: a warm JVM, as the gateway is after its first minutes
 echo "direct:  $(bench "$SINK" "$RATE" 20 "$N")"
 echo "gateway: $(bench "$LP" "$RATE" 20 "$N")"

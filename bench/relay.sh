@@ -106,7 +106,7 @@ ticks_pg() {
 $PSQL -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
 wal_lsn() { $PSQL -c "SELECT pg_current_wal_lsn()"; }
 wal_between() {
-  $PSQL -F' ' -c "SELECT coalesce(sum(record_size + fpi_size), 0), coalesce(sum(count), 0), coalesce(sum(fpi_count), 0),
+  $PSQL -F' ' -c "SELECT coalesce(sum(record_size + fpi_size), 0), coalesce(sum(count), 0), coalesce(sum(fpi_size), 0),
       coalesce(sum(count) FILTER (WHERE \"resource_manager/record_type\" = 'Transaction/COMMIT'), 0),
       coalesce(sum(count) FILTER (WHERE \"resource_manager/record_type\" ~ '^Heap/(INSERT|UPDATE|HOT_UPDATE|DELETE)'), 0)
     FROM pg_get_wal_stats('$1', '$2', true)"
@@ -234,7 +234,7 @@ PY
 )
   printf "%-6s %-8s %-6s %8s %8s %10s %8s %8s %7s %7s %7s %6s %6s %7s %7s %7s %7s %6s\n" "$size" "$sessions" "$n" "$direct" \
     "$postfix_rate" "$lp" "$ref" "$bat" "$ratio_pf" "$ratio_ref" "$p50" "$p99" "$jvm_ms" "$pg_ms" "$wal" "$walrec" "$commits" "$rows"
-  rows_json+=("{\"size\": $size, \"sessions\": $sessions, \"messages\": $n, \"direct\": \"$direct\", \"postfix\": \"$postfix_rate\", \"ledgerpost\": \"$lp\", \"pgbench_reference\": \"$ref\", \"pgbench_batched\": \"$bat\", \"ledgerpost_per_postfix\": \"$ratio_pf\", \"ledgerpost_per_reference\": \"$ratio_ref\", \"p50_ms\": \"$p50\", \"p99_ms\": \"$p99\", \"jvm_cpu_ms_per_msg\": $jvm_ms, \"pg_cpu_ms_per_msg\": $pg_ms, \"wal_bytes_per_msg\": $wal, \"wal_records_per_msg\": $walrec, \"wal_fpi\": $wal_fpi, \"commits_per_msg\": $commits, \"rows_written_per_msg\": $rows}")
+  rows_json+=("{\"size\": $size, \"sessions\": $sessions, \"messages\": $n, \"direct\": \"$direct\", \"postfix\": \"$postfix_rate\", \"ledgerpost\": \"$lp\", \"pgbench_reference\": \"$ref\", \"pgbench_batched\": \"$bat\", \"ledgerpost_per_postfix\": \"$ratio_pf\", \"ledgerpost_per_reference\": \"$ratio_ref\", \"p50_ms\": \"$p50\", \"p99_ms\": \"$p99\", \"jvm_cpu_ms_per_msg\": $jvm_ms, \"pg_cpu_ms_per_msg\": $pg_ms, \"wal_bytes_per_msg\": $wal, \"wal_records_per_msg\": $walrec, \"wal_fpi_bytes\": $wal_fpi, \"commits_per_msg\": $commits, \"rows_written_per_msg\": $rows}")
 done
 lp_rss=$(grep VmHWM /proc/$JPID/status | awk '{print $2}')
 pf_rss=$(for p in $(pgrep -f "$work/postfix" ; pgrep -u postfix); do grep VmHWM /proc/$p/status 2>/dev/null | awk '{print $2}'; done | awk '{s+=$1} END {print s}')
