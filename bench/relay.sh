@@ -8,7 +8,7 @@
 #                (bench/ledger-ceiling.sql on the schema it was written for, bench/ledger-ceiling-schema.sql:
 #                the fixed reference) and the group-committed ones (bench/ledger-ceiling-batched.sql)
 # For Ledgerpost it also measures, per message: CPU of the JVM and of PostgreSQL (CPU-seconds / messages, from
-# /proc), WAL bytes and records, commits and rows written (pg_stat_wal, pg_stat_database deltas around the run).
+# /proc), WAL bytes and records, commits and rows written (read from the WAL between two LSNs with pg_walinspect).
 # End-to-end rate = messages / (first sent .. last counted by the sink); p50/p99 from Ledgerpost's histogram.
 # Writes bench/results/<date>-relay.json and a chart bench/results/<date>-relay.png (gnuplot).
 # Usage: bench/relay.sh [messages for 2KB, default 20000] [messages for 64KB, default 3000]

@@ -60,9 +60,9 @@ public final class ApiVerticle extends VerticleBase {
   private final GatewayConfig.Observability observability;
 
   /**
-   * One of the API's instances; {@code port} is the configured one for the first, the first's actual port
-   * for the others (Vert.x shares one listening socket between servers on the same port and spreads the
-   * connections over them). {@code hub} is the WebSocket hub's, one per process.
+   * One of the API's instances; every instance binds the same {@code port} (for a configured 0, one negative
+   * number that Vert.x reads as "one random port shared by every server that names it"), so that Vert.x
+   * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's, one per process.
    */
   public ApiVerticle(GatewayConfig.Http http, int port, EventTokens eventTokens, NotifyHub hub, GatewayMetrics metrics,
       Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {

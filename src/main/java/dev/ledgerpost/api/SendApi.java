@@ -64,10 +64,10 @@ public final class SendApi {
   /** Room for JSON around a base64 message (which is 4/3 of the message). */
   private static final long JSON_OVERHEAD = 64 * 1024;
 
-  /** What the gateway hands the send API at start (keys were read on a worker; the slots are the whole process's). */
   /**
-   * What the gateway hands every API instance's send API: the same objects for all of them, so that the
-   * rate limit per key (and the smarthost connection cap) hold per process, however many instances run.
+   * What the gateway hands every API instance's send API at start (keys were read on a worker): the same
+   * objects for all of them, so that the rate limit per key, the running keys and the smarthost connection
+   * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
       DownstreamSlots downstreamSlots, RateLimiter limiter, Set<UUID> running) {

@@ -52,6 +52,8 @@ public final class EmbeddedDatabase implements AutoCloseable {
           // Autovacuum's ANALYZE is what replaces the generic plans a connection cached while the tables were
           // empty: at a fresh start they would otherwise go on scanning tables that keep growing.
           .setServerConfig("autovacuum_naptime", "5s")
+          // The full-page images written after each checkpoint are most of the WAL a busy ledger writes then.
+          .setServerConfig("wal_compression", "on")
           // Runs once zonky holds the directory's lock, just before it starts the server.
           .setDataDirectoryCustomizer(d -> DataDirectoryGuard.stopOrphan(dir))
           // Not into a logger that our logback level hides: into a file an operator can read, and a failed start quotes.

@@ -124,7 +124,7 @@ public final class OutboxVerticle extends VerticleBase {
       } else if (ar.result().deleted() == PRUNE_BATCH) {
         prune(batches + 1);
       } else if (ar.result().deleted() > 0 || batches > 0) {
-        LOG.info("outbox retention deleted {} published event(s) older than {}", batches * PRUNE_BATCH + ar.result().deleted(),
+        LOG.info("outbox retention deleted {} published outbox row(s) older than {}", batches * PRUNE_BATCH + ar.result().deleted(),
             config.retention());
       }
     });

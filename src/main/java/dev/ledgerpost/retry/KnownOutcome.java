@@ -5,9 +5,9 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 
 /**
  * A fact about one message the gateway knows and must get into the ledger: the versioned settle that
- * records it, and what the audit log needs. The delivery part asks the retry part to journal it
- * before its first settle ({@link RetryMessages#JOURNAL}) and hands it over at {@link #ADDRESS} when
- * that settle failed. The retry part can only re-persist it, never send mail.
+ * records it, and what the audit log needs. The relay contract journals it while it settles
+ * (docs/design.md §1.5: whichever is durable first holds the fact) and hands it over to the retry part
+ * when that settle failed. The retry part can only re-persist it, never send mail.
  *
  * <p>{@code notSent} marks the one fact that is not a downstream verdict: the ledger open was not
  * confirmed, so nothing was sent (the client heard 451 4.3.0). Its open may still have committed; the

@@ -26,7 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The retry part (docs/design.md §1.7): it journals known outcomes before their first settle, and re-runs the
+ * The retry part (docs/design.md §1.7): it owns the outcome journal (which the relay contract appends to
+ * directly while it settles, §1.5), and re-runs the
  * versioned settle of every outcome whose settle failed until the ledger has it, for as long as the
  * process lives. It talks to the ledger only, over the bus: it has no handle on the delivery part and
  * cannot send mail.
@@ -165,7 +166,7 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
     });
   }
 
-  /** The delivery part asks before (or while) it first settles; the reply means "fsynced". */
+  /** The journal request of the bus address (tools and tests; the relay contract appends directly); the reply means "fsynced". */
   private Future<Journaled> journalOnLoop(KnownOutcome o) {
     UUID id = o.settle().id();
     Entry existing = held.get(id);

@@ -9,7 +9,8 @@ import java.util.HexFormat;
 import java.util.Locale;
 
 /**
- * Receives one DATA body line by line. It keeps the wire form untouched for relaying, hashes the
+ * Receives one DATA body, as lines ({@link #accept}) or as the raw bytes off the socket ({@link #feed}, the
+ * transport's fast path; both apply the same rules). It keeps the wire form untouched for relaying, hashes the
  * unstuffed message, finds the Message-ID header, and notes every reason to refuse the message; it
  * always reads to the terminating dot so the session stays in step with the client.
  *

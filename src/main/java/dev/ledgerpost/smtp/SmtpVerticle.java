@@ -62,8 +62,9 @@ public final class SmtpVerticle extends VerticleBase {
   private final Map<NetSocket, SmtpConnection> open = new HashMap<>();
 
   /**
-   * One of the intake's instances: {@code port} is the configured one for the first, the first's actual
-   * port for the others, which then share its socket, each on its own event loop with its own relay.
+   * One of the intake's instances: every instance binds the same {@code port} (for a configured 0, one
+   * negative number Vert.x reads as a random port shared by every server that names it), so that they share
+   * one socket, each on its own event loop with its own relay.
    */
   public SmtpVerticle(Shared shared, int port) {
     this.shared = shared;
