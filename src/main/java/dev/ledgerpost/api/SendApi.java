@@ -39,7 +39,6 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;

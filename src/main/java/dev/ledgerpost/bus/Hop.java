@@ -39,6 +39,22 @@ public final class Hop {
     return answer.future();
   }
 
+  /** Completes {@code promise} on {@code caller}'s context (at once when that is this one, or when there is none). */
+  public static <T> void complete(Context caller, Promise<T> promise, T value, Throwable failure) {
+    Runnable done = () -> {
+      if (failure == null) {
+        promise.tryComplete(value);
+      } else {
+        promise.tryFail(failure);
+      }
+    };
+    if (caller == null || caller == Vertx.currentContext()) {
+      done.run();
+    } else {
+      caller.runOnContext(v -> done.run());
+    }
+  }
+
   /** Runs {@code work} on {@code target}, answering nobody. */
   public static void send(Context target, Runnable work) {
     if (Vertx.currentContext() == target) {

@@ -1,5 +1,6 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.bus.Hop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -71,18 +72,7 @@ final class GroupCommit<Q, R> {
     }
 
     void complete(R value, Throwable failure) {
-      Runnable done = () -> {
-        if (failure == null) {
-          promise.tryComplete(value);
-        } else {
-          promise.tryFail(failure);
-        }
-      };
-      if (caller == null || caller == Vertx.currentContext()) {
-        done.run();
-      } else {
-        caller.runOnContext(v -> done.run());
-      }
+      Hop.complete(caller, promise, value, failure);
     }
   }
 

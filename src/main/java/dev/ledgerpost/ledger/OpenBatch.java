@@ -11,7 +11,6 @@ import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -50,7 +49,6 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
   private static final String FIRST = WRITES.formatted("") + "\nSELECT id FROM m";
   private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + "\nSELECT id FROM m";
-  private static final String CURRENT = "SELECT id, status, version FROM messages WHERE id = ANY($1::uuid[])";
 
   private final Pool pool;
 
@@ -140,15 +138,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         missing.add(o.id());
       }
     }
-    Future<Map<UUID, Row>> current = missing.isEmpty()
-        ? Future.succeededFuture(Map.of())
-        : pool.preparedQuery(CURRENT).execute(Tuple.of(missing.toArray(new UUID[0]))).map(rows -> {
-          Map<UUID, Row> byId = new HashMap<>();
-          for (Row r : rows) {
-            byId.put(r.getUUID("id"), r);
-          }
-          return byId;
-        });
+    Future<Map<UUID, Row>> current = CurrentRows.of(pool, missing);
     return current.map(byId -> {
       List<GroupCommit.Outcome<Opened>> out = new ArrayList<>(batch.size());
       for (Open o : batch) {

@@ -11,7 +11,6 @@ import dev.ledgerpost.ledger.OutboxMessages.ReceiptView;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import io.vertx.sqlclient.templates.SqlTemplate;
 import java.time.OffsetDateTime;

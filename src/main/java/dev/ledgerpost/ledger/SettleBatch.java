@@ -58,7 +58,6 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
                                     || s.expected)
              END AS refused
         FROM m JOIN s ON s.id = m.id LEFT JOIN touched t ON t.message_id = m.id""";
-  private static final String CURRENT = "SELECT id, status, version FROM messages WHERE id = ANY($1::uuid[])";
 
   private final Pool pool;
 
@@ -116,15 +115,7 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
         missing.add(s.id());
       }
     }
-    Future<Map<UUID, Row>> current = missing.isEmpty()
-        ? Future.succeededFuture(Map.of())
-        : pool.preparedQuery(CURRENT).execute(Tuple.of(missing.toArray(new UUID[0]))).map(rows -> {
-          Map<UUID, Row> byId = new HashMap<>();
-          for (Row r : rows) {
-            byId.put(r.getUUID("id"), r);
-          }
-          return byId;
-        });
+    Future<Map<UUID, Row>> current = CurrentRows.of(pool, missing);
     return current.map(byId -> {
       List<GroupCommit.Outcome<Settled>> out = new ArrayList<>(batch.size());
       for (Settle s : batch) {

@@ -1,5 +1,6 @@
 package dev.ledgerpost.retry;
 
+import dev.ledgerpost.bus.Hop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -70,18 +71,7 @@ final class OutcomeJournal {
 
     /** True: written and fsynced; false: not needed (its settle committed first); a failure: not journaled. */
     void answer(Boolean written, Throwable failure) {
-      Runnable done = () -> {
-        if (failure == null) {
-          synced.tryComplete(written);
-        } else {
-          synced.tryFail(failure);
-        }
-      };
-      if (caller == null || caller == Vertx.currentContext()) {
-        done.run();
-      } else {
-        caller.runOnContext(v -> done.run());
-      }
+      Hop.complete(caller, synced, written, failure);
     }
   }
 

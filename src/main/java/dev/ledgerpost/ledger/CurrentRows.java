@@ -1,0 +1,34 @@
+package dev.ledgerpost.ledger;
+
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The status and version of the messages a batch did not write: what the group-committed open and settle
+ * read to tell "an earlier attempt of mine committed" from "a newer fact exists" (docs/design.md §2.4).
+ */
+final class CurrentRows {
+  private static final String CURRENT = "SELECT id, status, version FROM messages WHERE id = ANY($1::uuid[])";
+
+  private CurrentRows() {}
+
+  /** By id; an id without a row is absent from the map. No query when there is nothing to ask. */
+  static Future<Map<UUID, Row>> of(Pool pool, Collection<UUID> ids) {
+    if (ids.isEmpty()) {
+      return Future.succeededFuture(Map.of());
+    }
+    return pool.preparedQuery(CURRENT).execute(Tuple.of(ids.toArray(new UUID[0]))).map(rows -> {
+      Map<UUID, Row> byId = new HashMap<>();
+      for (Row r : rows) {
+        byId.put(r.getUUID("id"), r);
+      }
+      return byId;
+    });
+  }
+}
