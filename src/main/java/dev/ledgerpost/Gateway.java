@@ -3,6 +3,7 @@ package dev.ledgerpost;
 import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.cluster.NodeVerticle;
 import dev.ledgerpost.config.AdminToken;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.Reloadable;
@@ -25,6 +26,7 @@ import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
 import dev.ledgerpost.smtp.AuthThrottle;
@@ -67,9 +69,12 @@ public final class Gateway {
   private final PrometheusMeterRegistry registry;
   private final GatewayMetrics metrics;
   private LedgerVerticle ledger;
+  private NodeVerticle node;
   private RetryVerticle retry;
   private StaleVerticle stale;
   private NotifyHub hub;
+  /** node.id, or the host's name (docs/design.md §9.1). */
+  private String nodeId;
   private int smtpPort;
   private int httpPort;
   private AdminToken adminToken;
@@ -114,10 +119,15 @@ public final class Gateway {
   private Future<Void> boot() {
     return vertx.executeBlocking(this::prepare)
         .compose(shared -> {
-          ledger = new LedgerVerticle(config.ledger(), metrics);
+          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics);
           return deploy(ledger).map(shared);
         })
-        .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics)).map(shared))
+        .compose(shared -> {
+          node = new NodeVerticle(nodeId, shared.hostname(), config.node(), ledger.target(), metrics);
+          return deploy(node).map(shared);
+        })
+        .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics, node)).map(shared))
+        .compose(shared -> deploy(new RetentionVerticle(config, node)).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
           return deploy(retry).map(shared);
@@ -125,14 +135,14 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(config.stale(), clock);
+          stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock);
           return deploy(stale).map(shared);
         })
         .compose(shared -> {
           bindLedgerGauges();
           hub = new NotifyHub(vertx, eventTokens, config.notifications().sendQueueBytes());
           metrics.gauge("ledgerpost.notify.clients", "Connected WebSocket subscribers", hub::clients);
-          return deploy(new NotifyVerticle(hub)).map(shared);
+          return deploy(new NotifyVerticle(hub, config.notifications().pollInterval())).map(shared);
         })
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
@@ -149,8 +159,8 @@ public final class Gateway {
             port -> new SmtpVerticle(shared, port), SmtpVerticle::actualPort), "smtp", config.smtp().host(), config.smtp().port()))
         .onSuccess(port -> {
           smtpPort = port;
-          LOG.info("Ledgerpost ready: SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {}:{} "
-              + "(PID {}; SIGHUP reloads credentials)", smtpPort, httpPort, config.smtp().effectiveInstances(),
+          LOG.info("Ledgerpost ready: node {}, SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {}:{} "
+              + "(PID {}; SIGHUP reloads credentials)", nodeId, smtpPort, httpPort, config.smtp().effectiveInstances(),
               config.http().effectiveInstances(), config.downstream().host(), config.downstream().port(),
               ProcessHandle.current().pid());
         })
@@ -180,6 +190,7 @@ public final class Gateway {
 
   /** The blocking part of starting: names, certificates, password file, admin token (docs/design.md §4.8). */
   private SmtpVerticle.Shared prepare() {
+    nodeId = config.node().effectiveId();
     String hostname = config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname();
     HtpasswdAuthenticator auth = config.auth().usersFile().isEmpty()
         ? null
@@ -354,6 +365,16 @@ public final class Gateway {
   /** Pending, oldest pending and stale gauges, for the metrics part. */
   public StaleGauges staleGauges() {
     return stale;
+  }
+
+  /** This node's id on the ledger. */
+  public String nodeId() {
+    return nodeId;
+  }
+
+  /** Which cluster jobs this node leads now. */
+  public dev.ledgerpost.cluster.Leadership leadership() {
+    return node;
   }
 
   public GatewayConfig config() {

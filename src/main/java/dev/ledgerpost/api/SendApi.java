@@ -57,9 +57,6 @@ public final class SendApi {
   static final String OPERATION = "sendMessage";
   static final String IDEMPOTENCY_KEY = "Idempotency-Key";
   private static final String API_KEY = "ledgerpost.apiKey";
-  private static final int PRUNE_BATCH = 1000;
-  private static final int PRUNE_MAX_BATCHES = 100;
-  private static final long PRUNE_PERIOD_MS = Duration.ofMinutes(10).toMillis();
   /** Room for JSON around a base64 message (which is 4/3 of the message). */
   private static final long JSON_OVERHEAD = 64 * 1024;
 
@@ -90,7 +87,6 @@ public final class SendApi {
   private final Duration retention;
   private final Duration claimLease;
   private final Duration openLease;
-  private final long pruneTimer;
   private int inFlight;
   /** Operation ids of the keyed requests running in this process (any instance): a 409 for one of them is a short wait. */
   private final Set<UUID> running;
@@ -118,8 +114,6 @@ public final class SendApi {
     // never rests on them (a claim taken over makes the old claimant's open fail, before any DATA).
     this.claimLease = downstream.connectTimeout().plus(downstream.replyTimeout().multipliedBy(2));
     this.openLease = downstream.dataTimeout().plus(downstream.replyTimeout()).plusMinutes(1);
-    prune(0);
-    this.pruneTimer = vertx.setPeriodic(PRUNE_PERIOD_MS, t -> prune(0));
   }
 
   void mount(Router router) {
@@ -340,24 +334,8 @@ public final class SendApi {
     }
   }
 
-  /** Idempotency keys past their retention, deleted in bounded batches so no transaction grows large. */
-  private void prune(int batches) {
-    if (drained != null) {
-      return;
-    }
-    bus.request(IdempotencyMessages.PRUNE, new IdempotencyMessages.Prune(retention, PRUNE_BATCH), IdempotencyMessages.Pruned.class)
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            LOG.warn("pruning idempotency keys failed: {}", ar.cause().getMessage());
-          } else if (ar.result().deleted() == PRUNE_BATCH && batches + 1 < PRUNE_MAX_BATCHES) {
-            prune(batches + 1);
-          }
-        });
-  }
-
   /** No new sends; those in flight may finish within {@code grace}, then the downstream connections close. */
   Future<Void> close(Duration grace) {
-    vertx.cancelTimer(pruneTimer);
     drained = Promise.promise();
     if (inFlight == 0) {
       drained.tryComplete();

@@ -104,6 +104,9 @@ final class ConfigKeys {
     key("retry.concurrency", 4, v -> positiveInt(v), "Settle retries in flight at once while the ledger answers (one probe while it fails).");
     key("stale.scanInterval", "30s", ConfigKeys::positiveDuration, "How often the stale watch looks for old PENDING rows (and once at start).");
     key("stale.threshold", "10m", ConfigKeys::positiveDuration, "Age from which a PENDING row nobody is settling is stale; it is raised once per this period.");
+    key("node.id", "", ConfigKeys::nodeId, "This gateway's name among the nodes on one ledger (letters, digits, `.`, `_`, `-`; at most 63); empty = this host's name. Recorded on the rows it opens; two live gateways may not share one.");
+    key("node.heartbeatInterval", "1s", ConfigKeys::positiveDuration, "How often a node renews its heartbeat, checks its lock connection and tries to take the cluster's single-active jobs (fail-over starts within this).");
+    key("node.deadAfter", "15s", ConfigKeys::positiveDuration, "A node whose heartbeat is older than this is dead to the others: the outcomes it held no longer keep its rows from the stale watch.");
   }
 
   private ConfigKeys() {}
@@ -121,6 +124,15 @@ final class ConfigKeys {
       throw new IllegalArgumentException("expected a single value");
     }
     return str(v);
+  }
+
+  /** A node id goes into logs, metrics labels and an advisory-lock key: a short, plain name. */
+  private static Object nodeId(Object v) {
+    String s = (String) text(v);
+    if (!s.isEmpty() && !s.matches("[A-Za-z0-9._-]{1,63}")) {
+      throw new IllegalArgumentException("'" + s + "' is not a node name (letters, digits, '.', '_', '-'; at most 63)");
+    }
+    return s;
   }
 
   private static Object bool(Object v) {

@@ -285,6 +285,16 @@ public final class ConfigLoader {
         && ((String) values.getOrDefault("auth.sendersFile", "")).isEmpty()) {
       problems.add("auth.senderPolicy: `own` needs auth.sendersFile (the addresses each user owns)");
     }
+    Duration beat = (Duration) values.get("node.heartbeatInterval");
+    Duration dead = (Duration) values.get("node.deadAfter");
+    if (beat != null && beat.compareTo(Duration.ofSeconds(10)) > 0) {
+      // A node must notice a lost lock connection (heartbeat + 5 s) well before PostgreSQL frees its locks (30 s).
+      problems.add("node.heartbeatInterval: at most 10s (a node cut off from the ledger must stop its jobs before another takes them)");
+    }
+    if (beat != null && dead != null && dead.compareTo(beat.multipliedBy(3)) < 0) {
+      problems.add("node.deadAfter: at least 3 x node.heartbeatInterval (" + Durations.format(beat.multipliedBy(3))
+          + "), or one late heartbeat makes a live node look dead");
+    }
     if (chaosRefused(values)) {
       problems.add("chaos.enabled: refused while http.host (" + values.get("http.host")
           + ") is not loopback; set chaos.allowNonLoopback to insist");
@@ -380,7 +390,9 @@ public final class ConfigLoader {
             (Duration) v.get("retry.initialBackoff"),
             (Duration) v.get("retry.maxBackoff"),
             (int) v.get("retry.concurrency")),
-        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")));
+        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")),
+        new GatewayConfig.Node((String) v.get("node.id"), (Duration) v.get("node.heartbeatInterval"),
+            (Duration) v.get("node.deadAfter")));
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

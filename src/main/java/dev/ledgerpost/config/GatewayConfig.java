@@ -6,7 +6,7 @@ import java.util.List;
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
-    Observability observability, Retry retry, Stale stale) {
+    Observability observability, Retry retry, Stale stale, Node node) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -106,4 +106,24 @@ public record GatewayConfig(
 
   /** The stale-pending watch. */
   public record Stale(Duration scanInterval, Duration threshold) {}
+
+  /**
+   * This gateway among the nodes on one ledger (docs/design.md §9): its id (empty = the host's name, see
+   * {@link #effectiveId}), how often it beats, and when the others take it for dead.
+   */
+  public record Node(String id, Duration heartbeatInterval, Duration deadAfter) {
+    public String effectiveId() {
+      if (!id.isEmpty()) {
+        return id;
+      }
+      String host;
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.net.UnknownHostException e) {
+        host = "localhost";
+      }
+      String plain = host.replaceAll("[^A-Za-z0-9._-]", "-");
+      return plain.length() > 63 ? plain.substring(0, 63) : plain;
+    }
+  }
 }

@@ -1,6 +1,8 @@
 package dev.ledgerpost.stale;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.cluster.Job;
+import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
@@ -30,8 +32,11 @@ import org.slf4j.LoggerFactory;
 /**
  * docs/design.md §3.3 invariant 5: a PENDING row that nobody is settling does not age silently. At start and
  * every {@code stale.scanInterval} this finds PENDING rows older than {@code stale.threshold} that the
- * retry part does not hold, and raises each once per threshold period: a CRITICAL audit line and a
+ * retry part of no live node holds, and raises each once per threshold period: a CRITICAL audit line and a
  * {@code message.stale} outbox event. It never changes a row's outcome: that is an operator's call.
+ *
+ * <p>Every node counts (its gauges are its own /metrics); one node of a cluster raises ({@link Job#STALE_WATCH},
+ * docs/design.md §9.2), and the raise's own WHERE keeps "once per period" even if two ever overlapped.
  */
 public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private static final Logger LOG = LoggerFactory.getLogger(StaleVerticle.class);
@@ -45,6 +50,8 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private static final long READERS_GONE_NANOS = Duration.ofMinutes(5).toNanos();
 
   private final GatewayConfig.Stale config;
+  private final Duration nodeDeadAfter;
+  private final Leadership leadership;
   private final Clock clock;
   private final AtomicLong scans = new AtomicLong();
   private volatile long pending;
@@ -61,8 +68,10 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private long countsTimer = -1;
   private boolean scanning;
 
-  public StaleVerticle(GatewayConfig.Stale config, Clock clock) {
+  public StaleVerticle(GatewayConfig.Stale config, Duration nodeDeadAfter, Leadership leadership, Clock clock) {
     this.config = config;
+    this.nodeDeadAfter = nodeDeadAfter;
+    this.leadership = leadership;
     this.clock = clock;
   }
 
@@ -76,7 +85,9 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
         count();
       }
     });
-    return scan();
+    Future<Void> first = scan();
+    leadership.whenGained(Job.STALE_WATCH, this::scan); // a node that takes the job over scans at once
+    return first;
   }
 
   @Override
@@ -123,15 +134,17 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     long started = System.nanoTime();
+    boolean raising = leadership.leads(Job.STALE_WATCH);
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, RAISES_PER_SCAN),
-            StaleReport.class, QUERY_TIMEOUT))
+        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter,
+            raising ? RAISES_PER_SCAN : 0), StaleReport.class, QUERY_TIMEOUT))
         .compose(report -> {
           counted(started, report.pending(), report.oldestPendingAt());
           stale = report.stale();
           Future<Void> raises = Future.succeededFuture();
           for (StaleRow row : report.rows()) {
-            raises = raises.compose(v -> raise(row, now));
+            // Leadership is asked again per row: a node fenced mid-scan stops raising at once.
+            raises = raises.compose(v -> leadership.leads(Job.STALE_WATCH) ? raise(row, now) : Future.succeededFuture());
           }
           return raises;
         })
@@ -172,7 +185,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, q.limit()), StaleReport.class,
+        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
             QUERY_TIMEOUT))
         .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
   }
