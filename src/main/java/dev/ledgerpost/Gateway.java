@@ -9,6 +9,7 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.Reloadable;
 import dev.ledgerpost.config.StartFailure;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.IdempotencyMessages;
@@ -95,7 +96,7 @@ public final class Gateway {
     return start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
   }
 
-  /** With the clock the stale watch reads; tests move it to age rows. */
+  /** With the clock the stale watch and the smarthosts' back-off read; tests move it to age rows. */
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, Clock clock) {
     return start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), clock);
   }
@@ -146,7 +147,7 @@ public final class Gateway {
         })
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
-              shared.downstreamSlots());
+              shared.downstreamSlots(), shared.smarthosts());
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
               port -> new ApiVerticle(config.http(), port, eventTokens, hub, metrics, registry::scrape, config.observability(), send),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
@@ -159,12 +160,18 @@ public final class Gateway {
             port -> new SmtpVerticle(shared, port), SmtpVerticle::actualPort), "smtp", config.smtp().host(), config.smtp().port()))
         .onSuccess(port -> {
           smtpPort = port;
-          LOG.info("Ledgerpost ready: node {}, SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {}:{} "
+          LOG.info("Ledgerpost ready: node {}, SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {} "
               + "(PID {}; SIGHUP reloads credentials)", nodeId, smtpPort, httpPort, config.smtp().effectiveInstances(),
-              config.http().effectiveInstances(), config.downstream().host(), config.downstream().port(),
-              ProcessHandle.current().pid());
+              config.http().effectiveInstances(), relayingTo(config.downstream()), ProcessHandle.current().pid());
         })
         .mapEmpty();
+  }
+
+  /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */
+  private static String relayingTo(GatewayConfig.Downstream d) {
+    String primary = d.primary().toString();
+    return d.fallback().isEmpty() ? primary : primary + " (fallback " + d.fallback().stream().map(Object::toString)
+        .collect(java.util.stream.Collectors.joining(", ")) + ")";
   }
 
   /**
@@ -210,7 +217,7 @@ public final class Gateway {
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, tls, auth,
         connections, null, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
-        downstreamSlots(), new AtomicBoolean());
+        downstreamSlots(), new SmarthostHealth(config.downstream(), clock), new AtomicBoolean());
   }
 
   /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */

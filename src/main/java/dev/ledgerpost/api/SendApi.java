@@ -12,6 +12,7 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.delivery.RelayTransaction;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.Opening;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.delivery.SmarthostRelay;
@@ -66,11 +67,11 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
-      DownstreamSlots downstreamSlots, RateLimiter limiter, Set<UUID> running) {
+      DownstreamSlots downstreamSlots, SmarthostHealth smarthosts, RateLimiter limiter, Set<UUID> running) {
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
-        DownstreamSlots downstreamSlots) {
-      this(config, keys, hostname, contract, metrics, downstreamSlots, new RateLimiter(),
+        DownstreamSlots downstreamSlots, SmarthostHealth smarthosts) {
+      this(config, keys, hostname, contract, metrics, downstreamSlots, smarthosts, new RateLimiter(),
           java.util.concurrent.ConcurrentHashMap.newKeySet());
     }
   }
@@ -104,7 +105,8 @@ public final class SendApi {
     this.keys = setup.keys();
     this.contract = contract;
     this.hostname = setup.hostname();
-    this.relay = new SmarthostRelay(vertx, downstream, hostname, setup.contract(), setup.downstreamSlots());
+    this.relay = new SmarthostRelay(vertx, downstream, hostname, setup.contract(), setup.downstreamSlots(),
+        setup.smarthosts());
     long max = config.smtp().maxMessageSize();
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;

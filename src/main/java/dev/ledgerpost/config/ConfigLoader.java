@@ -299,10 +299,30 @@ public final class ConfigLoader {
       problems.add("chaos.enabled: refused while http.host (" + values.get("http.host")
           + ") is not loopback; set chaos.allowNonLoopback to insist");
     }
+    smarthostChecks(values, problems);
     String user = (String) values.get("downstream.username");
     if (user != null && !user.isEmpty() && values.get("downstream.starttls") == GatewayConfig.StartTls.NONE
         && !isLoopback((String) values.get("downstream.host"))) {
       LOG.warn("downstream.username is set with downstream.starttls=none: the password crosses the network in clear text");
+    }
+  }
+
+  /** A smarthost named twice would only be tried twice; a back-off ceiling below its start is a typo. */
+  @SuppressWarnings("unchecked")
+  private static void smarthostChecks(Map<String, Object> values, List<String> problems) {
+    if (values.get("downstream.fallback") instanceof List<?> fallback && values.get("downstream.port") instanceof Integer port) {
+      java.util.Set<GatewayConfig.Smarthost> seen = new java.util.HashSet<>();
+      seen.add(new GatewayConfig.Smarthost((String) values.get("downstream.host"), port));
+      for (GatewayConfig.Smarthost h : (List<GatewayConfig.Smarthost>) fallback) {
+        if (!seen.add(h)) {
+          problems.add("downstream.fallback: " + h + " is named twice (downstream.host:port is the first smarthost)");
+        }
+      }
+    }
+    if (values.get("downstream.hostBackoff") instanceof Duration first && values.get("downstream.hostMaxBackoff") instanceof Duration max
+        && max.compareTo(first) < 0) {
+      problems.add("downstream.hostMaxBackoff: " + Durations.format(max) + " is shorter than downstream.hostBackoff ("
+          + Durations.format(first) + ")");
     }
   }
 
@@ -355,7 +375,10 @@ public final class ConfigLoader {
             (Duration) v.get("downstream.dataTimeout"),
             (int) v.get("downstream.maxIdle"),
             (Duration) v.get("downstream.idleTtl"),
-            (int) v.get("downstream.maxConnections")),
+            (int) v.get("downstream.maxConnections"),
+            (List<GatewayConfig.Smarthost>) v.get("downstream.fallback"),
+            (Duration) v.get("downstream.hostBackoff"),
+            (Duration) v.get("downstream.hostMaxBackoff")),
         new GatewayConfig.Ledger(
             (String) v.get("ledger.url"),
             (String) v.get("ledger.dataDir"),

@@ -58,11 +58,38 @@ public record GatewayConfig(
       Duration dataTimeout,
       int maxIdle,
       Duration idleTtl,
-      int maxConnections) {
+      int maxConnections,
+      List<Smarthost> fallback,
+      Duration hostBackoff,
+      Duration hostMaxBackoff) {
 
-    /** The one route there is today; the SMTP session keeps "one route per transaction" for MX routing later. */
+    /** The primary's route: every message takes it while the primary answers. */
+    public String route() {
+      return primary().route();
+    }
+
+    public Smarthost primary() {
+      return new Smarthost(host, port);
+    }
+
+    /** Every smarthost in the order they are tried: {@code downstream.host:port}, then {@code downstream.fallback}. */
+    public List<Smarthost> hosts() {
+      List<Smarthost> all = new java.util.ArrayList<>(1 + fallback.size());
+      all.add(primary());
+      all.addAll(fallback);
+      return List.copyOf(all);
+    }
+  }
+
+  /** One smarthost. Its route is what a message relayed through it records (the SMTP session keeps one route per transaction). */
+  public record Smarthost(String host, int port) {
     public String route() {
       return "smarthost:" + host + ":" + port;
+    }
+
+    @Override
+    public String toString() {
+      return host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
     }
   }
 
