@@ -8,6 +8,7 @@ import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
@@ -84,28 +85,68 @@ public final class SmtpVerticle extends VerticleBase {
     SmtpConnection.DataRate dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
       if (shared.draining().get()) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
-        SmtpConnection.refuse(socket, Replies.SHUTTING_DOWN);
-        shared.metrics().smtpReply(Replies.SHUTTING_DOWN.code(), GatewayMetrics.Stage.COMMAND, -1);
+        refuse(socket, Replies.SHUTTING_DOWN);
         return;
       }
-      String ip = SmtpConnection.clientAddress(socket);
-      Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
-      if (release == null) {
+      String peer = SmtpConnection.clientAddress(socket);
+      GatewayConfig.Proxy proxy = smtp.proxy();
+      if (!proxy.expectsHeaderFrom(peer)) {
+        serve(socket, peer, Buffer.buffer(), proxy.protocol() != GatewayConfig.ProxyProtocol.NONE, settings, policy, dataRate);
         return;
       }
-      SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
-      SmtpConnection connection = new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(),
-          smtp.commandTimeout(), () -> {
-            release.run();
-            open.remove(socket);
-          }, shared.metrics(), dataRate);
-      open.put(socket, connection);
-      connection.start();
+      // A trusted proxy: its header comes first, and only then is the client known (and limited, and greeted).
+      ProxyHeaderRead.start(vertx, socket, proxy.protocol(), proxy.timeout(), new ProxyHeaderRead.Outcome() {
+        @Override
+        public void header(ProxyHeader.Header header, Buffer rest) {
+          String client = header.clientAddress() == null ? peer : header.clientAddress();
+          LOG.debug("proxy {} passes on client {}:{} (PROXY v{})", peer, client, header.clientPort(), header.version());
+          if (shared.draining().get()) { // shutdown began while the header was on its way
+            refuse(socket, Replies.SHUTTING_DOWN);
+            return;
+          }
+          serve(socket, client, rest, false, settings, policy, dataRate);
+        }
+
+        @Override
+        public void refused(String reason) {
+          LOG.warn("SMTP connection from proxy {} closed: {}", peer, reason);
+          refuse(socket, Replies.PROXY_HEADER_REQUIRED);
+        }
+      });
     });
     return server.listen().onSuccess(s -> {
       SharedServerTls.shareSslContextManager(s);
       LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort());
     });
+  }
+
+  /**
+   * Admits and serves one client at its address (the socket's, or the PROXY header's): the session and
+   * every per-address rule see {@code ip}.
+   */
+  private void serve(NetSocket socket, String ip, Buffer early, boolean refuseProxyHeader, SmtpSession.Settings settings,
+      SmtpSession.RelayPolicy policy, SmtpConnection.DataRate dataRate) {
+    GatewayConfig.Smtp smtp = shared.config().smtp();
+    Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
+    if (release == null) {
+      return;
+    }
+    SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
+    SmtpConnection connection = new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(),
+        smtp.commandTimeout(), () -> {
+          release.run();
+          open.remove(socket);
+        }, shared.metrics(), dataRate);
+    if (refuseProxyHeader) {
+      connection.refuseProxyHeader();
+    }
+    open.put(socket, connection);
+    connection.start(early);
+  }
+
+  private void refuse(NetSocket socket, Reply reply) {
+    SmtpConnection.refuse(socket, reply);
+    shared.metrics().smtpReply(reply.code(), GatewayMetrics.Stage.COMMAND, -1);
   }
 
   /**
@@ -125,8 +166,7 @@ public final class SmtpVerticle extends VerticleBase {
       refusal = Replies.TOO_MANY_FROM_ADDRESS;
     }
     if (refusal != null) {
-      SmtpConnection.refuse(socket, refusal);
-      shared.metrics().smtpReply(refusal.code(), GatewayMetrics.Stage.COMMAND, -1);
+      refuse(socket, refusal);
       return null;
     }
     return () -> {
