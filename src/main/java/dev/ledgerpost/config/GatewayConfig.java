@@ -39,7 +39,7 @@ public record GatewayConfig(
     }
   }
 
-  /** Which PROXY protocol versions the SMTP listener reads (docs/design.md §4.1); NONE = no header is read. */
+  /** Which PROXY protocol versions the SMTP listener reads (docs/design.md §4.4); NONE = no header is read. */
   public enum ProxyProtocol { NONE, V1, V2, ANY }
 
   /** {@code smtp.proxyProtocol}, {@code smtp.proxyNetworks}, {@code smtp.proxyTimeout}. */
