@@ -8,6 +8,7 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -155,7 +156,7 @@ final class SmtpConnection {
 
   /** The bytes to go on with, or null while undecided or after refusing a PROXY header. */
   private byte[] sniff(byte[] bytes) {
-    byte[] all = java.util.Arrays.copyOf(sniffed, sniffed.length + bytes.length);
+    byte[] all = Arrays.copyOf(sniffed, sniffed.length + bytes.length);
     System.arraycopy(bytes, 0, all, sniffed.length, bytes.length);
     switch (ProxyHeader.sniff(all, all.length)) {
       case HEADER -> {

@@ -185,6 +185,27 @@ class ProxyProtocolTest {
   }
 
   @Test
+  void aDirectClientOutsideProxyNetworksIsServedOnItsOwnAddressButItsProxyLineClosesTheConnection() throws Exception {
+    String from = "direct@client.example";
+    try (SmtpTestClient direct = new SmtpTestClient(gateway.smtpPort(), "127.0.0.2")) {
+      assertThat(direct.reply()).startsWith("220 gateway.test"); // greeted at once: no header is awaited from it
+      assertThat(direct.sendMail(from, List.of("rcpt@dest.example"), "Subject: direct\r\n\r\nhello\r\n")).startsWith("250 2.0.0");
+    }
+    assertThat(receivedOf(from)).startsWith("Received: from client.test ([127.0.0.2])");
+
+    int before = downstream.messages().size();
+    try (SmtpTestClient spoofer = new SmtpTestClient(gateway.smtpPort(), "127.0.0.12")) {
+      assertThat(spoofer.reply()).startsWith("220 gateway.test");
+      // It claims to be 127.0.0.2, which may relay: not read, not believed.
+      spoofer.send("PROXY TCP4 127.0.0.2 127.0.0.1 5555 25\r\nEHLO client.test\r\nMAIL FROM:<spoof@client.example>\r\n");
+      assertThat(spoofer.reply()).isEqualTo("421 4.7.0 PROXY protocol header not accepted from this address, closing connection");
+      assertThat(spoofer.closedByServer()).isTrue();
+    }
+    assertThat(downstream.messages()).hasSize(before);
+    assertThat(downstream.commands()).noneMatch(c -> c.contains("spoof@"));
+  }
+
+  @Test
   void aMalformedHeaderFromATrustedProxyClosesTheConnectionBeforeAnyGreeting() throws Exception {
     try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpVerticle");
         SmtpTestClient raw = new SmtpTestClient(gateway.smtpPort(), RAW_PROXY)) {
