@@ -13,7 +13,7 @@ import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.IdempotencyMessages;
-import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.ledger.OutboxMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.metrics.MicrometerGatewayMetrics;
@@ -26,7 +26,6 @@ import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.ledger.OperatorMessages;
-import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
@@ -107,9 +106,7 @@ public final class Gateway {
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
-    Bus.install(vertx, LedgerMessages.types());
     Bus.install(vertx, OutboxMessages.types());
-    Bus.install(vertx, RetryMessages.types());
     Bus.install(vertx, OperatorMessages.types());
     Bus.install(vertx, StaleMessages.types());
     Bus.install(vertx, IdempotencyMessages.types());
@@ -120,7 +117,7 @@ public final class Gateway {
   private Future<Void> boot() {
     return vertx.executeBlocking(this::prepare)
         .compose(shared -> {
-          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics);
+          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics, stores());
           return deploy(ledger).map(shared);
         })
         .compose(shared -> {
@@ -165,6 +162,15 @@ public final class Gateway {
               config.http().effectiveInstances(), relayingTo(config.downstream()), ProcessHandle.current().pid());
         })
         .mapEmpty();
+  }
+
+  /**
+   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger
+   * registers their codecs and starts them.
+   */
+  private List<LedgerStore> stores() {
+    List<LedgerStore> stores = new ArrayList<>();
+    return stores;
   }
 
   /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */

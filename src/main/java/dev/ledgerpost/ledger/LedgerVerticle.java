@@ -16,6 +16,8 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,8 +25,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Owns the PostgreSQL side: starts the embedded server when no URL is configured, migrates the
- * schema, holds the pool and serves the ledger's event-bus addresses.
+ * Owns the PostgreSQL side: starts the embedded server when no URL is configured, migrates the schema, holds
+ * the one pool, serves the ledger's own event-bus addresses, and starts the other parts' stores over the pool
+ * ({@link LedgerStore}) on its context.
  */
 public final class LedgerVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(LedgerVerticle.class);
@@ -38,15 +41,20 @@ public final class LedgerVerticle extends VerticleBase {
   private LedgerWriter writer;
   private PgSubscriber subscriber;
   private DatabaseTarget target;
+  private LedgerAccess access;
 
   private final GatewayMetrics metrics;
   /** This gateway's node.id, recorded on every row it opens. */
   private final String nodeId;
+  /** The other parts' SQL, in start order (stopped in reverse). */
+  private final List<LedgerStore> stores;
+  private final List<LedgerStore> started = new ArrayList<>();
 
-  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics) {
+  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics, List<LedgerStore> stores) {
     this.config = config;
     this.nodeId = nodeId;
     this.metrics = metrics;
+    this.stores = List.copyOf(stores);
   }
 
   @Override
@@ -77,19 +85,22 @@ public final class LedgerVerticle extends VerticleBase {
             retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
             metrics.ledgerRetry(cause);
           };
-          Ledger ledger = new Ledger(pool);
+          Bus.install(vertx, LedgerMessages.types());
+          access = new LedgerAccess(context, pool, target.options(), nodeId, new TransactionPolicy(vertx, counting), metrics);
+          Ledger ledger = access.reads();
           Bus bus = Bus.of(vertx);
-          new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
-          new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
+          new Resolutions(pool, access.policy()).serve(bus);
+          new StaleRows(pool, access.policy()).serve(bus);
           OutboxWake wake = new OutboxWake(context, pool, bus);
-          writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, wake::committed);
+          access.onOutboxWritten(wake::committed);
+          writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, access::outboxWritten);
           // The hot path calls the writer directly; the bus addresses serve the retry part, tools and tests.
           bus.serve(LedgerMessages.OPEN, Open.class, writer::open);
           bus.serve(LedgerMessages.SETTLE, Settle.class, writer::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
-          new IdempotencyStore(pool, nodeId, new TransactionPolicy(vertx, counting), metrics, wake::committed).serve(bus);
+          new IdempotencyStore(pool, nodeId, access.policy(), metrics, access::outboxWritten).serve(bus);
           OutboxStore outbox = new OutboxStore(pool);
           bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
           bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
@@ -102,7 +113,34 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(OutboxMessages.CHAOS_LOCK, OutboxMessages.ChaosLock.class, chaos::hold);
           return null;
         })
+        .compose(x -> startStores(0))
         .compose(x -> listen());
+  }
+
+  /** The stores one after another, each with its codecs registered first. */
+  private Future<Void> startStores(int i) {
+    if (i == stores.size()) {
+      return Future.succeededFuture();
+    }
+    LedgerStore store = stores.get(i);
+    Bus.install(vertx, store.messageTypes());
+    return store.start(access).compose(x -> {
+      started.add(store);
+      return startStores(i + 1);
+    });
+  }
+
+  /** In reverse start order; a store that fails to stop is logged, and the others still stop. */
+  private Future<Void> stopStores() {
+    Future<Void> chain = Future.succeededFuture();
+    for (int i = started.size() - 1; i >= 0; i--) {
+      LedgerStore store = started.get(i);
+      chain = chain.eventually(() -> store.stop().recover(e -> {
+        LOG.warn("stopping the ledger store {} failed", store.getClass().getSimpleName(), e);
+        return Future.succeededFuture();
+      }));
+    }
+    return chain.onComplete(ar -> started.clear());
   }
 
   /**
@@ -143,7 +181,7 @@ public final class LedgerVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<Void> unlistened = subscriber == null ? Future.succeededFuture() : subscriber.close();
+    Future<Void> unlistened = stopStores().eventually(() -> subscriber == null ? Future.succeededFuture() : subscriber.close());
     Future<Void> closed = unlistened.eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
     return closed.eventually(() -> embedded == null
         ? Future.succeededFuture()
