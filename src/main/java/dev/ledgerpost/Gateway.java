@@ -3,6 +3,7 @@ package dev.ledgerpost;
 import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.chaos.ChaosLocks;
 import dev.ledgerpost.cluster.NodeVerticle;
 import dev.ledgerpost.config.AdminToken;
 import dev.ledgerpost.config.GatewayConfig;
@@ -170,6 +171,9 @@ public final class Gateway {
    */
   private List<LedgerStore> stores() {
     List<LedgerStore> stores = new ArrayList<>();
+    if (config.observability().chaosEnabled()) {
+      stores.add(new ChaosLocks());
+    }
     return stores;
   }
 

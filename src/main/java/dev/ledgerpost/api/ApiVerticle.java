@@ -1,6 +1,7 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.chaos.ChaosMessages;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.ledger.LedgerMessages;
@@ -234,17 +235,17 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private void chaosLock(RoutingContext ctx) {
-    OutboxMessages.ChaosLock request;
+    ChaosMessages.ChaosLock request;
     try {
       JsonObject body = ctx.body().asJsonObject();
       java.util.List<String> tables = new java.util.ArrayList<>();
       body.getJsonArray("tables").forEach(t -> tables.add((String) t));
-      request = new OutboxMessages.ChaosLock(tables, body.getLong("millis"));
+      request = new ChaosMessages.ChaosLock(tables, body.getLong("millis"));
     } catch (RuntimeException e) {
       Problem.send(ctx, 400, "Bad Request", "expected {\"tables\": [\"messages\", ...], \"millis\": N}");
       return;
     }
-    bus.request(OutboxMessages.CHAOS_LOCK, request, OutboxMessages.ChaosLocked.class, java.time.Duration.ofSeconds(15))
+    bus.request(ChaosMessages.LOCK, request, ChaosMessages.ChaosLocked.class, java.time.Duration.ofSeconds(15))
         .onComplete(ar -> {
           if (ar.succeeded()) {
             Problem.json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));

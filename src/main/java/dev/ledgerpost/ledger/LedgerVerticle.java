@@ -109,8 +109,6 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o));
           bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> outbox.lag());
           bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> outbox.head());
-          ChaosLocks chaos = new ChaosLocks(vertx, target.options());
-          bus.serve(OutboxMessages.CHAOS_LOCK, OutboxMessages.ChaosLock.class, chaos::hold);
           return null;
         })
         .compose(x -> startStores(0))

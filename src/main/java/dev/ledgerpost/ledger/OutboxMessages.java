@@ -25,15 +25,13 @@ public final class OutboxMessages {
   public static final String HEAD = "ledger.outbox.head";
   /** Age of the oldest committed row not yet published. */
   public static final String LAG = "ledger.outbox.lag";
-  /** Chaos mode: hold ACCESS EXCLUSIVE locks from a separate connection. */
-  public static final String CHAOS_LOCK = "ledger.chaos.lock";
 
   private OutboxMessages() {}
 
   public static Class<?>[] types() {
     return new Class<?>[] {
       Publish.class, Published.class, History.class, HistoryPage.class, Prune.class, Pruned.class, Receipt.class,
-      Operation.class, OperationFacts.class, Wake.class, PublishedUpTo.class, Head.class, Lag.class, LagSeconds.class, ChaosLock.class, ChaosLocked.class
+      Operation.class, OperationFacts.class, Wake.class, PublishedUpTo.class, Head.class, Lag.class, LagSeconds.class
     };
   }
 
@@ -79,8 +77,4 @@ public final class OutboxMessages {
   public record Lag() {}
 
   public record LagSeconds(double seconds) {}
-
-  public record ChaosLock(java.util.List<String> tables, long millis) {}
-
-  public record ChaosLocked(java.util.List<String> tables, long millis) {}
 }

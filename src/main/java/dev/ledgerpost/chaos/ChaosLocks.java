@@ -1,7 +1,10 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.chaos;
 
-import dev.ledgerpost.ledger.OutboxMessages.ChaosLock;
-import dev.ledgerpost.ledger.OutboxMessages.ChaosLocked;
+import dev.ledgerpost.chaos.ChaosMessages.ChaosLock;
+import dev.ledgerpost.chaos.ChaosMessages.ChaosLocked;
+import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.LedgerStore;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
@@ -13,20 +16,29 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Chaos mode: ACCESS EXCLUSIVE locks on ledger tables, held from a connection of their own (not the
- * pool's), so a load test can make lock contention on demand. Bounded: one at a time, at most 10 s.
+ * pool's), so a load test can make lock contention on demand. Bounded: one at a time, at most 10 s. Started
+ * only when {@code chaos.enabled} is set; a production gateway has no such address.
  */
-final class ChaosLocks {
+public final class ChaosLocks implements LedgerStore {
   private static final Logger LOG = LoggerFactory.getLogger(ChaosLocks.class);
   static final Set<String> TABLES = Set.of("messages", "recipients", "outbox", "resolutions", "idempotency_keys");
   static final long MAX_MILLIS = 10_000;
 
-  private final Vertx vertx;
-  private final PgConnectOptions options;
+  private Vertx vertx;
+  private PgConnectOptions options;
   private boolean held;
 
-  ChaosLocks(Vertx vertx, PgConnectOptions options) {
-    this.vertx = vertx;
-    this.options = options;
+  @Override
+  public Class<?>[] messageTypes() {
+    return ChaosMessages.types();
+  }
+
+  @Override
+  public Future<Void> start(LedgerAccess ledger) {
+    vertx = ledger.context().owner();
+    options = ledger.connectOptions();
+    ledger.bus().serve(ChaosMessages.LOCK, ChaosLock.class, this::hold);
+    return Future.succeededFuture();
   }
 
   /** Completes once the locks are held (or fails: bad request, busy, lock not obtained). */
