@@ -38,7 +38,7 @@ import dev.ledgerpost.smtp.SmtpVerticle;
 import dev.ledgerpost.smtp.TlsMaterial;
 import dev.ledgerpost.smtp.UserQuota;
 import dev.ledgerpost.stale.StaleGauges;
-import dev.ledgerpost.stale.StaleMessages;
+import dev.ledgerpost.stale.StaleRows;
 import dev.ledgerpost.stale.StaleVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -109,7 +109,6 @@ public final class Gateway {
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
     Bus.install(vertx, OutboxMessages.types());
     Bus.install(vertx, OperatorMessages.types());
-    Bus.install(vertx, StaleMessages.types());
     Bus.install(vertx, IdempotencyMessages.types());
     Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
@@ -170,7 +169,7 @@ public final class Gateway {
    * registers their codecs and starts them.
    */
   private List<LedgerStore> stores() {
-    List<LedgerStore> stores = new ArrayList<>();
+    List<LedgerStore> stores = new ArrayList<>(List.of(new StaleRows()));
     if (config.observability().chaosEnabled()) {
       stores.add(new ChaosLocks());
     }

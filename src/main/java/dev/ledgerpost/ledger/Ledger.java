@@ -76,7 +76,8 @@ public final class Ledger {
     this.pool = pool;
   }
 
-  static Future<Void> outboxEvent(SqlConnection conn, String eventId, UUID id, String type, JsonObject payload) {
+  /** One outbox event written in the caller's transaction (a resolution's, a stale raise's); no NOTIFY. */
+  public static Future<Void> outboxEvent(SqlConnection conn, String eventId, UUID id, String type, JsonObject payload) {
     Map<String, Object> p = new HashMap<>();
     p.put("eventId", eventId);
     p.put("id", id);

@@ -90,7 +90,6 @@ public final class LedgerVerticle extends VerticleBase {
           Ledger ledger = access.reads();
           Bus bus = Bus.of(vertx);
           new Resolutions(pool, access.policy()).serve(bus);
-          new StaleRows(pool, access.policy()).serve(bus);
           OutboxWake wake = new OutboxWake(context, pool, bus);
           access.onOutboxWritten(wake::committed);
           writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, access::outboxWritten);

@@ -6,18 +6,14 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 
-/** The ledger's addresses for operators and the stale watch: manual resolution, stale rows, stale raises. */
+/** The ledger's address for operators: manual resolution. */
 public final class OperatorMessages {
   public static final String RESOLVE = "ledger.resolve";
-  public static final String STALE = "ledger.stale";
-  public static final String RAISE_STALE = "ledger.raiseStale";
-  public static final String OPEN_COUNTS = "ledger.openCounts";
 
   private OperatorMessages() {}
 
   public static Class<?>[] types() {
-    return new Class<?>[] {Resolve.class, Resolved.class, StaleQuery.class, StaleReport.class, RaiseStale.class,
-        StaleRaised.class, OpenCountsQuery.class, OpenCounts.class};
+    return new Class<?>[] {Resolve.class, Resolved.class};
   }
 
   /** What an operator found out about a message the gateway could not settle. */
@@ -44,32 +40,4 @@ public final class OperatorMessages {
 
   public record Resolved(UUID id, MessageStatus previousStatus, MessageStatus status, int version, ResolutionOutcome outcome,
       String operator, String note, OffsetDateTime resolvedAt) {}
-
-  /**
-   * PENDING rows received before {@code cutoff}, except {@code excluded} (outcomes this node's retry part holds)
-   * and the outcomes held by every node whose heartbeat is younger than {@code nodeDeadAfter} (docs/design.md §9.2).
-   * With {@code raiseDueBefore} only rows not raised since then are listed (the watch's scan); without
-   * it, all of them (the API). The counts always cover every PENDING row.
-   */
-  public record StaleQuery(OffsetDateTime cutoff, OffsetDateTime raiseDueBefore, Set<UUID> excluded, Duration nodeDeadAfter,
-      int limit) {}
-
-  /** Deliberately without recipient data: the watch must keep working while the recipients table is locked. */
-  public record StaleRow(UUID id, int version, String messageIdHeader, String mailFrom, OffsetDateTime receivedAt,
-      int raises, OffsetDateTime lastRaisedAt) {}
-
-  /** {@code oldestPendingAt} is null when nothing is PENDING; {@code stale} counts past the cutoff and not excluded. */
-  public record StaleReport(long pending, OffsetDateTime oldestPendingAt, long stale, List<StaleRow> rows) {}
-
-  /** Raises one row unless it was raised less than {@code period} before {@code now} or is no longer PENDING. */
-  public record RaiseStale(UUID id, OffsetDateTime now, Duration period) {}
-
-  /** The ledger-wide gauges' query (docs/design.md §8.1). */
-  public record OpenCountsQuery() {}
-
-  /** PENDING rows, the oldest one's received_at (null when none), UNKNOWN rows. */
-  public record OpenCounts(long pending, OffsetDateTime oldestPendingAt, long unknown) {}
-
-  /** {@code raised} false: nothing written (raised already this period, or settled meanwhile). */
-  public record StaleRaised(UUID id, boolean raised, int raise, String messageIdHeader, OffsetDateTime receivedAt) {}
 }

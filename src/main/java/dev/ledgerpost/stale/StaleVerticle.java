@@ -6,18 +6,17 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.ledger.OperatorMessages;
-import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
-import dev.ledgerpost.ledger.OperatorMessages.OpenCountsQuery;
-import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
-import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
-import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
-import dev.ledgerpost.ledger.OperatorMessages.StaleReport;
-import dev.ledgerpost.ledger.OperatorMessages.StaleRow;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.retry.RetryMessages.HeldOutcomes;
 import dev.ledgerpost.retry.RetryMessages.HeldQuery;
+import dev.ledgerpost.stale.StaleMessages.OpenCounts;
+import dev.ledgerpost.stale.StaleMessages.OpenCountsQuery;
+import dev.ledgerpost.stale.StaleMessages.RaiseStale;
 import dev.ledgerpost.stale.StaleMessages.StaleList;
+import dev.ledgerpost.stale.StaleMessages.StaleQuery;
+import dev.ledgerpost.stale.StaleMessages.StaleRaised;
+import dev.ledgerpost.stale.StaleMessages.StaleReport;
+import dev.ledgerpost.stale.StaleMessages.StaleRow;
 import dev.ledgerpost.stale.StaleMessages.StaleListQuery;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -108,7 +107,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     }
     counting = true;
     long started = System.nanoTime();
-    bus.request(OperatorMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
+    bus.request(StaleMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
         .onSuccess(c -> {
           unknown = c.unknown();
           counted(started, c.pending(), c.oldestPendingAt());
@@ -137,7 +136,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     long started = System.nanoTime();
     boolean raising = leadership.leads(Job.STALE_WATCH);
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter,
+        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter,
             raising ? RAISES_PER_SCAN : 0), StaleReport.class, QUERY_TIMEOUT))
         .compose(report -> {
           counted(started, report.pending(), report.oldestPendingAt());
@@ -160,7 +159,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   }
 
   private Future<Void> raise(StaleRow row, OffsetDateTime now) {
-    return bus.request(OperatorMessages.RAISE_STALE, new RaiseStale(row.id(), now, config.threshold()), StaleRaised.class,
+    return bus.request(StaleMessages.RAISE_STALE, new RaiseStale(row.id(), now, config.threshold()), StaleRaised.class,
         QUERY_TIMEOUT).map(r -> {
           if (r.raised()) {
             AuditLog.of(AuditEvent.STALE_PENDING).with("message_id", r.id()).with("msg_id", r.messageIdHeader())
@@ -186,7 +185,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
+        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
             QUERY_TIMEOUT))
         .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
   }

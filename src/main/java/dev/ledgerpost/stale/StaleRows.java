@@ -1,13 +1,19 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.stale;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
-import dev.ledgerpost.ledger.OperatorMessages.OpenCountsQuery;
-import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
-import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
-import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
-import dev.ledgerpost.ledger.OperatorMessages.StaleReport;
-import dev.ledgerpost.ledger.OperatorMessages.StaleRow;
+import dev.ledgerpost.ledger.Ledger;
+import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.TransactionPolicy;
+import dev.ledgerpost.stale.StaleMessages.OpenCounts;
+import dev.ledgerpost.stale.StaleMessages.OpenCountsQuery;
+import dev.ledgerpost.stale.StaleMessages.RaiseStale;
+import dev.ledgerpost.stale.StaleMessages.StaleQuery;
+import dev.ledgerpost.stale.StaleMessages.StaleRaised;
+import dev.ledgerpost.stale.StaleMessages.StaleReport;
+import dev.ledgerpost.stale.StaleMessages.StaleRow;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -23,10 +29,11 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The stale watch's SQL. It reads {@code messages} and {@code stale_raises} only (never recipients),
- * and times come from the caller's clock, not the database's, so a test can age rows by moving time.
+ * The stale watch's SQL, a store on the ledger's context. It reads {@code messages} and {@code stale_raises}
+ * only (never recipients), and times come from the caller's clock, not the database's, so a test can age rows
+ * by moving time.
  */
-final class StaleRows {
+public final class StaleRows implements LedgerStore {
   /** The outcomes live nodes hold (their heartbeat is younger than #{deadAfter} seconds): nobody raises these. */
   private static final String HELD = """
       held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held) AS h(id)
@@ -65,18 +72,23 @@ final class StaleRows {
        WHERE s.last_raised_at <= #{dueBefore}
       RETURNING raises""";
 
-  private final Pool pool;
-  private final TransactionPolicy policy;
+  private Pool pool;
+  private TransactionPolicy policy;
 
-  StaleRows(Pool pool, TransactionPolicy policy) {
-    this.pool = pool;
-    this.policy = policy;
+  @Override
+  public Class<?>[] messageTypes() {
+    return StaleMessages.types();
   }
 
-  void serve(Bus bus) {
-    bus.serve(OperatorMessages.STALE, StaleQuery.class, this::report);
-    bus.serve(OperatorMessages.RAISE_STALE, RaiseStale.class, this::raise);
-    bus.serve(OperatorMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
+  @Override
+  public Future<Void> start(LedgerAccess ledger) {
+    pool = ledger.pool();
+    policy = ledger.policy();
+    Bus bus = ledger.bus();
+    bus.serve(StaleMessages.STALE, StaleQuery.class, this::report);
+    bus.serve(StaleMessages.RAISE_STALE, RaiseStale.class, this::raise);
+    bus.serve(StaleMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
+    return Future.succeededFuture();
   }
 
   Future<OpenCounts> openCounts() {
