@@ -26,7 +26,7 @@ import dev.ledgerpost.notify.NotifyVerticle;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
-import dev.ledgerpost.ledger.OperatorMessages;
+import dev.ledgerpost.operator.OperatorStore;
 import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
@@ -108,7 +108,6 @@ public final class Gateway {
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
     Bus.install(vertx, OutboxMessages.types());
-    Bus.install(vertx, OperatorMessages.types());
     Bus.install(vertx, IdempotencyMessages.types());
     Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
@@ -169,7 +168,7 @@ public final class Gateway {
    * registers their codecs and starts them.
    */
   private List<LedgerStore> stores() {
-    List<LedgerStore> stores = new ArrayList<>(List.of(new StaleRows()));
+    List<LedgerStore> stores = new ArrayList<>(List.of(new StaleRows(), new OperatorStore()));
     if (config.observability().chaosEnabled()) {
       stores.add(new ChaosLocks());
     }

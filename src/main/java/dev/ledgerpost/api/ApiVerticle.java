@@ -11,7 +11,7 @@ import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.operator.OperatorMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
@@ -271,7 +271,8 @@ public final class ApiVerticle extends VerticleBase {
     Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
             READY_TIMEOUT)
         .map(held -> held.ids().contains(id));
-    bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id, sendSetup.config().node().deadAfter()), OutboxMessages.OperationFacts.class)
+    bus.request(OperatorMessages.OPERATION, new OperatorMessages.Operation(id, sendSetup.config().node().deadAfter()),
+            OperatorMessages.OperationFacts.class)
         .onComplete(ar -> {
           if (ar.failed()) {
             Problem.ledgerFailure(ctx, ar.cause());

@@ -1,10 +1,10 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.OperatorMessages;
-import dev.ledgerpost.ledger.OperatorMessages.Resolve;
-import dev.ledgerpost.ledger.OperatorMessages.Resolved;
-import dev.ledgerpost.ledger.OperatorMessages.ResolutionOutcome;
+import dev.ledgerpost.operator.OperatorMessages;
+import dev.ledgerpost.operator.OperatorMessages.Resolve;
+import dev.ledgerpost.operator.OperatorMessages.Resolved;
+import dev.ledgerpost.operator.OperatorMessages.ResolutionOutcome;
 import dev.ledgerpost.ledger.StateConflict;
 import dev.ledgerpost.stale.StaleMessages;
 import dev.ledgerpost.stale.StaleMessages.StaleList;

@@ -89,7 +89,6 @@ public final class LedgerVerticle extends VerticleBase {
           access = new LedgerAccess(context, pool, target.options(), nodeId, new TransactionPolicy(vertx, counting), metrics);
           Ledger ledger = access.reads();
           Bus bus = Bus.of(vertx);
-          new Resolutions(pool, access.policy()).serve(bus);
           OutboxWake wake = new OutboxWake(context, pool, bus);
           access.onOutboxWritten(wake::committed);
           writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, access::outboxWritten);
@@ -105,7 +104,6 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
           bus.serve(OutboxMessages.PRUNE, OutboxMessages.Prune.class, outbox::prune);
           bus.serve(OutboxMessages.RECEIPT, OutboxMessages.Receipt.class, r -> outbox.receipt(r).map(v -> r));
-          bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o));
           bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> outbox.lag());
           bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> outbox.head());
           return null;

@@ -1,9 +1,7 @@
 package dev.ledgerpost.ledger;
 
 import java.time.Duration;
-import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.UUID;
 
 /** Event-bus messages of the outbox side of the ledger: publishing, history, retention, receipts. */
 public final class OutboxMessages {
@@ -13,7 +11,6 @@ public final class OutboxMessages {
   public static final String HISTORY = "ledger.outbox.history";
   public static final String PRUNE = "ledger.outbox.prune";
   public static final String RECEIPT = "ledger.outbox.receipt";
-  public static final String OPERATION = "ledger.operation";
   /** Published (not requested) by the ledger when PostgreSQL says an outbox row was committed. */
   public static final String WAKE = "ledger.outbox.wake";
   /**
@@ -31,7 +28,7 @@ public final class OutboxMessages {
   public static Class<?>[] types() {
     return new Class<?>[] {
       Publish.class, Published.class, History.class, HistoryPage.class, Prune.class, Pruned.class, Receipt.class,
-      Operation.class, OperationFacts.class, Wake.class, PublishedUpTo.class, Head.class, Lag.class, LagSeconds.class
+      Wake.class, PublishedUpTo.class, Head.class, Lag.class, LagSeconds.class
     };
   }
 
@@ -53,19 +50,6 @@ public final class OutboxMessages {
   public record Pruned(int deleted) {}
 
   public record Receipt(long pubSeq, String subscriber, String state) {}
-
-  /** {@code nodeDeadAfter}: the outcomes held by nodes whose heartbeat is younger than this count as being settled. */
-  public record Operation(UUID id, Duration nodeDeadAfter) {}
-
-  public record ReceiptView(String subscriber, String state, long pubSeq, OffsetDateTime at) {}
-
-  /**
-   * What the ledger knows of one operation, for GET /api/v1/operations/{id}; {@code heldBy}: the live nodes whose
-   * retry part holds its outcome (docs/design.md §9.2).
-   */
-  public record OperationFacts(
-      LedgerMessages.MessageDetail message, int events, int publishedEvents, long lastPubSeq, List<ReceiptView> receipts,
-      List<String> heldBy) {}
 
   public record Wake() {}
 

@@ -2,12 +2,10 @@ package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.ledger.OutboxMessages.History;
 import dev.ledgerpost.ledger.OutboxMessages.HistoryPage;
-import dev.ledgerpost.ledger.OutboxMessages.OperationFacts;
 import dev.ledgerpost.ledger.OutboxMessages.Prune;
 import dev.ledgerpost.ledger.OutboxMessages.Pruned;
 import dev.ledgerpost.ledger.OutboxMessages.Published;
 import dev.ledgerpost.ledger.OutboxMessages.Receipt;
-import dev.ledgerpost.ledger.OutboxMessages.ReceiptView;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -72,21 +70,6 @@ final class OutboxStore {
       SELECT $1, coalesce(o.message_id, o.message_ids[$1 - o.pub_seq + 1]), $2, $3 FROM outbox o
        WHERE o.pub_seq <= $1 AND o.pub_seq > $1 - %d AND o.pub_seq + coalesce(cardinality(o.message_ids), 1) > $1
       ON CONFLICT DO NOTHING""".formatted(MAX_EVENTS_PER_ROW);
-  /** A message's events: its single-event rows, and the batch rows of its open and settle. */
-  private static final String EVENT_COUNTS = """
-      WITH rows AS (
-        SELECT seq, pub_seq, 1 AS pos FROM outbox WHERE message_id = $1
-        UNION ALL
-        SELECT o.seq, o.pub_seq, array_position(o.message_ids, $1) FROM messages m JOIN outbox o ON o.seq IN (m.open_seq, m.settle_seq)
-         WHERE m.id = $1 AND o.message_ids IS NOT NULL)
-      SELECT count(*) AS events, count(pub_seq) AS published, coalesce(max(pub_seq + pos - 1), 0) AS last,
-             (SELECT coalesce(array_agg(n.id ORDER BY n.id), '{}') FROM nodes n
-               WHERE $1 = ANY(n.held) AND n.stopped_at IS NULL
-                 AND n.heartbeat_at > now() - make_interval(secs => $2::float8)) AS held_by
-        FROM rows""";
-  private static final String RECEIPTS = """
-      SELECT subscriber, state, pub_seq, at FROM notify_receipts WHERE message_id = #{id} ORDER BY at, subscriber""";
-
   private static final String LAG =
       "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox WHERE published_at IS NULL";
 
@@ -191,24 +174,6 @@ final class OutboxStore {
 
   Future<Void> receipt(Receipt r) {
     return pool.preparedQuery(RECEIPT).execute(Tuple.of(r.pubSeq(), r.subscriber(), r.state())).mapEmpty();
-  }
-
-  Future<OperationFacts> operation(Ledger ledger, OutboxMessages.Operation o) {
-    UUID id = o.id();
-    return ledger.get(new LedgerMessages.Get(id)).compose(detail -> pool.preparedQuery(EVENT_COUNTS)
-        .execute(Tuple.of(id, o.nodeDeadAfter().toMillis() / 1000.0))
-        .compose(counts -> {
-          Row c = counts.iterator().next();
-          return SqlTemplate.forQuery(pool, RECEIPTS).execute(Map.of("id", id)).map(rows -> {
-            List<ReceiptView> receipts = new ArrayList<>();
-            for (Row r : rows) {
-              receipts.add(new ReceiptView(r.getString("subscriber"), r.getString("state"), r.getLong("pub_seq"),
-                  r.getOffsetDateTime("at")));
-            }
-            return new OperationFacts(detail, c.getLong("events").intValue(), c.getLong("published").intValue(),
-                c.getLong("last"), List.copyOf(receipts), List.of(c.getArrayOfStrings("held_by")));
-          });
-        }));
   }
 
   private static OutboxEvent event(Row row) {

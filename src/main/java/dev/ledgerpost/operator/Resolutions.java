@@ -1,10 +1,15 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.operator;
 
 import dev.ledgerpost.metrics.AuditEvent;
 import dev.ledgerpost.metrics.AuditLog;
-import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.OperatorMessages.Resolve;
-import dev.ledgerpost.ledger.OperatorMessages.Resolved;
+import dev.ledgerpost.ledger.Ledger;
+import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.RecipientStatus;
+import dev.ledgerpost.ledger.StateConflict;
+import dev.ledgerpost.ledger.TransactionPolicy;
+import dev.ledgerpost.operator.OperatorMessages.Resolve;
+import dev.ledgerpost.operator.OperatorMessages.Resolved;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -39,10 +44,6 @@ final class Resolutions {
   Resolutions(Pool pool, TransactionPolicy policy) {
     this.pool = pool;
     this.policy = policy;
-  }
-
-  void serve(Bus bus) {
-    bus.serve(OperatorMessages.RESOLVE, Resolve.class, this::resolve);
   }
 
   Future<Resolved> resolve(Resolve r) {
