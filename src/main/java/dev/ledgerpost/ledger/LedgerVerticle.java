@@ -11,7 +11,6 @@ import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.pgclient.PgBuilder;
-import io.vertx.pgclient.pubsub.PgSubscriber;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
@@ -35,11 +34,9 @@ public final class LedgerVerticle extends VerticleBase {
   private final GatewayConfig.Ledger config;
   private final Map<String, AtomicLong> retries = new ConcurrentHashMap<>();
   private EmbeddedDatabase embedded;
-  private static final OutboxMessages.Wake WAKE = new OutboxMessages.Wake();
 
   private Pool pool;
   private LedgerWriter writer;
-  private PgSubscriber subscriber;
   private DatabaseTarget target;
   private LedgerAccess access;
 
@@ -89,8 +86,6 @@ public final class LedgerVerticle extends VerticleBase {
           access = new LedgerAccess(context, pool, target.options(), nodeId, new TransactionPolicy(vertx, counting), metrics);
           Ledger ledger = access.reads();
           Bus bus = Bus.of(vertx);
-          OutboxWake wake = new OutboxWake(context, pool, bus);
-          access.onOutboxWritten(wake::committed);
           writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, access::outboxWritten);
           // The hot path calls the writer directly; the bus addresses serve the retry part, tools and tests.
           bus.serve(LedgerMessages.OPEN, Open.class, writer::open);
@@ -99,17 +94,9 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
           new IdempotencyStore(pool, nodeId, access.policy(), metrics, access::outboxWritten).serve(bus);
-          OutboxStore outbox = new OutboxStore(pool);
-          bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
-          bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
-          bus.serve(OutboxMessages.PRUNE, OutboxMessages.Prune.class, outbox::prune);
-          bus.serve(OutboxMessages.RECEIPT, OutboxMessages.Receipt.class, r -> outbox.receipt(r).map(v -> r));
-          bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> outbox.lag());
-          bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> outbox.head());
           return null;
         })
-        .compose(x -> startStores(0))
-        .compose(x -> listen());
+        .compose(x -> startStores(0));
   }
 
   /** The stores one after another, each with its codecs registered first. */
@@ -138,28 +125,6 @@ public final class LedgerVerticle extends VerticleBase {
     return chain.onComplete(ar -> started.clear());
   }
 
-  /**
-   * LISTEN for committed outbox rows (the publisher's wake-up) and for published events (every hub's). A
-   * notification is only a wake-up: the relay and the hubs poll as well, so a lost notification (or a
-   * subscriber down while PostgreSQL restarts) delays events, never loses them.
-   */
-  private Future<Void> listen() {
-    subscriber = PgSubscriber.subscriber(vertx, target.options()).reconnectPolicy(retries -> 1000L);
-    Bus bus = Bus.of(vertx);
-    subscriber.channel("ledgerpost_outbox").handler(payload -> bus.publish(OutboxMessages.WAKE, WAKE));
-    subscriber.channel(OutboxStore.PUBLISHED_CHANNEL).handler(payload -> {
-      try {
-        bus.publish(OutboxMessages.PUBLISHED, new OutboxMessages.PublishedUpTo(Long.parseLong(payload)));
-      } catch (NumberFormatException e) {
-        LOG.debug("ignoring a {} notification with payload {}", OutboxStore.PUBLISHED_CHANNEL, payload);
-      }
-    });
-    return subscriber.connect().recover(e -> {
-      LOG.warn("cannot LISTEN for outbox notifications ({}); the outbox relay polls only", e.getMessage());
-      return Future.succeededFuture();
-    });
-  }
-
   /** A commit must mean durable; an external server that says otherwise is reported, not changed. */
   private Future<Void> warnIfNotDurable() {
     return pool.query("SELECT current_setting('synchronous_commit') AS sc, current_setting('fsync') AS fs").execute()
@@ -176,8 +141,7 @@ public final class LedgerVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<Void> unlistened = stopStores().eventually(() -> subscriber == null ? Future.succeededFuture() : subscriber.close());
-    Future<Void> closed = unlistened.eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
+    Future<Void> closed = stopStores().eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
     return closed.eventually(() -> embedded == null
         ? Future.succeededFuture()
         : vertx.executeBlocking(() -> {

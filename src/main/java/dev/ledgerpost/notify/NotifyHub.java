@@ -3,7 +3,7 @@ package dev.ledgerpost.notify;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.bus.Hop;
 import io.vertx.core.Context;
-import dev.ledgerpost.ledger.OutboxEvent;
+import dev.ledgerpost.outbox.OutboxEvent;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Duration;

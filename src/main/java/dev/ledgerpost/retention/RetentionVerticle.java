@@ -5,7 +5,7 @@ import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.IdempotencyMessages;
-import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.outbox.OutboxMessages;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.outbox;
 
 import dev.ledgerpost.bus.Bus;
 import io.vertx.core.Context;
@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * event: every relay also polls.
  */
 final class OutboxWake {
+  /** The channel of the NOTIFY to other processes' relays (LISTEN in {@link OutboxStore}). */
+  static final String CHANNEL = "ledgerpost_outbox";
   static final long COALESCE_MILLIS = 50;
   static final long LOCAL_MILLIS = 5;
   private static final OutboxMessages.Wake WAKE = new OutboxMessages.Wake();
@@ -41,7 +43,7 @@ final class OutboxWake {
     if (notifyScheduled.compareAndSet(false, true)) {
       context.runOnContext(v -> context.owner().setTimer(COALESCE_MILLIS, t -> {
         notifyScheduled.set(false);
-        pool.query("NOTIFY ledgerpost_outbox").execute();
+        pool.query("NOTIFY " + CHANNEL).execute();
       }));
     }
   }

@@ -1,12 +1,17 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.outbox;
 
-import dev.ledgerpost.ledger.OutboxMessages.History;
-import dev.ledgerpost.ledger.OutboxMessages.HistoryPage;
-import dev.ledgerpost.ledger.OutboxMessages.Prune;
-import dev.ledgerpost.ledger.OutboxMessages.Pruned;
-import dev.ledgerpost.ledger.OutboxMessages.Published;
-import dev.ledgerpost.ledger.OutboxMessages.Receipt;
+import dev.ledgerpost.outbox.OutboxMessages.History;
+import dev.ledgerpost.outbox.OutboxMessages.HistoryPage;
+import dev.ledgerpost.outbox.OutboxMessages.Prune;
+import dev.ledgerpost.outbox.OutboxMessages.Pruned;
+import dev.ledgerpost.outbox.OutboxMessages.Published;
+import dev.ledgerpost.outbox.OutboxMessages.Receipt;
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.ledger.LedgerWriter;
 import io.vertx.core.Future;
+import io.vertx.pgclient.pubsub.PgSubscriber;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
@@ -16,19 +21,23 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The outbox's SQL: publishing in one serialised transaction, history for resuming, retention, receipts.
+ * The outbox's SQL, a store on the ledger's context: publishing in one serialised transaction, history for
+ * resuming, retention, receipts; and its LISTEN connection (docs/design.md §6.3).
  *
  * <p>A row holds one event, or the events of one group-committed statement (docs/design.md §6.1). Rows are
  * published whole: a row's pub_seq is its first event's, and its events follow gap-free. Events of a
  * batch row carry no payload of their own: it is read from their message (its fields that never
  * change, and the status and version the row recorded for each event).
  */
-final class OutboxStore {
+public final class OutboxStore implements LedgerStore {
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxStore.class);
   /** At most this many events in one row (the group commit's batch cap; a CHECK in V40 holds it). */
-  private static final int MAX_EVENTS_PER_ROW = GroupCommit.MAX_BATCH;
+  private static final int MAX_EVENTS_PER_ROW = LedgerWriter.MAX_BATCH;
+  private static final OutboxMessages.Wake WAKE = new OutboxMessages.Wake();
   /** Every event of the rows whose seq the subquery {@code %s} gives (V40's view: one definition of an event's payload). */
   private static final String EVENTS = """
       SELECT seq, pub_seq, event_id, message_id, type, payload::text AS payload, auth_user, created_at
@@ -77,10 +86,53 @@ final class OutboxStore {
   static final String PUBLISHED_CHANNEL = "ledgerpost_published";
   private static final String NOTIFY_PUBLISHED = "SELECT pg_notify('" + PUBLISHED_CHANNEL + "', $1)";
 
-  private final Pool pool;
+  private Pool pool;
+  private PgSubscriber subscriber;
 
-  OutboxStore(Pool pool) {
-    this.pool = pool;
+  @Override
+  public Class<?>[] messageTypes() {
+    return OutboxMessages.types();
+  }
+
+  @Override
+  public Future<Void> start(LedgerAccess ledger) {
+    pool = ledger.pool();
+    Bus bus = ledger.bus();
+    OutboxWake wake = new OutboxWake(ledger.context(), pool, bus);
+    ledger.onOutboxWritten(wake::committed);
+    bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> publish(p.limit()));
+    bus.serve(OutboxMessages.HISTORY, History.class, this::history);
+    bus.serve(OutboxMessages.PRUNE, Prune.class, this::prune);
+    bus.serve(OutboxMessages.RECEIPT, Receipt.class, r -> receipt(r).map(v -> r));
+    bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> lag());
+    bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> head());
+    return listen(ledger, bus);
+  }
+
+  /**
+   * LISTEN for committed outbox rows (the publisher's wake-up) and for published events (every hub's). A
+   * notification is only a wake-up: the relay and the hubs poll as well, so a lost notification (or a
+   * subscriber down while PostgreSQL restarts) delays events, never loses them.
+   */
+  private Future<Void> listen(LedgerAccess ledger, Bus bus) {
+    subscriber = PgSubscriber.subscriber(ledger.context().owner(), ledger.connectOptions()).reconnectPolicy(retries -> 1000L);
+    subscriber.channel(OutboxWake.CHANNEL).handler(payload -> bus.publish(OutboxMessages.WAKE, WAKE));
+    subscriber.channel(PUBLISHED_CHANNEL).handler(payload -> {
+      try {
+        bus.publish(OutboxMessages.PUBLISHED, new OutboxMessages.PublishedUpTo(Long.parseLong(payload)));
+      } catch (NumberFormatException e) {
+        LOG.debug("ignoring a {} notification with payload {}", PUBLISHED_CHANNEL, payload);
+      }
+    });
+    return subscriber.connect().recover(e -> {
+      LOG.warn("cannot LISTEN for outbox notifications ({}); the outbox relay polls only", e.getMessage());
+      return Future.succeededFuture();
+    });
+  }
+
+  @Override
+  public Future<Void> stop() {
+    return subscriber == null ? Future.succeededFuture() : subscriber.close();
   }
 
   /**

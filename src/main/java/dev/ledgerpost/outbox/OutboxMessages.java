@@ -1,9 +1,9 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.outbox;
 
 import java.time.Duration;
 import java.util.List;
 
-/** Event-bus messages of the outbox side of the ledger: publishing, history, retention, receipts. */
+/** Event-bus messages of the outbox ({@link OutboxStore}, on the ledger's context): publishing, history, retention, receipts. */
 public final class OutboxMessages {
   /** Publishes the next batch of committed, unpublished rows. */
   public static final String PUBLISH = "ledger.outbox.publish";
@@ -11,10 +11,10 @@ public final class OutboxMessages {
   public static final String HISTORY = "ledger.outbox.history";
   public static final String PRUNE = "ledger.outbox.prune";
   public static final String RECEIPT = "ledger.outbox.receipt";
-  /** Published (not requested) by the ledger when PostgreSQL says an outbox row was committed. */
+  /** Published (not requested) after a commit that wrote outbox rows: this process's ({@link OutboxWake}), or another's (LISTEN). */
   public static final String WAKE = "ledger.outbox.wake";
   /**
-   * Published (not requested) by the ledger when PostgreSQL says some node's publisher numbered events: a
+   * Published (not requested) by the outbox store when PostgreSQL says some node's publisher numbered events: a
    * {@link PublishedUpTo}. Every node's hub tails the ledger on it (docs/design.md §9.3).
    */
   public static final String PUBLISHED = "ledger.outbox.published";

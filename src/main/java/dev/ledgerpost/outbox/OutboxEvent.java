@@ -1,4 +1,4 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.outbox;
 
 import java.time.OffsetDateTime;
 import java.util.UUID;
