@@ -13,7 +13,7 @@ import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
-import dev.ledgerpost.ledger.IdempotencyMessages;
+import dev.ledgerpost.idempotency.IdempotencyStore;
 import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.outbox.OutboxStore;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -107,7 +107,6 @@ public final class Gateway {
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
-    Bus.install(vertx, IdempotencyMessages.types());
     Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
@@ -167,7 +166,8 @@ public final class Gateway {
    * registers their codecs and starts them.
    */
   private List<LedgerStore> stores() {
-    List<LedgerStore> stores = new ArrayList<>(List.of(new OutboxStore(), new StaleRows(), new OperatorStore()));
+    List<LedgerStore> stores = new ArrayList<>(List.of(new OutboxStore(), new IdempotencyStore(), new StaleRows(),
+        new OperatorStore()));
     if (config.observability().chaosEnabled()) {
       stores.add(new ChaosLocks());
     }

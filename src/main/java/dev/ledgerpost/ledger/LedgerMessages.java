@@ -1,5 +1,6 @@
 package dev.ledgerpost.ledger;
 
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
@@ -11,6 +12,8 @@ public final class LedgerMessages {
   public static final String LIST = "ledger.list";
   public static final String GET = "ledger.get";
   public static final String PING = "ledger.ping";
+  /** Opens a ledger entry and binds the claimed Idempotency-Key to it in one transaction (docs/design.md §7.2). */
+  public static final String OPEN_KEYED = "ledger.idempotency.open";
 
   private LedgerMessages() {}
 
@@ -18,7 +21,7 @@ public final class LedgerMessages {
   public static Class<?>[] types() {
     return new Class<?>[] {
       Open.class, Opened.class, Settle.class, Settled.class, ListQuery.class, MessagePage.class,
-      Get.class, MessageDetail.class, Ping.class
+      Get.class, MessageDetail.class, Ping.class, OpenKeyed.class
     };
   }
 
@@ -46,6 +49,12 @@ public final class LedgerMessages {
   }
 
   public record Opened(UUID id, int version) {}
+
+  /** A key as one request holds it: scoped by {@code owner} (the API key), claimed under {@code operationId}. */
+  public record KeyRef(String owner, String key, UUID operationId) {}
+
+  /** {@link Open} plus the binding of the claimed key to the new entry, in the same transaction. */
+  public record OpenKeyed(Open open, KeyRef ref, Duration lease) {}
 
   /**
    * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or

@@ -93,7 +93,8 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
-          new IdempotencyStore(pool, nodeId, access.policy(), metrics, access::outboxWritten).serve(bus);
+          KeyedOpen keyed = new KeyedOpen(pool, nodeId, access.policy(), metrics, access::outboxWritten);
+          bus.serve(LedgerMessages.OPEN_KEYED, LedgerMessages.OpenKeyed.class, keyed::open);
           return null;
         })
         .compose(x -> startStores(0));

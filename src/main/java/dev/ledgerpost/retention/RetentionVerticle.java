@@ -4,7 +4,7 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.ledger.IdempotencyMessages;
+import dev.ledgerpost.idempotency.IdempotencyMessages;
 import dev.ledgerpost.outbox.OutboxMessages;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

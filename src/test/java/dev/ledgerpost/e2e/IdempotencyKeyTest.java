@@ -3,7 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.IdempotencyMessages;
+import dev.ledgerpost.idempotency.IdempotencyMessages;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;

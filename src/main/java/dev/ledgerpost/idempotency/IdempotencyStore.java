@@ -1,38 +1,36 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.idempotency;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.IdempotencyMessages.Claim;
-import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
-import dev.ledgerpost.ledger.IdempotencyMessages.Complete;
-import dev.ledgerpost.ledger.IdempotencyMessages.Decision;
-import dev.ledgerpost.ledger.IdempotencyMessages.Done;
-import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
-import dev.ledgerpost.ledger.IdempotencyMessages.OpenKeyed;
-import dev.ledgerpost.ledger.IdempotencyMessages.Prune;
-import dev.ledgerpost.ledger.IdempotencyMessages.Pruned;
-import dev.ledgerpost.ledger.IdempotencyMessages.Release;
-import dev.ledgerpost.ledger.LedgerMessages.Opened;
-import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Claim;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Claimed;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Complete;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Decision;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Done;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Prune;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Pruned;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Release;
+import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
+import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.TransactionPolicy;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.templates.SqlTemplate;
 import java.time.Duration;
-import io.vertx.sqlclient.Tuple;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
- * The SQL of idempotency keys (states in V30__idempotency_key_states.sql). Every operation is one
- * transaction under the ledger's retry policy and is safe to run again after an ambiguous commit; the
- * keyed open is one statement, like the ledger's own open.
+ * The SQL of idempotency keys (states in V30__idempotency_key_states.sql), a store on the ledger's context.
+ * Every operation is one transaction under the ledger's retry policy and is safe to run again after an
+ * ambiguous commit. The binding of a key to its entry is the ledger's keyed open (one statement with the open).
  */
-final class IdempotencyStore {
+public final class IdempotencyStore implements LedgerStore {
   private static final String INSERT = """
       INSERT INTO idempotency_keys (owner, key, request_hash, operation_id, state, lease_until, created_at, updated_at)
       VALUES (#{owner}, #{key}, #{hash}, #{op}, 'IN_FLIGHT', now() + make_interval(secs => #{lease}), now(), now())
@@ -51,24 +49,6 @@ final class IdempotencyStore {
          SET request_hash = #{hash}, operation_id = #{op}, state = 'IN_FLIGHT', message_id = NULL, response = NULL,
              lease_until = now() + make_interval(secs => #{lease}), created_at = now(), updated_at = now()
        WHERE owner = #{owner} AND key = #{key}""";
-  /**
-   * The ledger's open statement plus the key's binding: one statement, so one commit for both. The
-   * second alternative lets a retry after an ambiguous commit find its own binding. A claim that was
-   * taken over (its lease ran out) binds nothing, and ledger_abort then rolls the whole open back.
-   */
-  private static final String OPEN_KEYED = OpenBatch.WRITES.formatted(OpenBatch.ON_CONFLICT) + """
-      ,
-      k AS (
-        UPDATE idempotency_keys
-           SET state = 'OPENED', message_id = ($1::uuid[])[1], lease_until = now() + make_interval(secs => $20::float8),
-               updated_at = now()
-         WHERE owner = $18 AND key = $19 AND operation_id = ($1::uuid[])[1]
-           AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = ($1::uuid[])[1]))
-        RETURNING 1)
-      SELECT m.id, NULL::int AS refused FROM m
-      UNION ALL
-      SELECT NULL, ledger_abort('the idempotency key of operation ' || ($1::uuid[])[1]::text || ' is no longer held by it')
-       WHERE (SELECT count(*) FROM k) = 0""";
   private static final String COMPLETE = """
       UPDATE idempotency_keys SET state = 'COMPLETED', response = #{response}, updated_at = now()
        WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op} AND state IN ('OPENED', 'COMPLETED')""";
@@ -83,28 +63,24 @@ final class IdempotencyStore {
          FOR UPDATE SKIP LOCKED)
       DELETE FROM idempotency_keys k USING doomed d WHERE k.owner = d.owner AND k.key = d.key""";
 
-  private final Pool pool;
-  /** Recorded on the rows a keyed send opens, as on every other open. */
-  private final String nodeId;
-  private final TransactionPolicy policy;
-  private final GatewayMetrics metrics;
-  /** Called after a keyed open committed: it wrote an outbox row (OutboxWake). */
-  private final Runnable committed;
+  private Pool pool;
+  private TransactionPolicy policy;
 
-  IdempotencyStore(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetrics metrics, Runnable committed) {
-    this.nodeId = nodeId;
-    this.pool = pool;
-    this.policy = policy;
-    this.metrics = metrics;
-    this.committed = committed;
+  @Override
+  public Class<?>[] messageTypes() {
+    return IdempotencyMessages.types();
   }
 
-  void serve(Bus bus) {
+  @Override
+  public Future<Void> start(LedgerAccess ledger) {
+    pool = ledger.pool();
+    policy = ledger.policy();
+    Bus bus = ledger.bus();
     bus.serve(IdempotencyMessages.CLAIM, Claim.class, this::claim);
-    bus.serve(IdempotencyMessages.OPEN, OpenKeyed.class, this::openKeyed);
     bus.serve(IdempotencyMessages.COMPLETE, Complete.class, this::complete);
     bus.serve(IdempotencyMessages.RELEASE, Release.class, this::release);
     bus.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
+    return Future.succeededFuture();
   }
 
   Future<Claimed> claim(Claim c) {
@@ -167,28 +143,6 @@ final class IdempotencyStore {
       case "COMPLETED" -> Decision.REPLAY;
       default -> throw new IllegalStateException("unknown idempotency key state " + state);
     };
-  }
-
-  /** The ledger entry and the key's binding commit together, or neither does. A batch of one: keyed sends are few. */
-  Future<Opened> openKeyed(OpenKeyed o) {
-    if (!o.ref().operationId().equals(o.open().id())) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
-          "a key binds the ledger entry its claimant chose: " + o.ref().operationId() + " is not " + o.open().id()));
-    }
-    List<Object> params = OpenBatch.params(List.of(o.open()), nodeId);
-    params.add(o.ref().owner());
-    params.add(o.ref().key());
-    params.add(seconds(o.lease()));
-    Tuple tuple = Tuple.tuple(params);
-    long started = System.nanoTime();
-    return policy.run("open", () -> pool.preparedQuery(OPEN_KEYED).execute(tuple)
-            .compose(rows -> OpenBatch.answers(pool, List.of(o.open()), OpenBatch.inserted(rows)))
-            .compose(answers -> answers.get(0).failure() != null
-                ? Future.<Opened>failedFuture(answers.get(0).failure())
-                : Future.succeededFuture(answers.get(0).value())))
-        .onComplete(ar -> metrics.ledgerTransaction(GatewayMetrics.TxKind.OPEN, System.nanoTime() - started, ar.succeeded()))
-        .onSuccess(opened -> committed.run())
-        .recover(e -> Future.failedFuture(LedgerWriter.persistence("open", o.open().id(), e)));
   }
 
   Future<Done> complete(Complete c) {

@@ -1,11 +1,13 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.idempotency;
 
-import static dev.ledgerpost.ledger.IdempotencyMessages.Decision.BUSY;
-import static dev.ledgerpost.ledger.IdempotencyMessages.Decision.CLAIMED;
-import static dev.ledgerpost.ledger.IdempotencyMessages.Decision.DERIVED;
-import static dev.ledgerpost.ledger.IdempotencyMessages.Decision.MISMATCH;
-import static dev.ledgerpost.ledger.IdempotencyMessages.Decision.REPLAY;
+import static dev.ledgerpost.idempotency.IdempotencyMessages.Decision.BUSY;
+import static dev.ledgerpost.idempotency.IdempotencyMessages.Decision.CLAIMED;
+import static dev.ledgerpost.idempotency.IdempotencyMessages.Decision.DERIVED;
+import static dev.ledgerpost.idempotency.IdempotencyMessages.Decision.MISMATCH;
+import static dev.ledgerpost.idempotency.IdempotencyMessages.Decision.REPLAY;
 import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.ledger.MessageStatus;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,17 +1,18 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.idempotency;
 
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
+import dev.ledgerpost.ledger.MessageStatus;
 import java.time.Duration;
 import java.util.UUID;
 
 /**
- * Event-bus messages of the HTTP send API's idempotency keys. A key is claimed before the downstream
- * transaction begins (so a concurrent duplicate hears 409 at once), bound to its ledger entry in the
- * transaction that opens the ledger, and finally given its answer or released.
+ * Event-bus messages of the HTTP send API's idempotency keys ({@link IdempotencyStore}, on the ledger's context).
+ * A key is claimed before the downstream transaction begins (so a concurrent duplicate hears 409 at once), bound
+ * to its ledger entry in the transaction that opens the ledger (the ledger's {@code OpenKeyed}), and finally given
+ * its answer or released.
  */
 public final class IdempotencyMessages {
   public static final String CLAIM = "ledger.idempotency.claim";
-  /** Opens a ledger entry and binds the claimed key to it in one transaction. */
-  public static final String OPEN = "ledger.idempotency.open";
   public static final String COMPLETE = "ledger.idempotency.complete";
   public static final String RELEASE = "ledger.idempotency.release";
   public static final String PRUNE = "ledger.idempotency.prune";
@@ -20,12 +21,9 @@ public final class IdempotencyMessages {
 
   public static Class<?>[] types() {
     return new Class<?>[] {
-      Claim.class, Claimed.class, OpenKeyed.class, Complete.class, Release.class, Done.class, Prune.class, Pruned.class
+      Claim.class, Claimed.class, Complete.class, Release.class, Done.class, Prune.class, Pruned.class
     };
   }
-
-  /** A key as one request holds it: scoped by {@code owner} (the API key), claimed under {@code operationId}. */
-  public record KeyRef(String owner, String key, UUID operationId) {}
 
   /**
    * Claims {@code key} for a request whose canonical body hashes to {@code requestHash}. {@code lease} bounds
@@ -66,9 +64,6 @@ public final class IdempotencyMessages {
       this(decision, operationId, response, messageStatus, messageIdHeader, downstreamReply, null);
     }
   }
-
-  /** {@link Ledger#open} plus the binding of the claimed key to the new entry, in the same transaction. */
-  public record OpenKeyed(LedgerMessages.Open open, KeyRef ref, Duration lease) {}
 
   /** Stores the answer given for a bound key (a JSON document: status, headers, body). */
   public record Complete(KeyRef ref, String response) {}
