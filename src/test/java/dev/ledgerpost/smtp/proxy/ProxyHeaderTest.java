@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

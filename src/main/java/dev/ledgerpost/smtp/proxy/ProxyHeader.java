@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.proxy;
 
 import dev.ledgerpost.config.GatewayConfig.ProxyProtocol;
 import java.net.InetAddress;
@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
  * which are skipped). Anything else, or anything not exactly as the spec says, is malformed: nothing in a
  * doubtful header is used.
  */
-final class ProxyHeader {
+public final class ProxyHeader {
   /** The longest v1 line, "PROXY TCP6 " + two full IPv6 addresses + two ports + CRLF. */
   static final int V1_MAX = 107;
   /**
@@ -39,12 +39,12 @@ final class ProxyHeader {
    * What a complete header says. {@code clientAddress} is null when the proxy speaks for itself (v2
    * LOCAL, as in a health check; v1 UNKNOWN; v2 AF_UNSPEC): then the connection's own address stands.
    */
-  record Header(int version, String clientAddress, int clientPort) {}
+  public record Header(int version, String clientAddress, int clientPort) {}
 
   enum Status { NEED_MORE, DONE, MALFORMED }
 
   /** Whether the first bytes of a stream are a PROXY header (of either version), as far as they tell. */
-  enum Sniff { HEADER, NOT_HEADER, UNDECIDED }
+  public enum Sniff { HEADER, NOT_HEADER, UNDECIDED }
 
   /** {@code smtp.proxyProtocol}: the versions taken. */
   private final ProxyProtocol versions;
@@ -101,7 +101,7 @@ final class ProxyHeader {
   }
 
   /** For a peer that may not send a header: does its stream start like one? */
-  static Sniff sniff(byte[] first, int length) {
+  public static Sniff sniff(byte[] first, int length) {
     Sniff v1 = prefixOf(first, length, V1_PREFIX);
     return v1 != Sniff.NOT_HEADER ? v1 : prefixOf(first, length, V2_SIGNATURE);
   }

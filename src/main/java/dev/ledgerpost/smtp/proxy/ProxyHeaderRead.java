@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.proxy;
 
 import dev.ledgerpost.config.GatewayConfig;
 import io.vertx.core.Vertx;
@@ -14,11 +14,11 @@ import org.slf4j.LoggerFactory;
  * address. The answer comes on the socket's event loop, synchronously with the read that completed the
  * header, so the SMTP side can take over the socket before another byte arrives.
  */
-final class ProxyHeaderRead {
+public final class ProxyHeaderRead {
   private static final Logger LOG = LoggerFactory.getLogger(ProxyHeaderRead.class);
 
   /** Exactly one of these is called, unless the peer closes first (then neither: nothing was admitted). */
-  interface Outcome {
+  public interface Outcome {
     /** The header was read; {@code rest} holds the bytes that followed it (the client's own, may be empty). */
     void header(ProxyHeader.Header header, Buffer rest);
 
@@ -28,7 +28,9 @@ final class ProxyHeaderRead {
 
   private ProxyHeaderRead() {}
 
-  static void start(Vertx vertx, NetSocket socket, GatewayConfig.ProxyProtocol versions, Duration deadline, Outcome outcome) {
+  /** {@code peer}: the proxy's address, for the log. */
+  public static void start(Vertx vertx, NetSocket socket, String peer, GatewayConfig.ProxyProtocol versions, Duration deadline,
+      Outcome outcome) {
     ProxyHeader parser = new ProxyHeader(versions);
     boolean[] over = {false};
     long timer = vertx.setTimer(Math.max(1, deadline.toMillis()), t -> {
@@ -41,11 +43,10 @@ final class ProxyHeaderRead {
       if (!over[0]) {
         over[0] = true;
         vertx.cancelTimer(timer);
-        LOG.debug("proxy {} closed before its PROXY header was complete", SmtpConnection.clientAddress(socket));
+        LOG.debug("proxy {} closed before its PROXY header was complete", peer);
       }
     });
-    socket.exceptionHandler(e -> LOG.debug("socket error from proxy {}: {}", SmtpConnection.clientAddress(socket),
-        e.getMessage()));
+    socket.exceptionHandler(e -> LOG.debug("socket error from proxy {}: {}", peer, e.getMessage()));
     socket.handler(data -> {
       if (over[0]) {
         return; // refused: the 421 and the close are under way
