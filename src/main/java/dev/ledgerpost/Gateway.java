@@ -35,7 +35,7 @@ import dev.ledgerpost.smtp.HtpasswdAuthenticator;
 import dev.ledgerpost.smtp.SenderPolicy;
 import dev.ledgerpost.smtp.SmtpSession;
 import dev.ledgerpost.smtp.SmtpVerticle;
-import dev.ledgerpost.smtp.TlsMaterial;
+import dev.ledgerpost.smtp.tls.TlsMaterial;
 import dev.ledgerpost.smtp.UserQuota;
 import dev.ledgerpost.stale.StaleGauges;
 import dev.ledgerpost.stale.StaleRows;

@@ -1,5 +1,6 @@
 package dev.ledgerpost.smtp;
 
+import dev.ledgerpost.smtp.tls.SharedServerTls;
 import dev.ledgerpost.smtp.proxy.ProxyHeader;
 import dev.ledgerpost.smtp.proxy.ProxyHeaderRead;
 import dev.ledgerpost.config.Cidr;

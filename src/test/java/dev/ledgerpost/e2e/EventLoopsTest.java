@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Test;
  * N event loops (smtp.instances, http.instances): SMTP sessions and HTTP sends spread over every instance, each
  * on its own event loop with its own smarthost pool; the relay stays byte for byte on all of them, STARTTLS
  * included (Vert.x 5.0.7 gave only the first of several servers sharing a socket the TLS set-up: see
- * smtp.SharedServerTls); and the send API's per-key rate limit holds per process, not per instance.
+ * smtp.tls.SharedServerTls); and the send API's per-key rate limit holds per process, not per instance.
  *
  * <p>Which loop served a session is read from outside, with no hook in the product: the line
  * "client ... authenticated as ..." is logged by the session on its own event loop, and names the client's

@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.tls;
 
 import io.vertx.core.net.NetServer;
 import java.lang.reflect.Field;
@@ -11,10 +11,10 @@ import java.lang.reflect.Field;
  * manager, right after it starts listening. Remove once the Vert.x stack is upgraded past the bug
  * (NetServerImpl.listen does not set it on the "server already exists" path).
  */
-final class SharedServerTls {
+public final class SharedServerTls {
   private SharedServerTls() {}
 
-  static void shareSslContextManager(NetServer server) {
+  public static void shareSslContextManager(NetServer server) {
     try {
       Class<?> impl = server.getClass();
       Field actual = impl.getDeclaredField("actualServer");

@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.tls;
 
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.GatewayConfig;
