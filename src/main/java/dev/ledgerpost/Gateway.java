@@ -30,13 +30,13 @@ import dev.ledgerpost.operator.OperatorStore;
 import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
-import dev.ledgerpost.smtp.AuthThrottle;
-import dev.ledgerpost.smtp.HtpasswdAuthenticator;
+import dev.ledgerpost.smtp.auth.AuthThrottle;
+import dev.ledgerpost.smtp.auth.HtpasswdAuthenticator;
 import dev.ledgerpost.smtp.SenderPolicy;
 import dev.ledgerpost.smtp.SmtpSession;
 import dev.ledgerpost.smtp.SmtpVerticle;
 import dev.ledgerpost.smtp.tls.TlsMaterial;
-import dev.ledgerpost.smtp.UserQuota;
+import dev.ledgerpost.smtp.auth.UserQuota;
 import dev.ledgerpost.stale.StaleGauges;
 import dev.ledgerpost.stale.StaleRows;
 import dev.ledgerpost.stale.StaleVerticle;
@@ -222,7 +222,7 @@ public final class Gateway {
     tls.reloadable().ifPresent(reloadable::add);
     AtomicInteger connections = new AtomicInteger();
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
-    return new SmtpVerticle.Shared(config, hostname, tls, auth,
+    return new SmtpVerticle.Shared(config, hostname, tls, auth == null ? null : auth::verify,
         connections, null, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
         downstreamSlots(), new SmarthostHealth(config.downstream(), clock), new AtomicBoolean());
   }

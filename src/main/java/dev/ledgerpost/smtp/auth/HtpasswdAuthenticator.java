@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.auth;
 
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.CredentialFile;
@@ -20,7 +20,7 @@ import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
  * is an error, not skipped) and is read again on SIGHUP; every SMTP verticle instance reads the users
  * through this one object.
  */
-public final class HtpasswdAuthenticator implements SmtpSession.Authenticator {
+public final class HtpasswdAuthenticator {
   public static final String KEY = "auth.usersFile";
   private static final Pattern USER = Pattern.compile("[^\\s:#]{1,128}");
   private static final Pattern BCRYPT = Pattern.compile("\\$2[aby]\\$\\d{2}\\$[./A-Za-z0-9]{53}");
@@ -75,7 +75,6 @@ public final class HtpasswdAuthenticator implements SmtpSession.Authenticator {
     return hashes;
   }
 
-  @Override
   public Future<Boolean> verify(String user, String password) {
     String hash = hashes.get().get(user);
     return vertx.executeBlocking(() -> {

@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

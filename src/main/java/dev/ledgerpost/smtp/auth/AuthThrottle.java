@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.auth;
 
 import dev.ledgerpost.config.Durations;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -53,7 +53,8 @@ public final class AuthThrottle {
     this(settings, metrics, System::nanoTime, DEFAULT_CAPACITY);
   }
 
-  AuthThrottle(Settings settings, GatewayMetrics metrics, LongSupplier nanos, int capacity) {
+  /** With the clock ({@code nanos}) and table size a test chooses. */
+  public AuthThrottle(Settings settings, GatewayMetrics metrics, LongSupplier nanos, int capacity) {
     this.settings = settings;
     this.metrics = metrics;
     this.nanos = nanos;

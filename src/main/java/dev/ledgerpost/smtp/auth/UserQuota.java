@@ -1,4 +1,4 @@
-package dev.ledgerpost.smtp;
+package dev.ledgerpost.smtp.auth;
 
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.send.RateLimiter;
