@@ -31,7 +31,6 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +38,6 @@ import org.slf4j.LoggerFactory;
 /** The HTTP API: sends for applications, ledger queries for operators and dashboards, health for orchestrators. */
 public final class ApiVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ApiVerticle.class);
-  private static final int MAX_LIMIT = 500;
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(3);
   /** Bodies of the admin endpoints are small JSON documents. */
   private static final long ADMIN_BODY_LIMIT = 64 * 1024;
@@ -57,6 +55,7 @@ public final class ApiVerticle extends VerticleBase {
   private HttpServer server;
   private SendApi send;
   private Bus bus;
+  private ContractValidation contract;
 
   private final GatewayMetrics metrics;
   private final Supplier<String> scrape;
@@ -85,6 +84,7 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private Future<?> start(ContractValidation contract) {
+    this.contract = contract;
     bus = Bus.of(vertx);
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> Problem.json(ctx, 200, new JsonObject().put("status", "UP")));
@@ -94,7 +94,7 @@ public final class ApiVerticle extends VerticleBase {
     } else if (observability.metricsAccess() == GatewayConfig.MetricsAccess.TOKEN) {
       router.get("/metrics").handler(this::authenticate).handler(this::metrics);
     }
-    router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
+    router.get("/api/v1/events").handler(this::events); // authenticates itself: browsers cannot send headers
     send = new SendApi(vertx, sendSetup, contract);
     send.mount(router); // authenticates with send API keys, not the admin token
     router.route("/api/*").handler(this::authenticate);
@@ -103,7 +103,7 @@ public final class ApiVerticle extends VerticleBase {
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
       LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
-      router.post("/api/v1/chaos/locks").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::chaosLock);
+      router.post("/api/v1/chaos/locks").handler(this::chaosLock);
     }
     router.get("/api/v1/messages").handler(this::list);
     router.get("/api/v1/messages/:id").handler(this::detail);
@@ -129,10 +129,8 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private void authenticate(RoutingContext ctx) {
-    String header = ctx.request().getHeader("Authorization");
-    String prefix = "Bearer ";
-    boolean ok = header != null && header.regionMatches(true, 0, prefix, 0, prefix.length())
-        && eventTokens.isAdmin(header.substring(prefix.length()).trim());
+    String token = Bearer.token(ctx.request());
+    boolean ok = token != null && eventTokens.isAdmin(token);
     if (!ok && ctx.request().method() == HttpMethod.GET && OPERATION_PATH.matcher(ctx.normalizedPath()).matches()) {
       // A send API key may follow the Location of its own sends; operation() checks the message is its user's.
       var key = send.apiKey(ctx);
@@ -143,11 +141,34 @@ public final class ApiVerticle extends VerticleBase {
       }
     }
     if (!ok) {
-      ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"ledgerpost\"");
-      Problem.send(ctx, 401, "Unauthorized", "a valid bearer token is required");
+      Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required");
       return;
     }
     ctx.next();
+  }
+
+  /**
+   * The hub's WebSocket upgrade: a token in a header is checked first (401 before any upgrade; a browser sends
+   * its token in the first frame instead), then the parameters against the contract, then the hub takes the socket.
+   */
+  private void events(RoutingContext ctx) {
+    EventTokens.Principal principal = null;
+    if (Bearer.present(ctx.request())) {
+      String token = Bearer.token(ctx.request());
+      principal = eventTokens.authenticate(token == null ? "" : token).orElse(null);
+      if (principal == null) {
+        Problem.unauthorized(ctx, "ledgerpost", null);
+        return;
+      }
+    }
+    EventTokens.Principal known = principal;
+    contract.validate(ctx, "subscribeEvents").onComplete(ar -> {
+      if (ar.failed()) {
+        contract.badRequest(ctx, ar.cause());
+        return;
+      }
+      hub.upgrade(ctx.request(), known, ar.result().number("since"), ar.result().string("client"));
+    });
   }
 
   private void ready(RoutingContext ctx) {
@@ -160,74 +181,29 @@ public final class ApiVerticle extends VerticleBase {
     });
   }
 
+  /** Status, limit and the rest are as the contract validated them; only {@code since} is parsed here (a timestamp). */
   private void list(RoutingContext ctx) {
-    ListQuery query;
-    try {
-      query = listQuery(ctx);
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", e.getMessage());
-      return;
-    }
-    bus.request(LedgerMessages.LIST, query, MessagePage.class).onComplete(ar -> {
-      if (ar.succeeded()) {
-        Problem.json(ctx, 200, MessageJson.page(ar.result()));
-      } else {
-        Problem.ledgerFailure(ctx, ar.cause());
-      }
-    });
-  }
-
-  private static ListQuery listQuery(RoutingContext ctx) {
-    MessageStatus status = null;
-    String s = ctx.queryParams().get("status");
-    if (s != null && !s.isEmpty()) {
-      try {
-        status = MessageStatus.valueOf(s.toUpperCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("status must be one of " + java.util.Arrays.toString(MessageStatus.values()));
-      }
-    }
+    Input in = Input.of(ctx);
     OffsetDateTime since = null;
-    String sinceText = ctx.queryParams().get("since");
+    String sinceText = in.string("since");
     if (sinceText != null && !sinceText.isEmpty()) {
       try {
         since = OffsetDateTime.parse(sinceText);
       } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException("since must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T10:00:00Z");
+        Problem.send(ctx, 400, "Bad Request", "since must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T10:00:00Z");
+        return;
       }
     }
-    int limit = 50;
-    String limitText = ctx.queryParams().get("limit");
-    if (limitText != null && !limitText.isEmpty()) {
-      try {
-        limit = Integer.parseInt(limitText);
-      } catch (NumberFormatException e) {
-        limit = -1;
-      }
-      if (limit < 1 || limit > MAX_LIMIT) {
-        throw new IllegalArgumentException("limit must be a whole number from 1 to " + MAX_LIMIT);
-      }
-    }
-    String sender = ctx.queryParams().get("sender");
-    return new ListQuery(status, sender == null || sender.isEmpty() ? null : sender, since, limit,
-        ctx.queryParams().get("cursor"));
+    String status = in.string("status");
+    String sender = in.string("sender");
+    ListQuery query = new ListQuery(status == null ? null : MessageStatus.valueOf(status),
+        sender == null || sender.isEmpty() ? null : sender, since, in.number("limit").intValue(), in.string("cursor"));
+    Problem.answer(ctx, bus.request(LedgerMessages.LIST, query, MessagePage.class), MessageJson::page);
   }
 
   private void detail(RoutingContext ctx) {
-    UUID id;
-    try {
-      id = UUID.fromString(ctx.pathParam("id"));
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", "message id must be a UUID");
-      return;
-    }
-    bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class).onComplete(ar -> {
-      if (ar.succeeded()) {
-        Problem.json(ctx, 200, MessageJson.detail(ar.result()));
-      } else {
-        Problem.ledgerFailure(ctx, ar.cause());
-      }
-    });
+    UUID id = UUID.fromString(Input.of(ctx).path("id"));
+    Problem.answer(ctx, bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class), MessageJson::detail);
   }
 
   private void metrics(RoutingContext ctx) {
@@ -235,17 +211,11 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private void chaosLock(RoutingContext ctx) {
-    ChaosMessages.ChaosLock request;
-    try {
-      JsonObject body = ctx.body().asJsonObject();
-      java.util.List<String> tables = new java.util.ArrayList<>();
-      body.getJsonArray("tables").forEach(t -> tables.add((String) t));
-      request = new ChaosMessages.ChaosLock(tables, body.getLong("millis"));
-    } catch (RuntimeException e) {
-      Problem.send(ctx, 400, "Bad Request", "expected {\"tables\": [\"messages\", ...], \"millis\": N}");
-      return;
-    }
-    bus.request(ChaosMessages.LOCK, request, ChaosMessages.ChaosLocked.class, java.time.Duration.ofSeconds(15))
+    JsonObject body = Input.of(ctx).body();
+    List<String> tables = new ArrayList<>();
+    body.getJsonArray("tables").forEach(t -> tables.add((String) t));
+    ChaosMessages.ChaosLock request = new ChaosMessages.ChaosLock(tables, body.getLong("millis"));
+    bus.request(ChaosMessages.LOCK, request, ChaosMessages.ChaosLocked.class, Duration.ofSeconds(15))
         .onComplete(ar -> {
           if (ar.succeeded()) {
             Problem.json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));
@@ -261,13 +231,7 @@ public final class ApiVerticle extends VerticleBase {
 
   /** docs/design.md §4.6: an operation's status is a set of facts, each saying where it was read from. */
   private void operation(RoutingContext ctx) {
-    UUID id;
-    try {
-      id = UUID.fromString(ctx.pathParam("id"));
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", "operation id must be a UUID");
-      return;
-    }
+    UUID id = UUID.fromString(Input.of(ctx).path("id"));
     Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
             READY_TIMEOUT)
         .map(held -> held.ids().contains(id));
