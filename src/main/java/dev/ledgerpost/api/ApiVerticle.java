@@ -162,6 +162,8 @@ public final class ApiVerticle extends VerticleBase {
       }
     }
     EventTokens.Principal known = principal;
+    // The request must not end while the contract is checked on a worker: the upgrade (which resumes it) waits for its end.
+    ctx.request().pause();
     contract.validate(ctx, "subscribeEvents").onComplete(ar -> {
       if (ar.failed()) {
         contract.badRequest(ctx, ar.cause());

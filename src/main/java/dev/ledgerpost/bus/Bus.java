@@ -52,9 +52,19 @@ public final class Bus {
     return request(address, request, replyType, DEFAULT_TIMEOUT);
   }
 
+  /**
+   * A request that cannot be sent fails its future, as one nobody answers does: a part that asks another before that
+   * one has started (and registered its message types) hears a failure, never an exception on its own stack.
+   */
   public <Q, R> Future<R> request(String address, Q request, Class<R> replyType, Duration timeout) {
     DeliveryOptions options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
-    return vertx.eventBus().request(address, request, options).compose(message -> {
+    Future<io.vertx.core.eventbus.Message<Object>> sent;
+    try {
+      sent = vertx.eventBus().request(address, request, options);
+    } catch (IllegalArgumentException noCodecYet) {
+      return Future.failedFuture(noCodecYet);
+    }
+    return sent.compose(message -> {
       Object body = message.body();
       if (body instanceof Failure failure) {
         return Future.failedFuture(failure.cause());
