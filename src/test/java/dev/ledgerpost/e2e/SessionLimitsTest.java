@@ -2,38 +2,19 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.GatewayExtension;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import java.util.List;
-import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Connection limits and timeouts on real sockets: a client cannot hold the gateway hostage. */
 class SessionLimitsTest {
-  static Vertx vertx;
-  static GatewayHarness gateway;
-  static ScriptedSmtpServer downstream;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("smtp.maxConnections", 3);
-    o.put("smtp.idleTimeout", "400ms");
-    o.put("smtp.commandTimeout", "800ms");
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayExtension gateway = GatewayExtension.create()
+      .with("smtp.maxConnections", 3)
+      .with("smtp.idleTimeout", "400ms")
+      .with("smtp.commandTimeout", "800ms");
 
   @Test
   void aSilentClientIsToldAndDisconnectedAfterTheIdleTimeout() throws Exception {

@@ -61,12 +61,7 @@ public final class GatewayHarness implements AutoCloseable {
 
   /** A fresh directory under target/, so every gateway of a test run has its own outcome journal. */
   public static java.nio.file.Path tempDir(String prefix) {
-    try {
-      java.nio.file.Path base = java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "test-data"));
-      return java.nio.file.Files.createTempDirectory(base, prefix).toAbsolutePath();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    return GatewayHarnessDirs.fresh(prefix);
   }
 
   public Gateway gateway() {
