@@ -2,53 +2,43 @@ package dev.ledgerpost.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.GatewayExtension;
 import dev.ledgerpost.testing.InvariantCheck;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (docs/design.md §4.6). */
 class OperationStatusTest {
-  Vertx vertx;
-  GatewayHarness gateway;
   final AtomicReference<TableLock> lock = new AtomicReference<>();
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return vertx.executeBlocking(() -> {
-          // Writes to the outbox blocked (reads pass): the settle cannot commit, the status can still be read.
-          lock.set(TableLock.writes(gateway.databaseUrl(), "outbox"));
-          return "250 2.0.0 Ok: queued as DS" + n;
-        });
-      }
-    }));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("ledger.lockTimeout", "250ms");
-    gateway = GatewayHarness.start(vertx, o);
-  }
+  @RegisterExtension
+  final GatewayExtension gateway = GatewayExtension.create()
+      .with("ledger.lockTimeout", "250ms")
+      .script(g -> new ScriptedSmtpServer.Script() {
+        @Override
+        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+          return g.vertx().executeBlocking(() -> {
+            // Writes to the outbox blocked (reads pass): the settle cannot commit, the status can still be read.
+            lock.set(TableLock.writes(g.databaseUrl(), "outbox"));
+            return "250 2.0.0 Ok: queued as DS" + n;
+          });
+        }
+      });
 
   @AfterEach
-  void stop() throws Exception {
+  void releaseTheLock() throws Exception {
     if (lock.get() != null) {
       lock.get().release();
     }
-    gateway.close();
-    GatewayHarness.await(vertx.close());
   }
 
   @Test

@@ -2,7 +2,7 @@ package dev.ledgerpost.stale;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.GatewayExtension;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.MutableClock;
@@ -11,19 +11,17 @@ import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * docs/design.md §3.3 invariant 5 with a clock the test moves: a PENDING row past the threshold shows up in the
@@ -33,41 +31,32 @@ import org.junit.jupiter.api.Test;
 class StaleWatchTest {
   static final String STALE_LINE = "CRITICAL audit_event=stale_pending";
 
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  GatewayHarness gateway;
-  MutableClock clock;
+  final MutableClock clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
   final AtomicReference<TableLock> lock = new AtomicReference<>();
   volatile String lockOnEndOfData;
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return vertx.executeBlocking(() -> {
-          if (lockOnEndOfData != null) {
-            lock.set(TableLock.acquire(gateway.databaseUrl(), lockOnEndOfData));
-          }
-          return "250 2.0.0 Ok: queued as DS" + n;
-        });
-      }
-    }));
-    clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "100ms");
-    o.put("ledger.lockTimeout", "250ms");
-    gateway = GatewayHarness.start(vertx, o, clock);
-  }
+  @RegisterExtension
+  final GatewayExtension gateway = GatewayExtension.create()
+      .with("stale.scanInterval", "100ms")
+      .with("ledger.lockTimeout", "250ms")
+      .clock(clock)
+      .script(g -> new ScriptedSmtpServer.Script() {
+        @Override
+        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+          return g.vertx().executeBlocking(() -> {
+            if (lockOnEndOfData != null) {
+              lock.set(TableLock.acquire(g.databaseUrl(), lockOnEndOfData));
+            }
+            return "250 2.0.0 Ok: queued as DS" + n;
+          });
+        }
+      });
 
   @AfterEach
-  void stop() throws Exception {
+  void releaseTheLock() throws Exception {
     if (lock.get() != null) {
       lock.get().release();
     }
-    gateway.close();
-    GatewayHarness.await(vertx.close());
   }
 
   @Test
