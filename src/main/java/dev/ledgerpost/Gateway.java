@@ -14,6 +14,7 @@ import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.idempotency.IdempotencyStore;
+import dev.ledgerpost.ledger.LedgerAccess;
 import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.outbox.OutboxStore;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -51,6 +52,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -162,14 +164,14 @@ public final class Gateway {
   }
 
   /**
-   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger
-   * registers their codecs and starts them.
+   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger makes
+   * them once its pool exists.
    */
-  private List<LedgerStore> stores() {
-    List<LedgerStore> stores = new ArrayList<>(List.of(new OutboxStore(), new IdempotencyStore(), new StaleRows(),
-        new OperatorStore()));
+  private List<Function<LedgerAccess, LedgerStore>> stores() {
+    List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
+        StaleRows::new, OperatorStore::new));
     if (config.observability().chaosEnabled()) {
-      stores.add(new ChaosLocks());
+      stores.add(ChaosLocks::new);
     }
     return stores;
   }

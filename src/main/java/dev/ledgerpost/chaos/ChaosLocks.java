@@ -24,21 +24,14 @@ public final class ChaosLocks implements LedgerStore {
   static final Set<String> TABLES = Set.of("messages", "recipients", "outbox", "resolutions", "idempotency_keys");
   static final long MAX_MILLIS = 10_000;
 
-  private Vertx vertx;
-  private PgConnectOptions options;
+  private final Vertx vertx;
+  private final PgConnectOptions options;
   private boolean held;
 
-  @Override
-  public Class<?>[] messageTypes() {
-    return ChaosMessages.types();
-  }
-
-  @Override
-  public Future<Void> start(LedgerAccess ledger) {
+  public ChaosLocks(LedgerAccess ledger) {
     vertx = ledger.context().owner();
     options = ledger.connectOptions();
-    ledger.bus().serve(ChaosMessages.LOCK, ChaosLock.class, this::hold);
-    return Future.succeededFuture();
+    ledger.serve(ChaosMessages.LOCK, ChaosLock.class, this::hold);
   }
 
   /** Completes once the locks are held (or fails: bad request, busy, lock not obtained). */

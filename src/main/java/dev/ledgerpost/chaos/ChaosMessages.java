@@ -8,10 +8,6 @@ public final class ChaosMessages {
 
   private ChaosMessages() {}
 
-  public static Class<?>[] types() {
-    return new Class<?>[] {ChaosLock.class, ChaosLocked.class};
-  }
-
   public record ChaosLock(List<String> tables, long millis) {}
 
   public record ChaosLocked(List<String> tables, long millis) {}

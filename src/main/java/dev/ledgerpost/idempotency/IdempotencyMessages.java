@@ -19,12 +19,6 @@ public final class IdempotencyMessages {
 
   private IdempotencyMessages() {}
 
-  public static Class<?>[] types() {
-    return new Class<?>[] {
-      Claim.class, Claimed.class, Complete.class, Release.class, Done.class, Prune.class, Pruned.class
-    };
-  }
-
   /**
    * Claims {@code key} for a request whose canonical body hashes to {@code requestHash}. {@code lease} bounds
    * how long the claim blocks the key if this process dies before it opens or releases it; {@code retention}

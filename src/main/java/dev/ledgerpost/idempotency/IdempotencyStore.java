@@ -1,6 +1,5 @@
 package dev.ledgerpost.idempotency;
 
-import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.idempotency.IdempotencyMessages.Claim;
 import dev.ledgerpost.idempotency.IdempotencyMessages.Claimed;
 import dev.ledgerpost.idempotency.IdempotencyMessages.Complete;
@@ -63,24 +62,16 @@ public final class IdempotencyStore implements LedgerStore {
          FOR UPDATE SKIP LOCKED)
       DELETE FROM idempotency_keys k USING doomed d WHERE k.owner = d.owner AND k.key = d.key""";
 
-  private Pool pool;
-  private TransactionPolicy policy;
+  private final Pool pool;
+  private final TransactionPolicy policy;
 
-  @Override
-  public Class<?>[] messageTypes() {
-    return IdempotencyMessages.types();
-  }
-
-  @Override
-  public Future<Void> start(LedgerAccess ledger) {
+  public IdempotencyStore(LedgerAccess ledger) {
     pool = ledger.pool();
     policy = ledger.policy();
-    Bus bus = ledger.bus();
-    bus.serve(IdempotencyMessages.CLAIM, Claim.class, this::claim);
-    bus.serve(IdempotencyMessages.COMPLETE, Complete.class, this::complete);
-    bus.serve(IdempotencyMessages.RELEASE, Release.class, this::release);
-    bus.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
-    return Future.succeededFuture();
+    ledger.serve(IdempotencyMessages.CLAIM, Claim.class, this::claim);
+    ledger.serve(IdempotencyMessages.COMPLETE, Complete.class, this::complete);
+    ledger.serve(IdempotencyMessages.RELEASE, Release.class, this::release);
+    ledger.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
   }
 
   Future<Claimed> claim(Claim c) {

@@ -3,10 +3,12 @@ package dev.ledgerpost.ledger;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 
 /**
  * What a {@link LedgerStore} gets from the ledger: the one pool (the ledger stays its only owner), the retry
@@ -38,6 +40,11 @@ public final class LedgerAccess {
 
   public Bus bus() {
     return Bus.of(context.owner());
+  }
+
+  /** Serves one address of the store on the ledger's context (see {@link Bus#serve}). */
+  public <Q, R> void serve(String address, Class<Q> requestType, Function<Q, Future<R>> handler) {
+    bus().serve(address, requestType, handler);
   }
 
   public Pool pool() {

@@ -17,14 +17,6 @@ public final class LedgerMessages {
 
   private LedgerMessages() {}
 
-  /** Every record type that crosses the bus to or from the ledger; registered as local codecs. */
-  public static Class<?>[] types() {
-    return new Class<?>[] {
-      Open.class, Opened.class, Settle.class, Settled.class, ListQuery.class, MessagePage.class,
-      Get.class, MessageDetail.class, Ping.class, OpenKeyed.class
-    };
-  }
-
   /** One recipient as the transaction knows it when the ledger is opened. */
   public record RecipientEntry(String address, RecipientStatus status, String rcptReply) {}
 

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,11 +44,12 @@ public final class LedgerVerticle extends VerticleBase {
   private final GatewayMetrics metrics;
   /** This gateway's node.id, recorded on every row it opens. */
   private final String nodeId;
-  /** The other parts' SQL, in start order (stopped in reverse). */
-  private final List<LedgerStore> stores;
+  /** The other parts' SQL, made in this order (stopped in reverse). */
+  private final List<Function<LedgerAccess, LedgerStore>> stores;
   private final List<LedgerStore> started = new ArrayList<>();
 
-  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics, List<LedgerStore> stores) {
+  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics,
+      List<Function<LedgerAccess, LedgerStore>> stores) {
     this.config = config;
     this.nodeId = nodeId;
     this.metrics = metrics;
@@ -82,7 +84,6 @@ public final class LedgerVerticle extends VerticleBase {
             retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
             metrics.ledgerRetry(cause);
           };
-          Bus.install(vertx, LedgerMessages.types());
           access = new LedgerAccess(context, pool, target.options(), nodeId, new TransactionPolicy(vertx, counting), metrics);
           Ledger ledger = access.reads();
           Bus bus = Bus.of(vertx);
@@ -100,14 +101,13 @@ public final class LedgerVerticle extends VerticleBase {
         .compose(x -> startStores(0));
   }
 
-  /** The stores one after another, each with its codecs registered first. */
+  /** The stores one after another, each ready before the next is made. */
   private Future<Void> startStores(int i) {
     if (i == stores.size()) {
       return Future.succeededFuture();
     }
-    LedgerStore store = stores.get(i);
-    Bus.install(vertx, store.messageTypes());
-    return store.start(access).compose(x -> {
+    LedgerStore store = stores.get(i).apply(access);
+    return store.started().compose(x -> {
       started.add(store);
       return startStores(i + 1);
     });

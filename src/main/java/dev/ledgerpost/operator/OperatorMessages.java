@@ -14,10 +14,6 @@ public final class OperatorMessages {
 
   private OperatorMessages() {}
 
-  public static Class<?>[] types() {
-    return new Class<?>[] {Resolve.class, Resolved.class, Operation.class, OperationFacts.class};
-  }
-
   /** What an operator found out about a message the gateway could not settle. */
   public enum ResolutionOutcome {
     DELIVERED(MessageStatus.RESOLVED_DELIVERED),

@@ -1,6 +1,5 @@
 package dev.ledgerpost.operator;
 
-import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.ledger.Ledger;
 import dev.ledgerpost.ledger.LedgerAccess;
 import dev.ledgerpost.ledger.LedgerMessages;
@@ -39,23 +38,14 @@ public final class OperatorStore implements LedgerStore {
   private static final String RECEIPTS = """
       SELECT subscriber, state, pub_seq, at FROM notify_receipts WHERE message_id = #{id} ORDER BY at, subscriber""";
 
-  private Pool pool;
-  private Ledger ledger;
+  private final Pool pool;
+  private final Ledger ledger;
 
-  @Override
-  public Class<?>[] messageTypes() {
-    return OperatorMessages.types();
-  }
-
-  @Override
-  public Future<Void> start(LedgerAccess access) {
+  public OperatorStore(LedgerAccess access) {
     pool = access.pool();
     ledger = access.reads();
-    Resolutions resolutions = new Resolutions(pool, access.policy());
-    Bus bus = access.bus();
-    bus.serve(OperatorMessages.RESOLVE, Resolve.class, resolutions::resolve);
-    bus.serve(OperatorMessages.OPERATION, Operation.class, this::operation);
-    return Future.succeededFuture();
+    access.serve(OperatorMessages.RESOLVE, Resolve.class, new Resolutions(pool, access.policy())::resolve);
+    access.serve(OperatorMessages.OPERATION, Operation.class, this::operation);
   }
 
   Future<OperationFacts> operation(Operation o) {

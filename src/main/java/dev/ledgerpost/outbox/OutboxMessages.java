@@ -25,13 +25,6 @@ public final class OutboxMessages {
 
   private OutboxMessages() {}
 
-  public static Class<?>[] types() {
-    return new Class<?>[] {
-      Publish.class, Published.class, History.class, HistoryPage.class, Prune.class, Pruned.class, Receipt.class,
-      Wake.class, PublishedUpTo.class, Head.class, Lag.class, LagSeconds.class
-    };
-  }
-
   public record Publish(int limit) {}
 
   public record Published(List<OutboxEvent> events) {}

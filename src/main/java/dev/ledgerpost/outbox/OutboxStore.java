@@ -86,27 +86,28 @@ public final class OutboxStore implements LedgerStore {
   static final String PUBLISHED_CHANNEL = "ledgerpost_published";
   private static final String NOTIFY_PUBLISHED = "SELECT pg_notify('" + PUBLISHED_CHANNEL + "', $1)";
 
-  private Pool pool;
-  private PgSubscriber subscriber;
+  private final Pool pool;
+  private final PgSubscriber subscriber;
+  private final Future<Void> listening;
 
-  @Override
-  public Class<?>[] messageTypes() {
-    return OutboxMessages.types();
-  }
-
-  @Override
-  public Future<Void> start(LedgerAccess ledger) {
+  public OutboxStore(LedgerAccess ledger) {
     pool = ledger.pool();
     Bus bus = ledger.bus();
     OutboxWake wake = new OutboxWake(ledger.context(), pool, bus);
     ledger.onOutboxWritten(wake::committed);
-    bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> publish(p.limit()));
-    bus.serve(OutboxMessages.HISTORY, History.class, this::history);
-    bus.serve(OutboxMessages.PRUNE, Prune.class, this::prune);
-    bus.serve(OutboxMessages.RECEIPT, Receipt.class, r -> receipt(r).map(v -> r));
-    bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> lag());
-    bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> head());
-    return listen(ledger, bus);
+    ledger.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> publish(p.limit()));
+    ledger.serve(OutboxMessages.HISTORY, History.class, this::history);
+    ledger.serve(OutboxMessages.PRUNE, Prune.class, this::prune);
+    ledger.serve(OutboxMessages.RECEIPT, Receipt.class, r -> receipt(r).map(v -> r));
+    ledger.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> lag());
+    ledger.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> head());
+    subscriber = PgSubscriber.subscriber(ledger.context().owner(), ledger.connectOptions()).reconnectPolicy(retries -> 1000L);
+    listening = listen(bus);
+  }
+
+  @Override
+  public Future<Void> started() {
+    return listening;
   }
 
   /**
@@ -114,8 +115,7 @@ public final class OutboxStore implements LedgerStore {
    * notification is only a wake-up: the relay and the hubs poll as well, so a lost notification (or a
    * subscriber down while PostgreSQL restarts) delays events, never loses them.
    */
-  private Future<Void> listen(LedgerAccess ledger, Bus bus) {
-    subscriber = PgSubscriber.subscriber(ledger.context().owner(), ledger.connectOptions()).reconnectPolicy(retries -> 1000L);
+  private Future<Void> listen(Bus bus) {
     subscriber.channel(OutboxWake.CHANNEL).handler(payload -> bus.publish(OutboxMessages.WAKE, WAKE));
     subscriber.channel(PUBLISHED_CHANNEL).handler(payload -> {
       try {
@@ -132,7 +132,7 @@ public final class OutboxStore implements LedgerStore {
 
   @Override
   public Future<Void> stop() {
-    return subscriber == null ? Future.succeededFuture() : subscriber.close();
+    return subscriber.close();
   }
 
   /**

@@ -121,7 +121,7 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
 
   @Override
   public Future<?> start() {
-    bus = Bus.install(vertx, RetryMessages.types());
+    bus = Bus.of(vertx);
     journal = new OutcomeJournal(vertx, journalDir, config.journalCompactSize(), opener);
     return journal.recover().map(recovery -> {
       bus.serve(RetryMessages.JOURNAL, KnownOutcome.class, this::journalOnLoop);

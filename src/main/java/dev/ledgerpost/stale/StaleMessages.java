@@ -18,11 +18,6 @@ public final class StaleMessages {
 
   private StaleMessages() {}
 
-  public static Class<?>[] types() {
-    return new Class<?>[] {StaleListQuery.class, StaleList.class, StaleQuery.class, StaleReport.class, RaiseStale.class,
-        StaleRaised.class, OpenCountsQuery.class, OpenCounts.class};
-  }
-
   public record StaleListQuery(int limit) {}
 
   /** Stale rows as of {@code asOf} (the watch's clock), oldest first. */

@@ -1,6 +1,5 @@
 package dev.ledgerpost.stale;
 
-import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.ledger.Ledger;
 import dev.ledgerpost.ledger.LedgerAccess;
 import dev.ledgerpost.ledger.LedgerException;
@@ -72,23 +71,15 @@ public final class StaleRows implements LedgerStore {
        WHERE s.last_raised_at <= #{dueBefore}
       RETURNING raises""";
 
-  private Pool pool;
-  private TransactionPolicy policy;
+  private final Pool pool;
+  private final TransactionPolicy policy;
 
-  @Override
-  public Class<?>[] messageTypes() {
-    return StaleMessages.types();
-  }
-
-  @Override
-  public Future<Void> start(LedgerAccess ledger) {
+  public StaleRows(LedgerAccess ledger) {
     pool = ledger.pool();
     policy = ledger.policy();
-    Bus bus = ledger.bus();
-    bus.serve(StaleMessages.STALE, StaleQuery.class, this::report);
-    bus.serve(StaleMessages.RAISE_STALE, RaiseStale.class, this::raise);
-    bus.serve(StaleMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
-    return Future.succeededFuture();
+    ledger.serve(StaleMessages.STALE, StaleQuery.class, this::report);
+    ledger.serve(StaleMessages.RAISE_STALE, RaiseStale.class, this::raise);
+    ledger.serve(StaleMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
   }
 
   Future<OpenCounts> openCounts() {
