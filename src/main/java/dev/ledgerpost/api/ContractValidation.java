@@ -10,10 +10,8 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
-import io.vertx.openapi.validation.RequestParameter;
 import io.vertx.openapi.validation.RequestValidator;
 import io.vertx.openapi.validation.SchemaValidationException;
-import io.vertx.openapi.validation.ValidatableRequest;
 import io.vertx.openapi.validation.ValidatorErrorType;
 import io.vertx.openapi.validation.ValidatorException;
 import java.io.IOException;
@@ -113,48 +111,14 @@ final class ContractValidation {
    */
   private Future<Input> validate(RoutingContext ctx, Operation op, boolean jsonByDefault) {
     Buffer body = ctx.body() == null || ctx.body().buffer() == null ? Buffer.buffer() : ctx.body().buffer();
-    ValidatableRequest request;
+    ContractRequest.Values request;
     try {
       request = ContractRequest.of(ctx.request(), op, body); // not RequestUtils.extract: it decodes twice
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
     }
-    return validator.validate(jsonByDefault && request.getContentType() == null ? asJson(request) : request,
+    return validator.validate(jsonByDefault && request.getContentType() == null ? request.asJson() : request,
         op.getOperationId()).map(validated -> new Input(validated, op));
-  }
-
-  private static ValidatableRequest asJson(ValidatableRequest r) {
-    return new ValidatableRequest() {
-      @Override
-      public String getContentType() {
-        return "application/json";
-      }
-
-      @Override
-      public Map<String, RequestParameter> getCookies() {
-        return r.getCookies();
-      }
-
-      @Override
-      public Map<String, RequestParameter> getPathParameters() {
-        return r.getPathParameters();
-      }
-
-      @Override
-      public Map<String, RequestParameter> getQuery() {
-        return r.getQuery();
-      }
-
-      @Override
-      public Map<String, RequestParameter> getHeaders() {
-        return r.getHeaders();
-      }
-
-      @Override
-      public RequestParameter getBody() {
-        return r.getBody();
-      }
-    };
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
@@ -70,16 +71,6 @@ final class MessageJson {
    * is none (PENDING, UNKNOWN). The RCPT reply is shown beside it as {@code rcptReply}.
    */
   static String reply(RecipientView r) {
-    if (r.replyCode() == null) {
-      return null;
-    }
-    StringBuilder sb = new StringBuilder().append(r.replyCode());
-    if (r.enhancedCode() != null) {
-      sb.append(' ').append(r.enhancedCode());
-    }
-    if (r.replyText() != null && !r.replyText().isEmpty()) {
-      sb.append(' ').append(r.replyText());
-    }
-    return sb.toString();
+    return r.replyCode() == null ? null : LedgerMessages.replyLine(r.replyCode(), r.enhancedCode(), r.replyText());
   }
 }

@@ -77,14 +77,7 @@ public final class Bus {
 
   /** Serves requests of one type at an address; a failed future is sent back as its exception. */
   public <Q, R> MessageConsumer<Q> serve(String address, Class<Q> requestType, Function<Q, Future<R>> handler) {
-    return vertx.eventBus().<Q>localConsumer(address, message -> {
-      Future<R> result;
-      try {
-        result = handler.apply(requestType.cast(message.body()));
-      } catch (RuntimeException e) {
-        result = Future.failedFuture(e);
-      }
-      result.onComplete(ar -> message.reply(local(ar.succeeded() ? ar.result() : new Failure(ar.cause()))));
-    });
+    return vertx.eventBus().<Q>localConsumer(address, message -> Hop.guarded(() -> handler.apply(requestType.cast(message.body())))
+        .onComplete(ar -> message.reply(local(ar.succeeded() ? ar.result() : new Failure(ar.cause())))));
   }
 }

@@ -7,36 +7,16 @@ import io.vertx.core.Future;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 
 /**
- * What a {@link LedgerStore} gets from the ledger: the one pool (the ledger stays its only owner), the retry
- * policy every ledger transaction runs under (§2.2), the reads, and a hook for commits that wrote outbox rows.
+ * What a {@link LedgerStore} gets from the ledger: its context (where every store runs), the one pool (the ledger
+ * stays its only owner), the options for a connection of a store's own (LISTEN, the chaos locks'), this node's id,
+ * the retry policy every ledger transaction runs under (§2.2, its retries counted with the ledger's), and the
+ * listeners of commits that wrote outbox rows ({@link #onOutboxWritten}).
  */
-public final class LedgerAccess {
-  private final Context context;
-  private final Pool pool;
-  private final PgConnectOptions connectOptions;
-  private final String nodeId;
-  private final TransactionPolicy policy;
-  private final GatewayMetrics metrics;
-  private final List<Runnable> outboxWritten = new CopyOnWriteArrayList<>();
-
-  LedgerAccess(Context context, Pool pool, PgConnectOptions connectOptions, String nodeId, TransactionPolicy policy,
-      GatewayMetrics metrics) {
-    this.context = context;
-    this.pool = pool;
-    this.connectOptions = connectOptions;
-    this.nodeId = nodeId;
-    this.policy = policy;
-    this.metrics = metrics;
-  }
-
-  /** The ledger verticle's context, where every store runs. */
-  public Context context() {
-    return context;
-  }
+public record LedgerAccess(Context context, Pool pool, PgConnectOptions connectOptions, String nodeId,
+    TransactionPolicy policy, GatewayMetrics metrics, List<Runnable> outboxListeners) {
 
   public Bus bus() {
     return Bus.of(context.owner());
@@ -47,29 +27,6 @@ public final class LedgerAccess {
     bus().serve(address, requestType, handler);
   }
 
-  public Pool pool() {
-    return pool;
-  }
-
-  /** For a connection of a store's own, outside the pool: LISTEN, or the chaos locks'. */
-  public PgConnectOptions connectOptions() {
-    return connectOptions;
-  }
-
-  /** This gateway's node.id, recorded on the rows it opens. */
-  public String nodeId() {
-    return nodeId;
-  }
-
-  /** Whole-transaction retries, counted with the ledger's own. */
-  public TransactionPolicy policy() {
-    return policy;
-  }
-
-  public GatewayMetrics metrics() {
-    return metrics;
-  }
-
   /** The ledger's reads (list, detail, ping). */
   public Ledger reads() {
     return new Ledger(pool);
@@ -77,11 +34,11 @@ public final class LedgerAccess {
 
   /** Runs {@code listener} after every commit that wrote outbox rows; from any thread, so it must be cheap. */
   public void onOutboxWritten(Runnable listener) {
-    outboxWritten.add(listener);
+    outboxListeners.add(listener);
   }
 
   void outboxWritten() {
-    for (Runnable r : outboxWritten) {
+    for (Runnable r : outboxListeners) {
       r.run();
     }
   }

@@ -5,17 +5,11 @@ import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
 
-/** The typed messages of the ledger's event-bus addresses, and the views it answers with. */
+/** The typed messages of the ledger's event-bus addresses, each address beside what it carries, and the views it answers with. */
 public final class LedgerMessages {
-  public static final String OPEN = "ledger.open";
-  public static final String SETTLE = "ledger.settle";
-  public static final String LIST = "ledger.list";
-  public static final String GET = "ledger.get";
-  public static final String PING = "ledger.ping";
-  /** Opens a ledger entry and binds the claimed Idempotency-Key to it in one transaction (docs/design.md §7.2). */
-  public static final String OPEN_KEYED = "ledger.idempotency.open";
-
   private LedgerMessages() {}
+
+  public static final String OPEN = "ledger.open";
 
   /** One recipient as the transaction knows it when the ledger is opened. */
   public record RecipientEntry(String address, RecipientStatus status, String rcptReply) {}
@@ -42,11 +36,16 @@ public final class LedgerMessages {
 
   public record Opened(UUID id, int version) {}
 
+  /** Opens a ledger entry and binds the claimed Idempotency-Key to it in one transaction (docs/design.md §7.2). */
+  public static final String OPEN_KEYED = "ledger.idempotency.open";
+
   /** A key as one request holds it: scoped by {@code owner} (the API key), claimed under {@code operationId}. */
   public record KeyRef(String owner, String key, UUID operationId) {}
 
   /** {@link Open} plus the binding of the claimed key to the new entry, in the same transaction. */
   public record OpenKeyed(Open open, KeyRef ref, Duration lease) {}
+
+  public static final String SETTLE = "ledger.settle";
 
   /**
    * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or
@@ -64,6 +63,20 @@ public final class LedgerMessages {
 
   public record Settled(UUID id, int version, MessageStatus status) {}
 
+  /** A reply as one line, as the ledger records it: the code, the enhanced code and the text when there are. */
+  public static String replyLine(int code, String enhancedCode, String text) {
+    StringBuilder sb = new StringBuilder().append(code);
+    if (enhancedCode != null) {
+      sb.append(' ').append(enhancedCode);
+    }
+    if (text != null && !text.isEmpty()) {
+      sb.append(' ').append(text);
+    }
+    return sb.toString();
+  }
+
+  public static final String LIST = "ledger.list";
+
   /** Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. */
   public record ListQuery(MessageStatus status, String sender, OffsetDateTime since, int limit, String cursor) {}
 
@@ -80,6 +93,8 @@ public final class LedgerMessages {
       OffsetDateTime settledAt) {}
 
   public record MessagePage(List<MessageSummary> items, String next) {}
+
+  public static final String GET = "ledger.get";
 
   public record Get(UUID id) {}
 
@@ -101,6 +116,8 @@ public final class LedgerMessages {
       String lastError,
       List<RecipientView> recipients,
       ResolutionView resolution) {}
+
+  public static final String PING = "ledger.ping";
 
   public record Ping() {}
 }

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -84,7 +85,8 @@ public final class LedgerVerticle extends VerticleBase {
             retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
             metrics.ledgerRetry(cause);
           };
-          access = new LedgerAccess(context, pool, target.options(), nodeId, new TransactionPolicy(vertx, counting), metrics);
+          access = new LedgerAccess(context, pool, target.options(), nodeId, new TransactionPolicy(vertx, counting), metrics,
+              new CopyOnWriteArrayList<>());
           Ledger ledger = access.reads();
           Bus bus = Bus.of(vertx);
           writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, access::outboxWritten);

@@ -143,13 +143,6 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
   }
 
   static String reply(Settle s) {
-    StringBuilder sb = new StringBuilder().append(s.replyCode());
-    if (s.enhancedCode() != null) {
-      sb.append(' ').append(s.enhancedCode());
-    }
-    if (s.replyText() != null && !s.replyText().isEmpty()) {
-      sb.append(' ').append(s.replyText());
-    }
-    return sb.toString();
+    return LedgerMessages.replyLine(s.replyCode(), s.enhancedCode(), s.replyText());
   }
 }

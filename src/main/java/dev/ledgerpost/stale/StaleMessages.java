@@ -11,17 +11,16 @@ import java.util.UUID;
  * ({@link StaleRows}, on the ledger's context): stale rows, stale raises, the gauges' counts.
  */
 public final class StaleMessages {
-  public static final String LIST = "stale.list";
-  public static final String STALE = "ledger.stale";
-  public static final String RAISE_STALE = "ledger.raiseStale";
-  public static final String OPEN_COUNTS = "ledger.openCounts";
-
   private StaleMessages() {}
+
+  public static final String LIST = "stale.list";
 
   public record StaleListQuery(int limit) {}
 
   /** Stale rows as of {@code asOf} (the watch's clock), oldest first. */
   public record StaleList(Duration threshold, OffsetDateTime asOf, long pending, long stale, List<StaleRow> rows) {}
+
+  public static final String STALE = "ledger.stale";
 
   /**
    * PENDING rows received before {@code cutoff}, except {@code excluded} (outcomes this node's retry part holds)
@@ -39,8 +38,12 @@ public final class StaleMessages {
   /** {@code oldestPendingAt} is null when nothing is PENDING; {@code stale} counts past the cutoff and not excluded. */
   public record StaleReport(long pending, OffsetDateTime oldestPendingAt, long stale, List<StaleRow> rows) {}
 
+  public static final String RAISE_STALE = "ledger.raiseStale";
+
   /** Raises one row unless it was raised less than {@code period} before {@code now} or is no longer PENDING. */
   public record RaiseStale(UUID id, OffsetDateTime now, Duration period) {}
+
+  public static final String OPEN_COUNTS = "ledger.openCounts";
 
   /** The ledger-wide gauges' query (docs/design.md §8.1). */
   public record OpenCountsQuery() {}

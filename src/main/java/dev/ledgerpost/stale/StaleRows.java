@@ -5,7 +5,6 @@ import dev.ledgerpost.ledger.LedgerAccess;
 import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.TransactionPolicy;
 import dev.ledgerpost.stale.StaleMessages.OpenCounts;
 import dev.ledgerpost.stale.StaleMessages.OpenCountsQuery;
 import dev.ledgerpost.stale.StaleMessages.RaiseStale;
@@ -15,7 +14,6 @@ import dev.ledgerpost.stale.StaleMessages.StaleReport;
 import dev.ledgerpost.stale.StaleMessages.StaleRow;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.templates.SqlTemplate;
@@ -71,19 +69,18 @@ public final class StaleRows implements LedgerStore {
        WHERE s.last_raised_at <= #{dueBefore}
       RETURNING raises""";
 
-  private final Pool pool;
-  private final TransactionPolicy policy;
+  /** The pool and the retry policy the statements below run on. */
+  private final LedgerAccess ledger;
 
   public StaleRows(LedgerAccess ledger) {
-    pool = ledger.pool();
-    policy = ledger.policy();
+    this.ledger = ledger;
     ledger.serve(StaleMessages.STALE, StaleQuery.class, this::report);
     ledger.serve(StaleMessages.RAISE_STALE, RaiseStale.class, this::raise);
     ledger.serve(StaleMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
   }
 
   Future<OpenCounts> openCounts() {
-    return pool.query(OPEN_COUNTS).execute().map(rows -> {
+    return ledger.pool().query(OPEN_COUNTS).execute().map(rows -> {
       Row r = rows.iterator().next();
       return new OpenCounts(r.getLong("pending"), r.getOffsetDateTime("oldest"), r.getLong("unknown"));
     });
@@ -96,9 +93,9 @@ public final class StaleRows implements LedgerStore {
     p.put("dueBefore", q.raiseDueBefore());
     p.put("limit", q.limit());
     p.put("deadAfter", (double) q.nodeDeadAfter().toMillis() / 1000);
-    return SqlTemplate.forQuery(pool, COUNTS).execute(p).compose(counts -> {
+    return SqlTemplate.forQuery(ledger.pool(), COUNTS).execute(p).compose(counts -> {
       Row c = counts.iterator().next();
-      return SqlTemplate.forQuery(pool, ROWS).execute(p).map(rows -> {
+      return SqlTemplate.forQuery(ledger.pool(), ROWS).execute(p).map(rows -> {
         List<StaleRow> items = new ArrayList<>();
         for (Row r : rows) {
           items.add(new StaleRow(r.getUUID("id"), r.getInteger("version"), r.getString("message_id_header"),
@@ -111,7 +108,7 @@ public final class StaleRows implements LedgerStore {
   }
 
   Future<StaleRaised> raise(RaiseStale r) {
-    return policy.run("stale", () -> pool.withTransaction(conn -> raiseIn(conn, r)))
+    return ledger.policy().run("stale", () -> ledger.pool().withTransaction(conn -> raiseIn(conn, r)))
         .recover(e -> Future.failedFuture(e instanceof LedgerException
             ? e
             : new LedgerException(LedgerException.Kind.PERSISTENCE, "stale raise of " + r.id() + " failed: " + e.getMessage(), e)));

@@ -194,17 +194,21 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     return OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC);
   }
 
+  /** A gauge's value, noting that the gauges are being read (the counts are refreshed while they are). */
+  private long read(long value) {
+    lastRead = System.nanoTime();
+    return value;
+  }
+
   @Override
   public long pendingMessages() {
-    lastRead = System.nanoTime();
-    return pending;
+    return read(pending);
   }
 
   @Override
   public long oldestPendingAgeSeconds() {
-    lastRead = System.nanoTime();
     OffsetDateTime o = oldest;
-    return o == null ? 0 : Math.max(0, Duration.between(o, now()).toSeconds());
+    return read(o == null ? 0 : Math.max(0, Duration.between(o, now()).toSeconds()));
   }
 
   @Override
@@ -214,8 +218,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
 
   @Override
   public long unknownMessages() {
-    lastRead = System.nanoTime();
-    return unknown;
+    return read(unknown);
   }
 
   @Override

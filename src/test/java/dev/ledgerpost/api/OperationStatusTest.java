@@ -2,7 +2,7 @@ package dev.ledgerpost.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.InvariantCheck;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
@@ -21,7 +21,7 @@ class OperationStatusTest {
   final AtomicReference<TableLock> lock = new AtomicReference<>();
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create()
+  final GatewayHarness gateway = GatewayHarness.extension()
       .with("ledger.lockTimeout", "250ms")
       .script(g -> new ScriptedSmtpServer.Script() {
         @Override

@@ -6,7 +6,7 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.retry.KnownOutcome;
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
@@ -26,7 +26,7 @@ class ResolutionApiTest {
   static final String NOTE = "{\"outcome\": \"DELIVERED\", \"note\": \"recipient confirmed by phone\"}";
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create();
+  final GatewayHarness gateway = GatewayHarness.extension();
 
   String url() {
     return gateway.databaseUrl();

@@ -3,7 +3,6 @@ package dev.ledgerpost.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.Main;
-import dev.ledgerpost.testing.GatewayExtension;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.MutableClock;
@@ -26,7 +25,7 @@ class MessagesCommandTest {
   final MutableClock clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create().with("stale.scanInterval", "100ms").clock(clock);
+  final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "100ms").clock(clock);
 
   String api() {
     return "http://127.0.0.1:" + gateway.httpPort();

@@ -2,7 +2,7 @@ package dev.ledgerpost.delivery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
@@ -47,7 +47,7 @@ class RelayContractBothIntakesTest {
   static volatile Function<ScriptedSmtpServer.Received, Future<String>> onDot;
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .with("ledger.lockTimeout", "250ms") // the retry budget is then about one second
       .with("retry.initialBackoff", "100ms")
       .with("api.keysFile", SendClient.keysFile(Map.of(API_KEY, "contract:1000")).toString())

@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SendClient;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -19,7 +19,7 @@ class ApiContractTest {
   static SendClient client;
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create().afterStart(g -> client = g.sendClient());
+  static final GatewayHarness gateway = GatewayHarness.extension().afterStart(g -> client = g.sendClient());
 
   @Test
   @SuppressWarnings("unchecked")

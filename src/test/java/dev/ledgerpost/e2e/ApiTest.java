@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SmtpTestClient;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -20,7 +20,7 @@ class ApiTest {
   static final List<String> PERCENT_SENDERS = List.of("a%b@example.com", "a%41b@example.com", "aAb@example.com");
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create().afterStart(g -> {
+  static final GatewayHarness gateway = GatewayHarness.extension().afterStart(g -> {
     try (SmtpTestClient c = new SmtpTestClient(g.smtpPort())) {
       c.reply();
       for (int i = 0; i < 5; i++) {

@@ -3,7 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.Credentials;
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class AuthLimitsTest {
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .with("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret", "bob", "b0b")).toString())
       .with("smtp.allowInsecureAuth", true)
       .with("smtp.relayNetworks", "10.0.0.0/8") // loopback must authenticate

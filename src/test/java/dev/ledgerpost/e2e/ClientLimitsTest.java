@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
@@ -24,7 +24,7 @@ class ClientLimitsTest {
   private static final String API_KEY = "client-limits-key";
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .with("smtp.relayNetworks", "127.0.0.1/32") // 127.0.0.1 relays; other loopback addresses are outsiders
       .with("smtp.maxConnectionsPerAddress", 2)
       .with("smtp.minDataRate", 1000)

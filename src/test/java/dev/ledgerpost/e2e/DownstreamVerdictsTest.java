@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TestDatabase;
@@ -25,7 +25,7 @@ class DownstreamVerdictsTest {
   static volatile String dataReply;
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create().script(g -> new ScriptedSmtpServer.Script() {
+  static final GatewayHarness gateway = GatewayHarness.extension().script(g -> new ScriptedSmtpServer.Script() {
     @Override
     public String rcpt(String to) {
       return rcptReply.apply(to);

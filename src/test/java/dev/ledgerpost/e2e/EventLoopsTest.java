@@ -3,7 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.Credentials;
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
@@ -54,7 +54,7 @@ class EventLoopsTest {
   static final int PER_ADDRESS = 4;
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create()
+  final GatewayHarness gateway = GatewayHarness.extension()
       .with("smtp.instances", INSTANCES)
       .with("http.instances", INSTANCES)
       .with("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret")).toString())

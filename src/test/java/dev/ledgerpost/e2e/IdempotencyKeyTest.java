@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.idempotency.IdempotencyMessages;
-import dev.ledgerpost.testing.GatewayExtension;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
@@ -45,7 +44,7 @@ class IdempotencyKeyTest {
   volatile Runnable onRcpt = () -> {};
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create()
+  final GatewayHarness gateway = GatewayHarness.extension()
       .with("api.keysFile", SendClient.keysFile(Map.of(KEY, "carol:1000")).toString())
       .script(g -> new ScriptedSmtpServer.Script() {
         @Override

@@ -2,7 +2,6 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
@@ -35,7 +34,7 @@ class OutboundLineEndingsTest {
   static SendClient client;
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .with("api.keysFile", SendClient.keysFile(Map.of(KEY, "lines:1000")).toString())
       .afterStart(g -> client = g.sendClient());
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import dev.ledgerpost.testing.Credentials;
-import dev.ledgerpost.testing.GatewayExtension;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Haproxy;
 import dev.ledgerpost.testing.LedgerRows;
@@ -40,7 +39,7 @@ class ProxyProtocolTest {
   static Haproxy haproxy;
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .with("smtp.proxyProtocol", "any")
       .with("smtp.proxyNetworks", PROXY + "/32, " + RAW_PROXY + "/32")
       .with("smtp.proxyTimeout", "1s")

@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -45,7 +45,7 @@ class RelayEndToEndTest {
       "");
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create();
+  static final GatewayHarness gateway = GatewayHarness.extension();
 
   @Test
   void angusMailClientRelaysByteForByteAndTheLedgerRecordsSent() throws Exception {

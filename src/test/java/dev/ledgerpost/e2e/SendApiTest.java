@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TestDatabase;
@@ -47,7 +47,7 @@ class SendApiTest {
   static final AtomicInteger mailCommands = new AtomicInteger();
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create().script(g -> new ScriptedSmtpServer.Script() {
+  static final GatewayHarness gateway = GatewayHarness.extension().script(g -> new ScriptedSmtpServer.Script() {
     @Override
     public String mail(String from) {
       mailCommands.incrementAndGet();

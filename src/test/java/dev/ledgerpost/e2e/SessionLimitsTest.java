@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SmtpTestClient;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** Connection limits and timeouts on real sockets: a client cannot hold the gateway hostage. */
 class SessionLimitsTest {
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .with("smtp.maxConnections", 3)
       .with("smtp.idleTimeout", "400ms")
       .with("smtp.commandTimeout", "800ms");

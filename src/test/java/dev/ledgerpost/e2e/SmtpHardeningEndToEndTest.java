@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class SmtpHardeningEndToEndTest {
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create();
+  static final GatewayHarness gateway = GatewayHarness.extension();
 
   @ParameterizedTest
   @ValueSource(strings = {"\n.\r\n", "\n.\n", "\r.\r", "\r\n.\n", "\r\n.\r", "\n.\r", "\r.\n", "\r.\r\n"})

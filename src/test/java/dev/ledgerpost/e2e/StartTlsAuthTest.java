@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ledgerpost.testing.Credentials;
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SmtpTestClient;
 import jakarta.mail.AuthenticationFailedException;
 import jakarta.mail.Message;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** No open relay: outside relayNetworks only an authenticated client relays, and AUTH needs TLS first. */
 class StartTlsAuthTest {
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .configure(o -> o.put("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret")).toString()))
       .with("smtp.relayNetworks", "10.0.0.0/8"); // loopback is NOT a relay network here
 

@@ -2,7 +2,7 @@ package dev.ledgerpost.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
@@ -37,7 +37,7 @@ class LockContentionTest {
   volatile String finalReply;
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create()
+  final GatewayHarness gateway = GatewayHarness.extension()
       .with("ledger.lockTimeout", "250ms")
       .script(g -> new ScriptedSmtpServer.Script() {
         @Override

@@ -2,7 +2,7 @@ package dev.ledgerpost.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TableLock;
 import dev.ledgerpost.testing.TestDatabase;
@@ -22,7 +22,7 @@ class SendLockContentionTest {
   static final String KEY = "lock-test-key";
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create()
+  final GatewayHarness gateway = GatewayHarness.extension()
       .with("ledger.lockTimeout", "250ms")
       .with("api.keysFile", SendClient.keysFile(Map.of(KEY, "erin")).toString());
 

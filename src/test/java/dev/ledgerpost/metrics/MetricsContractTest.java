@@ -2,7 +2,7 @@ package dev.ledgerpost.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
 import java.nio.file.Files;
@@ -22,7 +22,7 @@ class MetricsContractTest {
   static String scrape;
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create().with("stale.scanInterval", "200ms").afterStart(g -> {
+  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "200ms").afterStart(g -> {
     try (SmtpTestClient c = new SmtpTestClient(g.smtpPort())) {
       c.reply();
       assertThat(c.sendMail("a@example.com", List.of("b@example.net"), "Subject: m\r\n\r\nbody")).startsWith("250");

@@ -3,7 +3,7 @@ package dev.ledgerpost.notify;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.Credentials;
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TestDatabase;
@@ -28,7 +28,7 @@ class NotifyHubTest {
   static final Duration WAIT = Duration.ofSeconds(30); // a deadline: generous for a loaded 2-core CI machine
 
   @RegisterExtension
-  static final GatewayExtension gateway = GatewayExtension.create()
+  static final GatewayHarness gateway = GatewayHarness.extension()
       .configure(o -> o.put("notify.tokensFile", Credentials.eventTokens(Map.of("alice", "alice-token", "bob", "bob-token"))
           .toString()))
       .with("notify.pollInterval", "200ms")

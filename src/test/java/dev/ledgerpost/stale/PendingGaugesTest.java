@@ -2,7 +2,7 @@ package dev.ledgerpost.stale;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.TableLock;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class PendingGaugesTest {
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create()
+  final GatewayHarness gateway = GatewayHarness.extension()
       .with("stale.scanInterval", "1h"); // the scan at start only: whatever shows later comes from the open counts
 
   @Test

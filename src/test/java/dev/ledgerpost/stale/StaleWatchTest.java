@@ -2,7 +2,7 @@ package dev.ledgerpost.stale;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.testing.GatewayExtension;
+import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.MutableClock;
@@ -36,7 +36,7 @@ class StaleWatchTest {
   volatile String lockOnEndOfData;
 
   @RegisterExtension
-  final GatewayExtension gateway = GatewayExtension.create()
+  final GatewayHarness gateway = GatewayHarness.extension()
       .with("stale.scanInterval", "100ms")
       .with("ledger.lockTimeout", "250ms")
       .clock(clock)
