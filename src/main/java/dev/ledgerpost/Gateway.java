@@ -132,7 +132,7 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock);
+          stale = new StaleVerticle(config, node, clock);
           return deploy(stale).map(shared);
         })
         .compose(shared -> {
@@ -145,7 +145,7 @@ public final class Gateway {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots(), shared.smarthosts());
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
-              port -> new ApiVerticle(config.http(), port, eventTokens, hub, metrics, registry::scrape, config.observability(), send),
+              port -> new ApiVerticle(port, eventTokens, hub, registry::scrape, send),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
               .map(port -> {
                 httpPort = port;

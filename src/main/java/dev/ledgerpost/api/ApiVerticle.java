@@ -15,7 +15,6 @@ import dev.ledgerpost.operator.OperatorMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
-import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.function.Supplier;
 import io.vertx.core.Future;
@@ -57,25 +56,23 @@ public final class ApiVerticle extends VerticleBase {
   private Bus bus;
   private ContractValidation contract;
 
-  private final GatewayMetrics metrics;
   private final Supplier<String> scrape;
   private final GatewayConfig.Observability observability;
 
   /**
    * One of the API's instances; every instance binds the same {@code port} (for a configured 0, one negative
    * number that Vert.x reads as "one random port shared by every server that names it"), so that Vert.x
-   * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's, one per process.
+   * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's,
+   * one per process; {@code sendSetup} carries the configuration every instance shares.
    */
-  public ApiVerticle(GatewayConfig.Http http, int port, EventTokens eventTokens, NotifyHub hub, GatewayMetrics metrics,
-      Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
-    this.http = http;
+  public ApiVerticle(int port, EventTokens eventTokens, NotifyHub hub, Supplier<String> scrape, SendApi.Setup sendSetup) {
     this.port = port;
     this.hub = hub;
-    this.metrics = metrics;
     this.scrape = scrape;
-    this.observability = observability;
     this.eventTokens = eventTokens;
     this.sendSetup = sendSetup;
+    this.http = sendSetup.config().http();
+    this.observability = sendSetup.config().observability();
   }
 
   @Override

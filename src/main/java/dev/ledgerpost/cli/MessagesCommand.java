@@ -210,8 +210,8 @@ public final class MessagesCommand {
   @Command(name = "stale", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "List PENDING messages older than the stale threshold that nothing is settling.")
   static final class Stale extends Query {
-    @Option(names = "--limit", defaultValue = "100", description = "At most this many rows, oldest first (1-500).")
-    int limit;
+    @Option(names = "--limit", description = "At most this many rows, oldest first (1-500).")
+    int limit = 100;
 
     @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {

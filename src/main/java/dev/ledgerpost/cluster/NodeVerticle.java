@@ -100,10 +100,6 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     this.metrics = metrics;
   }
 
-  public String nodeId() {
-    return nodeId;
-  }
-
   @Override
   public boolean leads(Job job) {
     return leading.contains(job);

@@ -40,10 +40,10 @@ final class Subscriber {
 
   Subscriber(NotifyHub hub, Bus bus, Vertx vertx, ServerWebSocket ws, EventTokens tokens, String client,
       long sendQueueBytes) {
-    this.out = new SendQueue(ws, sendQueueBytes);
     this.hub = hub;
     this.bus = bus;
     this.vertx = vertx;
+    this.out = new SendQueue(ws, sendQueueBytes);
     this.ws = ws;
     this.tokens = tokens;
     this.client = client;

@@ -68,9 +68,10 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private long countsTimer = -1;
   private boolean scanning;
 
-  public StaleVerticle(GatewayConfig.Stale config, Duration nodeDeadAfter, Leadership leadership, Clock clock) {
-    this.config = config;
-    this.nodeDeadAfter = nodeDeadAfter;
+  /** Reads {@code stale.*}, and {@code node.deadAfter} for the outcomes other nodes hold. */
+  public StaleVerticle(GatewayConfig config, Leadership leadership, Clock clock) {
+    this.config = config.stale();
+    this.nodeDeadAfter = config.node().deadAfter();
     this.leadership = leadership;
     this.clock = clock;
   }
@@ -194,15 +195,14 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     return OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC);
   }
 
-  /** A gauge's value, noting that the gauges are being read (the counts are refreshed while they are). */
-  private long read(long value) {
-    lastRead = System.nanoTime();
-    return value;
-  }
-
   @Override
   public long pendingMessages() {
     return read(pending);
+  }
+
+  @Override
+  public long stalePendingMessages() {
+    return stale;
   }
 
   @Override
@@ -212,8 +212,8 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   }
 
   @Override
-  public long stalePendingMessages() {
-    return stale;
+  public long scans() {
+    return scans.get();
   }
 
   @Override
@@ -221,9 +221,10 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     return read(unknown);
   }
 
-  @Override
-  public long scans() {
-    return scans.get();
+  /** A gauge's value, noting that the gauges are being read (the counts are refreshed while they are). */
+  private long read(long value) {
+    lastRead = System.nanoTime();
+    return value;
   }
 
 }

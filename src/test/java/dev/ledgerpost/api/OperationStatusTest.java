@@ -4,41 +4,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.InvariantCheck;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.LockingSmarthost;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (docs/design.md §4.6). */
 class OperationStatusTest {
-  final AtomicReference<TableLock> lock = new AtomicReference<>();
-
   @RegisterExtension
-  final GatewayHarness gateway = GatewayHarness.extension()
-      .with("ledger.lockTimeout", "250ms")
-      .script(g -> new ScriptedSmtpServer.Script() {
-        @Override
-        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-          return g.vertx().executeBlocking(() -> {
-            // Writes to the outbox blocked (reads pass): the settle cannot commit, the status can still be read.
-            lock.set(TableLock.writes(g.databaseUrl(), "outbox"));
-            return "250 2.0.0 Ok: queued as DS" + n;
-          });
-        }
-      });
+  @Order(1)
+  final GatewayHarness gateway = GatewayHarness.extension().with("ledger.lockTimeout", "250ms").script(g -> this.smarthost);
+  /** Writes to the outbox blocked (reads pass): the settle cannot commit, the status can still be read. */
+  @RegisterExtension
+  @Order(2) // after the gateway's: its lock is released before the gateway stops
+  final LockingSmarthost smarthost = new LockingSmarthost(gateway::vertx, gateway::databaseUrl);
 
-  @AfterEach
-  void releaseTheLock() throws Exception {
-    if (lock.get() != null) {
-      lock.get().release();
-    }
+  @BeforeEach
+  void lockTheOutboxOnEveryBody() {
+    smarthost.lockWith(url -> TableLock.writes(url, "outbox"));
   }
 
   @Test
@@ -64,7 +53,7 @@ class OperationStatusTest {
       Thread.sleep(20); // polling with a deadline
     }
 
-    lock.get().release();
+    smarthost.lock().release();
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (!"SENT".equals(operation(id).getJsonObject("message").getString("status"))) {
       assertThat(System.nanoTime()).as("settled by the retry part in time").isLessThan(deadline);

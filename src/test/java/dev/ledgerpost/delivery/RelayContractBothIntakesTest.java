@@ -102,7 +102,7 @@ class RelayContractBothIntakesTest {
             expect(c.command("RCPT TO:<" + t + ">"), "250");
           }
           expect(c.command("DATA"), "354");
-          c.sendBytes(dotStuffed(message));
+          c.sendBytes(SmtpTestClient.dotStuffed(message));
           c.send(".\r\n");
           return new Heard(this, c.reply(), null);
         }
@@ -489,18 +489,6 @@ class RelayContractBothIntakesTest {
     throw new AssertionError("no end of the Received: header");
   }
 
-  /** SMTP transparency (RFC 5321 §4.5.2): a line that starts with a dot gets one more. */
-  static byte[] dotStuffed(byte[] message) {
-    String text = new String(message, StandardCharsets.UTF_8);
-    StringBuilder sb = new StringBuilder(text.length() + 16);
-    for (String line : text.split("\r\n", -1)) {
-      if (sb.length() > 0) {
-        sb.append("\r\n");
-      }
-      sb.append(line.startsWith(".") ? "." : "").append(line);
-    }
-    return sb.toString().getBytes(StandardCharsets.UTF_8);
-  }
 
   private static void expect(String reply, String prefix) {
     assertThat(reply).as("reply").startsWith(prefix);

@@ -251,7 +251,7 @@ class EventLoopsTest {
       step = "DATA";
       assertThat(c.command("DATA")).startsWith("354");
       step = "the message and the final dot";
-      c.sendBytes(dotStuffed(sample.bytes));
+      c.sendBytes(SmtpTestClient.dotStuffed(sample.bytes));
       c.send(".\r\n");
       String reply = c.reply();
       step = "QUIT";
@@ -345,17 +345,6 @@ class EventLoopsTest {
     }
   }
 
-  static byte[] dotStuffed(byte[] message) {
-    String text = new String(message, StandardCharsets.UTF_8);
-    StringBuilder sb = new StringBuilder(text.length() + 16);
-    for (String line : text.split("\r\n", -1)) {
-      if (sb.length() > 0) {
-        sb.append("\r\n");
-      }
-      sb.append(line.startsWith(".") ? "." : "").append(line);
-    }
-    return sb.toString().getBytes(StandardCharsets.UTF_8);
-  }
 
   static HttpClient newClient() {
     return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();

@@ -38,8 +38,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * static final GatewayHarness gateway = GatewayHarness.extension().with("smtp.maxConnections", 3);
  * </pre>
  *
- * A script or a step that needs the running parts gets the harness itself ({@code g -> g.vertx()...}). A test
- * that starts and stops gateways itself (restarts, several gateways) calls {@link #start} instead.
+ * A script or a step that needs the running parts gets the harness itself ({@code g -> g.vertx()...}). With
+ * {@link #manual} the extension makes the Vert.x and the smarthost only, and each test starts its gateway with a
+ * configuration of its own ({@link #begin}); a test that runs several gateways or restarts them calls {@link #start}.
  */
 public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, AfterAllCallback, BeforeEachCallback,
     AfterEachCallback {
@@ -63,6 +64,8 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
   private Step afterStart = g -> { };
   /** Class levels entered (nested classes inherit a static extension): the outermost starts and stops. */
   private int classLevels;
+  /** The test starts the gateway itself ({@link #begin}); the extension makes the Vert.x and the smarthost. */
+  private boolean manual;
   private ScriptedSmtpServer downstream;
   private SendClient sendClient;
 
@@ -136,6 +139,12 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
     return this;
   }
 
+  /** No gateway at start: each test calls {@link #begin} (the extension still stops it). */
+  public GatewayHarness manual() {
+    this.manual = true;
+    return this;
+  }
+
   /** Runs once the gateway is up, before the tests (seeding messages, a first request). */
   public GatewayHarness afterStart(Step step) {
     this.afterStart = step;
@@ -173,18 +182,35 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
   private void startAll() throws Exception {
     Vertx own = Vertx.vertx();
     try {
+      vertx = own;
       downstream = await(ScriptedSmtpServer.start(own, script.apply(this)));
-      Map<String, Object> config = defaults(downstream.port());
-      config.putAll(overrides);
-      configure.forEach(c -> c.accept(config));
-      startGateway(own, config, clock);
-      sendClient = new SendClient(httpPort());
+      if (!manual) {
+        Map<String, Object> config = defaults(downstream.port());
+        config.putAll(overrides);
+        configure.forEach(c -> c.accept(config));
+        begin(config, clock);
+      }
       afterStart.run(this);
     } catch (Exception | Error e) {
-      vertx = own;
       stopAll();
       throw e;
     }
+  }
+
+  /** Another scripted smarthost on this harness's Vert.x, from now on its {@link #downstream}. */
+  public ScriptedSmtpServer smarthost(ScriptedSmtpServer.Script smarthost) throws Exception {
+    downstream = await(ScriptedSmtpServer.start(vertx, smarthost));
+    return downstream;
+  }
+
+  /** Starts the gateway of a {@link #manual} extension with {@code config} (built from {@link #defaults}). */
+  public void begin(Map<String, Object> config) throws Exception {
+    begin(config, Clock.systemUTC());
+  }
+
+  public void begin(Map<String, Object> config, Clock time) throws Exception {
+    startGateway(vertx, config, time);
+    sendClient = new SendClient(httpPort());
   }
 
   private void stopAll() throws Exception {
