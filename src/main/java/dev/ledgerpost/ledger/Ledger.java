@@ -63,11 +63,12 @@ public final class Ledger {
        LIMIT #{limit}""";
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
       , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.node_id, m.downstream_reply, m.last_error,
+        m.dsn_ret, m.dsn_envid,
         r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
         r.resolved_at AS resolution_at
         FROM messages m LEFT JOIN resolutions r ON r.message_id = m.id WHERE m.id = #{id}""";
   private static final String RECIPIENTS = """
-      SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text
+      SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text, dsn_notify, dsn_orcpt
         FROM recipients WHERE message_id = #{id} ORDER BY idx""";
 
   private final Pool pool;
@@ -114,20 +115,22 @@ public final class Ledger {
             row.getString("helo"), row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
             row.getString("last_error"), List.of(), row.getString("resolution_outcome") == null ? null
                 : new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
-                    row.getString("resolution_note"), row.getOffsetDateTime("resolution_at"))))
+                    row.getString("resolution_note"), row.getOffsetDateTime("resolution_at")),
+            row.getString("dsn_ret"), row.getString("dsn_envid")))
         .execute(Map.of("id", get.id()))
         .compose(rows -> rows.size() == 0
             ? Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + get.id()))
             : Future.succeededFuture(rows.iterator().next()));
     return detail.compose(d -> SqlTemplate.forQuery(pool, RECIPIENTS)
         .mapTo(row -> new RecipientView(row.getString("address"), RecipientStatus.valueOf(row.getString("status")),
-            row.getString("rcpt_reply"), row.getInteger("reply_code"), row.getString("enhanced_code"), row.getString("reply_text")))
+            row.getString("rcpt_reply"), row.getInteger("reply_code"), row.getString("enhanced_code"), row.getString("reply_text"),
+            row.getString("dsn_notify"), row.getString("dsn_orcpt")))
         .execute(Map.of("id", get.id()))
         .map(rows -> {
           List<RecipientView> recipients = new ArrayList<>();
           rows.forEach(recipients::add);
           return new MessageDetail(d.summary(), d.authUser(), d.clientIp(), d.helo(), d.sha256(), d.route(),
-              d.node(), d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution());
+              d.node(), d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution(), d.dsnRet(), d.dsnEnvid());
         }));
   }
 

@@ -21,6 +21,9 @@ public interface GatewayMetrics {
   /** A MAIL of an authenticated user under auth.rateLimit: within the rate, or answered 451 4.7.1. */
   enum RateLimit { ALLOWED, LIMITED }
 
+  /** The command that carried an SMTP message body: DATA, or BDAT chunks (RFC 3030). */
+  enum BodyCommand { DATA, BDAT }
+
   /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
   void smtpReply(int code, Stage stage, long nanos);
 
@@ -34,6 +37,12 @@ public interface GatewayMetrics {
   void authFailure(AuthFailure result);
 
   void userRateLimit(RateLimit outcome);
+
+  /** An SMTP message body was received whole (DATA's final dot, BDAT LAST), whatever became of it. */
+  void smtpTransaction(BodyCommand command);
+
+  /** A message body went to the smarthost, as DATA or as BDAT (a smarthost's own log may not say which). */
+  void downstreamTransaction(BodyCommand command);
 
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
   void gauge(String name, String help, DoubleSupplier value);
@@ -59,6 +68,12 @@ public interface GatewayMetrics {
 
     @Override
     public void userRateLimit(RateLimit outcome) {}
+
+    @Override
+    public void smtpTransaction(BodyCommand command) {}
+
+    @Override
+    public void downstreamTransaction(BodyCommand command) {}
 
     @Override
     public void gauge(String name, String help, DoubleSupplier value) {}

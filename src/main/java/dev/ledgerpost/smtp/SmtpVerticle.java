@@ -103,7 +103,10 @@ public final class SmtpVerticle extends VerticleBase {
         serve(socket, peer, Buffer.buffer(), proxy.protocol() != GatewayConfig.ProxyProtocol.NONE);
       }
     });
-    return server.listen().onSuccess(s -> {
+    // The first instance asks the smarthosts what they offer before the intake listens, so that the first
+    // client's EHLO already offers what depends on them (DSN, BINARYMIME: docs/design.md §1.1).
+    Future<Void> probed = shared.smarthosts().claimProbe() ? relay.probe() : Future.succeededFuture();
+    return probed.compose(v -> server.listen()).onSuccess(s -> {
       SharedServerTls.shareSslContextManager(s);
       LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort());
     });
