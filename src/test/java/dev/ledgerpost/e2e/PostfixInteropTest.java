@@ -105,6 +105,9 @@ class PostfixInteropTest {
         "relayhost", "[127.0.0.1]:" + gateway.smtpPort(),
         "smtp_tls_security_level", "encrypt", // no TLS, no delivery: the gateway's self-signed certificate is not checked
         "smtp_tls_loglevel", "1",
+        // Its smtp client logs what it says and hears: the proof, from Postfix's side, that it pipelined.
+        "debug_peer_list", "127.0.0.1",
+        "debug_peer_level", "2",
         "default_destination_concurrency_limit", "10"), false));
 
     for (int i = 0; i < MESSAGES; i++) {
@@ -143,6 +146,27 @@ class PostfixInteropTest {
     String log = postfix.log();
     assertThat(count(log, "TLS connection established to 127.0.0.1")).as(tail(log)).isPositive();
     assertThat(count(log, "status=sent (250 2.0.0 Ok: queued as ")).isEqualTo(MESSAGES);
+    // PIPELINING: DATA written after MAIL before any reply came back (per smtp process of Postfix's).
+    String peer = "> 127.0.0.1[127.0.0.1]:" + gateway.smtpPort() + ": ";
+    Set<String> awaitingReply = new HashSet<>();
+    int pipelined = 0;
+    Pattern smtp = Pattern.compile("postfix/smtp\\[(\\d+)\\]: (.*)$");
+    for (String line : log.split("\n")) {
+      Matcher l = smtp.matcher(line);
+      if (!l.find()) {
+        continue;
+      }
+      String pid = l.group(1);
+      String what = l.group(2);
+      if (what.startsWith(peer + "MAIL FROM:")) {
+        awaitingReply.add(pid);
+      } else if (what.startsWith("< ")) {
+        awaitingReply.remove(pid);
+      } else if (what.startsWith(peer + "DATA") && awaitingReply.contains(pid)) {
+        pipelined++;
+      }
+    }
+    assertThat(pipelined).as("transactions whose MAIL, RCPT and DATA Postfix pipelined").isEqualTo(MESSAGES);
     assertThat(count(log, "status=deferred")).isZero();
   }
 
@@ -235,7 +259,7 @@ class PostfixInteropTest {
       assertThat(id.find()).isTrue();
       int i = Integer.parseInt(id.group(1));
       assertThat(r.envelope().get(0)).startsWith("MAIL FROM:<alice@client.example>").contains(" RET=FULL", " ENVID=bdat-" + i);
-      assertThat(r.envelope().get(1)).isEqualTo("RCPT TO:<bob@example.net> NOTIFY=FAILURE ORCPT=rfc822;bob@example.net");
+      assertThat(r.envelope().get(1)).isEqualTo("RCPT TO:<bob@example.net> ORCPT=rfc822;bob@example.net NOTIFY=FAILURE");
       byte[] afterPostfix = afterReceived(r.data(), "Received: from gateway.test (localhost [127.0.0.1])");
       byte[] afterOurs = afterReceived(afterPostfix, "Received: from client.example ([127.0.0.1])");
       assertThat(afterOurs).as("message %d byte for byte", i).isEqualTo(sent.get(i));
