@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A TCP proxy on loopback (port 0) that a test puts between the gateway and a server to cut a real
  * connection at the wrong moment: {@link #cutWhenServerAnswers} drops one connection as soon as the
  * server sends it anything (its reply never arrives), and from then on refuses every connection until
- * {@link #heal()}. One thread per direction; every thread ends when its sockets close.
+ * {@link #heal()}; {@link #cutAll} cuts every connection at once. One thread per direction; every thread ends
+ * when its sockets close.
  */
 public final class TcpProxy implements AutoCloseable {
   private final String targetHost;
@@ -71,6 +72,17 @@ public final class TcpProxy implements AutoCloseable {
   /** True once an armed cut happened. */
   public boolean cutDone() {
     return cut.get();
+  }
+
+  /**
+   * A network cut now: every proxied connection is closed, both ways, and new ones are refused until
+   * {@link #heal()} (a browser's WebSocket drops, and its reconnects fail until then).
+   */
+  public void cutAll() {
+    refusing = true;
+    for (Pipe p : pipes) {
+      p.close();
+    }
   }
 
   /** Connections are proxied again. */
