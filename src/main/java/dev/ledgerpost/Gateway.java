@@ -4,11 +4,13 @@ import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.cluster.NodeVerticle;
 import dev.ledgerpost.config.AdminToken;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.Reloadable;
 import dev.ledgerpost.config.StartFailure;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.IdempotencyMessages;
@@ -26,6 +28,7 @@ import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
 import dev.ledgerpost.smtp.AuthThrottle;
@@ -69,11 +72,14 @@ public final class Gateway {
   private final PrometheusMeterRegistry registry;
   private final GatewayMetrics metrics;
   private LedgerVerticle ledger;
+  private NodeVerticle node;
   private RetryVerticle retry;
   private StaleVerticle stale;
   /** The stale watch's gauges over the last hour, for the operator console's chart: one per process. */
   private final PendingHistory pendingHistory = new PendingHistory();
   private NotifyHub hub;
+  /** node.id, or the host's name (docs/design.md §9.1). */
+  private String nodeId;
   private int smtpPort;
   private int httpPort;
   private AdminToken adminToken;
@@ -94,7 +100,7 @@ public final class Gateway {
     return start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
   }
 
-  /** With the clock the stale watch reads; tests move it to age rows. */
+  /** With the clock the stale watch and the smarthosts' back-off read; tests move it to age rows. */
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, Clock clock) {
     return start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), clock);
   }
@@ -118,10 +124,15 @@ public final class Gateway {
   private Future<Void> boot() {
     return vertx.executeBlocking(this::prepare)
         .compose(shared -> {
-          ledger = new LedgerVerticle(config.ledger(), metrics);
+          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics);
           return deploy(ledger).map(shared);
         })
-        .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics)).map(shared))
+        .compose(shared -> {
+          node = new NodeVerticle(nodeId, shared.hostname(), config.node(), ledger.target(), metrics);
+          return deploy(node).map(shared);
+        })
+        .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics, node)).map(shared))
+        .compose(shared -> deploy(new RetentionVerticle(config, node)).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
           return deploy(retry).map(shared);
@@ -129,18 +140,18 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(config.stale(), clock, pendingHistory);
+          stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock, pendingHistory);
           return deploy(stale).map(shared);
         })
         .compose(shared -> {
           bindLedgerGauges();
           hub = new NotifyHub(vertx, eventTokens, config.notifications().sendQueueBytes());
           metrics.gauge("ledgerpost.notify.clients", "Connected WebSocket subscribers", hub::clients);
-          return deploy(new NotifyVerticle(hub)).map(shared);
+          return deploy(new NotifyVerticle(hub, config.notifications().pollInterval())).map(shared);
         })
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
-              shared.downstreamSlots());
+              shared.downstreamSlots(), shared.smarthosts());
           OperatorViews views = new OperatorViews(stale, pendingHistory);
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
               port -> new ApiVerticle(config.http(), port, eventTokens, hub, metrics, registry::scrape, config.observability(), send,
@@ -155,12 +166,18 @@ public final class Gateway {
             port -> new SmtpVerticle(shared, port), SmtpVerticle::actualPort), "smtp", config.smtp().host(), config.smtp().port()))
         .onSuccess(port -> {
           smtpPort = port;
-          LOG.info("Ledgerpost ready: SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {}:{} "
-              + "(PID {}; SIGHUP reloads credentials)", smtpPort, httpPort, config.smtp().effectiveInstances(),
-              config.http().effectiveInstances(), config.downstream().host(), config.downstream().port(),
-              ProcessHandle.current().pid());
+          LOG.info("Ledgerpost ready: node {}, SMTP port {}, HTTP port {} ({} SMTP and {} HTTP event loops), relaying to {} "
+              + "(PID {}; SIGHUP reloads credentials)", nodeId, smtpPort, httpPort, config.smtp().effectiveInstances(),
+              config.http().effectiveInstances(), relayingTo(config.downstream()), ProcessHandle.current().pid());
         })
         .mapEmpty();
+  }
+
+  /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */
+  private static String relayingTo(GatewayConfig.Downstream d) {
+    String primary = d.primary().toString();
+    return d.fallback().isEmpty() ? primary : primary + " (fallback " + d.fallback().stream().map(Object::toString)
+        .collect(java.util.stream.Collectors.joining(", ")) + ")";
   }
 
   /**
@@ -186,6 +203,7 @@ public final class Gateway {
 
   /** The blocking part of starting: names, certificates, password file, admin token (docs/design.md §4.8). */
   private SmtpVerticle.Shared prepare() {
+    nodeId = config.node().effectiveId();
     String hostname = config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname();
     HtpasswdAuthenticator auth = config.auth().usersFile().isEmpty()
         ? null
@@ -205,7 +223,7 @@ public final class Gateway {
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     return new SmtpVerticle.Shared(config, hostname, tls, auth,
         connections, null, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
-        downstreamSlots(), new AtomicBoolean());
+        downstreamSlots(), new SmarthostHealth(config.downstream(), clock), new AtomicBoolean());
   }
 
   /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */
@@ -360,6 +378,16 @@ public final class Gateway {
   /** Pending, oldest pending and stale gauges, for the metrics part. */
   public StaleGauges staleGauges() {
     return stale;
+  }
+
+  /** This node's id on the ledger. */
+  public String nodeId() {
+    return nodeId;
+  }
+
+  /** Which cluster jobs this node leads now. */
+  public dev.ledgerpost.cluster.Leadership leadership() {
+    return node;
   }
 
   public GatewayConfig config() {

@@ -34,6 +34,7 @@ final class OperationJson {
             .put("state", "STORED")
             .put("status", d.summary().status().name())
             .put("version", d.summary().version())
+            .put("route", d.route())
             .put("downstreamReply", d.downstreamReply())
             .put("resolution", MessageJson.resolution(d.resolution())))
         .put("recipients", recipients)

@@ -12,6 +12,7 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.delivery.RelayTransaction;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.Opening;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.delivery.SmarthostRelay;
@@ -57,9 +58,6 @@ public final class SendApi {
   static final String OPERATION = "sendMessage";
   static final String IDEMPOTENCY_KEY = "Idempotency-Key";
   private static final String API_KEY = "ledgerpost.apiKey";
-  private static final int PRUNE_BATCH = 1000;
-  private static final int PRUNE_MAX_BATCHES = 100;
-  private static final long PRUNE_PERIOD_MS = Duration.ofMinutes(10).toMillis();
   /** Room for JSON around a base64 message (which is 4/3 of the message). */
   private static final long JSON_OVERHEAD = 64 * 1024;
 
@@ -69,11 +67,11 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
-      DownstreamSlots downstreamSlots, RateLimiter limiter, Set<UUID> running) {
+      DownstreamSlots downstreamSlots, SmarthostHealth smarthosts, RateLimiter limiter, Set<UUID> running) {
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
-        DownstreamSlots downstreamSlots) {
-      this(config, keys, hostname, contract, metrics, downstreamSlots, new RateLimiter(),
+        DownstreamSlots downstreamSlots, SmarthostHealth smarthosts) {
+      this(config, keys, hostname, contract, metrics, downstreamSlots, smarthosts, new RateLimiter(),
           java.util.concurrent.ConcurrentHashMap.newKeySet());
     }
   }
@@ -90,7 +88,6 @@ public final class SendApi {
   private final Duration retention;
   private final Duration claimLease;
   private final Duration openLease;
-  private final long pruneTimer;
   private int inFlight;
   /** Operation ids of the keyed requests running in this process (any instance): a 409 for one of them is a short wait. */
   private final Set<UUID> running;
@@ -108,7 +105,8 @@ public final class SendApi {
     this.keys = setup.keys();
     this.contract = contract;
     this.hostname = setup.hostname();
-    this.relay = new SmarthostRelay(vertx, downstream, hostname, setup.contract(), setup.downstreamSlots());
+    this.relay = new SmarthostRelay(vertx, downstream, hostname, setup.contract(), setup.downstreamSlots(),
+        setup.smarthosts());
     long max = config.smtp().maxMessageSize();
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;
@@ -118,8 +116,6 @@ public final class SendApi {
     // never rests on them (a claim taken over makes the old claimant's open fail, before any DATA).
     this.claimLease = downstream.connectTimeout().plus(downstream.replyTimeout().multipliedBy(2));
     this.openLease = downstream.dataTimeout().plus(downstream.replyTimeout()).plusMinutes(1);
-    prune(0);
-    this.pruneTimer = vertx.setPeriodic(PRUNE_PERIOD_MS, t -> prune(0));
   }
 
   void mount(Router router) {
@@ -340,24 +336,8 @@ public final class SendApi {
     }
   }
 
-  /** Idempotency keys past their retention, deleted in bounded batches so no transaction grows large. */
-  private void prune(int batches) {
-    if (drained != null) {
-      return;
-    }
-    bus.request(IdempotencyMessages.PRUNE, new IdempotencyMessages.Prune(retention, PRUNE_BATCH), IdempotencyMessages.Pruned.class)
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            LOG.warn("pruning idempotency keys failed: {}", ar.cause().getMessage());
-          } else if (ar.result().deleted() == PRUNE_BATCH && batches + 1 < PRUNE_MAX_BATCHES) {
-            prune(batches + 1);
-          }
-        });
-  }
-
   /** No new sends; those in flight may finish within {@code grace}, then the downstream connections close. */
   Future<Void> close(Duration grace) {
-    vertx.cancelTimer(pruneTimer);
     drained = Promise.promise();
     if (inFlight == 0) {
       drained.tryComplete();

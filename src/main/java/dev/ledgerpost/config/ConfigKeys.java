@@ -71,6 +71,9 @@ final class ConfigKeys {
     key("downstream.maxIdle", 100, v -> nonNegativeInt(v), "Idle smarthost connections kept for reuse, per event loop (each SMTP and HTTP instance has its own pool; downstream.maxConnections caps them all).");
     key("downstream.idleTtl", "60s", ConfigKeys::positiveDuration, "How long an idle smarthost connection is kept.");
     key("downstream.maxConnections", 200, v -> positiveInt(v), "Smarthost connections open at once (in use or idle), shared by SMTP and the send API; beyond it a client's MAIL gets 451 4.7.0 and nothing is opened.");
+    key("downstream.fallback", "", ConfigKeys::smarthosts, "Further smarthosts (`host:port` list, `[v6]:port`), tried in order when a connection to the ones before cannot be opened (refused, timed out, a greeting other than 220, a failed EHLO, STARTTLS or AUTH); never once a message reached DATA. The route of each message names the smarthost used.");
+    key("downstream.hostBackoff", "30s", ConfigKeys::positiveDuration, "A smarthost whose connection could not be opened is tried after the others for this long (process-wide); doubles per failed round, up to downstream.hostMaxBackoff.");
+    key("downstream.hostMaxBackoff", "5m", ConfigKeys::positiveDuration, "Longest back-off of a failing smarthost.");
     key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
     key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
     key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
@@ -104,6 +107,9 @@ final class ConfigKeys {
     key("retry.concurrency", 4, v -> positiveInt(v), "Settle retries in flight at once while the ledger answers (one probe while it fails).");
     key("stale.scanInterval", "30s", ConfigKeys::positiveDuration, "How often the stale watch looks for old PENDING rows (and once at start).");
     key("stale.threshold", "10m", ConfigKeys::positiveDuration, "Age from which a PENDING row nobody is settling is stale; it is raised once per this period.");
+    key("node.id", "", ConfigKeys::nodeId, "This gateway's name among the nodes on one ledger (letters, digits, `.`, `_`, `-`; at most 63); empty = this host's name. Recorded on the rows it opens; two live gateways may not share one.");
+    key("node.heartbeatInterval", "1s", ConfigKeys::positiveDuration, "How often a node renews its heartbeat, checks its lock connection and tries to take the cluster's single-active jobs (fail-over starts within this).");
+    key("node.deadAfter", "15s", ConfigKeys::positiveDuration, "A node whose heartbeat is older than this is dead to the others: the outcomes it held no longer keep its rows from the stale watch.");
   }
 
   private ConfigKeys() {}
@@ -121,6 +127,15 @@ final class ConfigKeys {
       throw new IllegalArgumentException("expected a single value");
     }
     return str(v);
+  }
+
+  /** A node id goes into logs, metrics labels and an advisory-lock key: a short, plain name. */
+  private static Object nodeId(Object v) {
+    String s = (String) text(v);
+    if (!s.isEmpty() && !s.matches("[A-Za-z0-9._-]{1,63}")) {
+      throw new IllegalArgumentException("'" + s + "' is not a node name (letters, digits, '.', '_', '-'; at most 63)");
+    }
+    return s;
   }
 
   private static Object bool(Object v) {
@@ -234,6 +249,49 @@ final class ConfigKeys {
         result.add(Cidr.parse(str(item)));
       } catch (IllegalArgumentException e) {
         bad.add(e.getMessage());
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    return List.copyOf(result);
+  }
+
+  /** {@code mx1.example.net:25, [2001:db8::1]:587}: a YAML list or one string (an environment variable) split at commas and spaces. */
+  private static Object smarthosts(Object v) {
+    List<Object> items = new ArrayList<>();
+    if (v instanceof Collection<?> c) {
+      items.addAll(c);
+    } else if (v instanceof Map) {
+      throw new IllegalArgumentException("expected a list of host:port");
+    } else {
+      for (String part : str(v).split("[,\\s]+")) {
+        if (!part.isEmpty()) {
+          items.add(part);
+        }
+      }
+    }
+    List<GatewayConfig.Smarthost> result = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    for (Object item : items) {
+      String s = str(item);
+      int colon = s.lastIndexOf(':');
+      String host = colon > 0 ? s.substring(0, colon) : "";
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      } else if (host.indexOf(':') >= 0) {
+        host = ""; // an IPv6 address needs its brackets, or its last group would be read as the port
+      }
+      int port = -1;
+      try {
+        port = colon > 0 ? Integer.parseInt(s.substring(colon + 1)) : -1;
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      if (host.isEmpty() || port < 1 || port > 65535) {
+        bad.add("'" + s + "' is not host:port (an IPv6 address as [addr]:port)");
+      } else {
+        result.add(new GatewayConfig.Smarthost(host, port));
       }
     }
     if (!bad.isEmpty()) {

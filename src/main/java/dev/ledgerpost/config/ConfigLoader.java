@@ -285,14 +285,44 @@ public final class ConfigLoader {
         && ((String) values.getOrDefault("auth.sendersFile", "")).isEmpty()) {
       problems.add("auth.senderPolicy: `own` needs auth.sendersFile (the addresses each user owns)");
     }
+    Duration beat = (Duration) values.get("node.heartbeatInterval");
+    Duration dead = (Duration) values.get("node.deadAfter");
+    if (beat != null && beat.compareTo(Duration.ofSeconds(10)) > 0) {
+      // A node must notice a lost lock connection (heartbeat + 5 s) well before PostgreSQL frees its locks (30 s).
+      problems.add("node.heartbeatInterval: at most 10s (a node cut off from the ledger must stop its jobs before another takes them)");
+    }
+    if (beat != null && dead != null && dead.compareTo(beat.multipliedBy(3)) < 0) {
+      problems.add("node.deadAfter: at least 3 x node.heartbeatInterval (" + Durations.format(beat.multipliedBy(3))
+          + "), or one late heartbeat makes a live node look dead");
+    }
     if (chaosRefused(values)) {
       problems.add("chaos.enabled: refused while http.host (" + values.get("http.host")
           + ") is not loopback; set chaos.allowNonLoopback to insist");
     }
+    smarthostChecks(values, problems);
     String user = (String) values.get("downstream.username");
     if (user != null && !user.isEmpty() && values.get("downstream.starttls") == GatewayConfig.StartTls.NONE
         && !isLoopback((String) values.get("downstream.host"))) {
       LOG.warn("downstream.username is set with downstream.starttls=none: the password crosses the network in clear text");
+    }
+  }
+
+  /** A smarthost named twice would only be tried twice; a back-off ceiling below its start is a typo. */
+  @SuppressWarnings("unchecked")
+  private static void smarthostChecks(Map<String, Object> values, List<String> problems) {
+    if (values.get("downstream.fallback") instanceof List<?> fallback && values.get("downstream.port") instanceof Integer port) {
+      java.util.Set<GatewayConfig.Smarthost> seen = new java.util.HashSet<>();
+      seen.add(new GatewayConfig.Smarthost((String) values.get("downstream.host"), port));
+      for (GatewayConfig.Smarthost h : (List<GatewayConfig.Smarthost>) fallback) {
+        if (!seen.add(h)) {
+          problems.add("downstream.fallback: " + h + " is named twice (downstream.host:port is the first smarthost)");
+        }
+      }
+    }
+    if (values.get("downstream.hostBackoff") instanceof Duration first && values.get("downstream.hostMaxBackoff") instanceof Duration max
+        && max.compareTo(first) < 0) {
+      problems.add("downstream.hostMaxBackoff: " + Durations.format(max) + " is shorter than downstream.hostBackoff ("
+          + Durations.format(first) + ")");
     }
   }
 
@@ -345,7 +375,10 @@ public final class ConfigLoader {
             (Duration) v.get("downstream.dataTimeout"),
             (int) v.get("downstream.maxIdle"),
             (Duration) v.get("downstream.idleTtl"),
-            (int) v.get("downstream.maxConnections")),
+            (int) v.get("downstream.maxConnections"),
+            (List<GatewayConfig.Smarthost>) v.get("downstream.fallback"),
+            (Duration) v.get("downstream.hostBackoff"),
+            (Duration) v.get("downstream.hostMaxBackoff")),
         new GatewayConfig.Ledger(
             (String) v.get("ledger.url"),
             (String) v.get("ledger.dataDir"),
@@ -380,7 +413,9 @@ public final class ConfigLoader {
             (Duration) v.get("retry.initialBackoff"),
             (Duration) v.get("retry.maxBackoff"),
             (int) v.get("retry.concurrency")),
-        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")));
+        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")),
+        new GatewayConfig.Node((String) v.get("node.id"), (Duration) v.get("node.heartbeatInterval"),
+            (Duration) v.get("node.deadAfter")));
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

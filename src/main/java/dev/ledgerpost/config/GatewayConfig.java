@@ -6,7 +6,7 @@ import java.util.List;
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
-    Observability observability, Retry retry, Stale stale) {
+    Observability observability, Retry retry, Stale stale, Node node) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -58,11 +58,38 @@ public record GatewayConfig(
       Duration dataTimeout,
       int maxIdle,
       Duration idleTtl,
-      int maxConnections) {
+      int maxConnections,
+      List<Smarthost> fallback,
+      Duration hostBackoff,
+      Duration hostMaxBackoff) {
 
-    /** The one route there is today; the SMTP session keeps "one route per transaction" for MX routing later. */
+    /** The primary's route: every message takes it while the primary answers. */
+    public String route() {
+      return primary().route();
+    }
+
+    public Smarthost primary() {
+      return new Smarthost(host, port);
+    }
+
+    /** Every smarthost in the order they are tried: {@code downstream.host:port}, then {@code downstream.fallback}. */
+    public List<Smarthost> hosts() {
+      List<Smarthost> all = new java.util.ArrayList<>(1 + fallback.size());
+      all.add(primary());
+      all.addAll(fallback);
+      return List.copyOf(all);
+    }
+  }
+
+  /** One smarthost. Its route is what a message relayed through it records (the SMTP session keeps one route per transaction). */
+  public record Smarthost(String host, int port) {
     public String route() {
       return "smarthost:" + host + ":" + port;
+    }
+
+    @Override
+    public String toString() {
+      return host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
     }
   }
 
@@ -106,4 +133,24 @@ public record GatewayConfig(
 
   /** The stale-pending watch. */
   public record Stale(Duration scanInterval, Duration threshold) {}
+
+  /**
+   * This gateway among the nodes on one ledger (docs/design.md §9): its id (empty = the host's name, see
+   * {@link #effectiveId}), how often it beats, and when the others take it for dead.
+   */
+  public record Node(String id, Duration heartbeatInterval, Duration deadAfter) {
+    public String effectiveId() {
+      if (!id.isEmpty()) {
+        return id;
+      }
+      String host;
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.net.UnknownHostException e) {
+        host = "localhost";
+      }
+      String plain = host.replaceAll("[^A-Za-z0-9._-]", "-");
+      return plain.length() > 63 ? plain.substring(0, 63) : plain;
+    }
+  }
 }

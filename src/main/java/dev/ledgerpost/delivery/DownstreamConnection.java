@@ -42,6 +42,7 @@ final class DownstreamConnection {
 
   private final Vertx vertx;
   private final NetSocket socket;
+  private final GatewayConfig.Smarthost target;
   private final Deque<Pending> pending = new ArrayDeque<>();
   private final List<String> lines = new ArrayList<>();
   private final Set<String> extensions = new HashSet<>();
@@ -49,9 +50,10 @@ final class DownstreamConnection {
   private boolean closed;
   private long idleSince;
 
-  private DownstreamConnection(Vertx vertx, NetSocket socket) {
+  private DownstreamConnection(Vertx vertx, NetSocket socket, GatewayConfig.Smarthost target) {
     this.vertx = vertx;
     this.socket = socket;
+    this.target = target;
     RecordParser parser = RecordParser.newDelimited("\n", this::onLine);
     parser.maxRecordSize(MAX_REPLY_LINE);
     parser.exceptionHandler(e -> fail("downstream reply line too long"));
@@ -64,10 +66,11 @@ final class DownstreamConnection {
     });
   }
 
-  /** Connects, reads the greeting, says EHLO, and does STARTTLS and AUTH as configured. */
-  static Future<DownstreamConnection> open(Vertx vertx, NetClient client, GatewayConfig.Downstream config, String hostname) {
-    return client.connect(config.port(), config.host())
-        .map(socket -> new DownstreamConnection(vertx, socket))
+  /** Connects to {@code target}, reads the greeting, says EHLO, and does STARTTLS and AUTH as configured. */
+  static Future<DownstreamConnection> open(Vertx vertx, NetClient client, GatewayConfig.Downstream config,
+      GatewayConfig.Smarthost target, String hostname) {
+    return client.connect(target.port(), target.host())
+        .map(socket -> new DownstreamConnection(vertx, socket, target))
         .compose(c -> c.expect(config.replyTimeout())
             .compose(greeting -> greeting.code() == 220
                 ? c.ehlo(hostname, config.replyTimeout())
@@ -105,7 +108,7 @@ final class DownstreamConnection {
             ? Future.failedFuture(new Lost("downstream refused STARTTLS: " + r))
             : Future.succeededFuture();
       }
-      return socket.upgradeToSsl(ssl, config.host()).compose(v -> ehlo(hostname, config.replyTimeout()));
+      return socket.upgradeToSsl(ssl, target.host()).compose(v -> ehlo(hostname, config.replyTimeout()));
     });
   }
 
@@ -118,6 +121,11 @@ final class DownstreamConnection {
     return command("AUTH PLAIN " + token, config.replyTimeout()).compose(r -> r.code() == 235
         ? Future.succeededFuture()
         : Future.failedFuture(new Lost("downstream refused AUTH: " + r)));
+  }
+
+  /** The smarthost this connection was opened to: the route of every message relayed on it. */
+  GatewayConfig.Smarthost target() {
+    return target;
   }
 
   Set<String> extensions() {

@@ -6,12 +6,21 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 
 /**
  * Smarthost connections kept open between transactions, so a busy gateway does not pay a TCP
  * connect, greeting, EHLO (and TLS, AUTH) per message. Lives on one event loop; not thread-safe.
  * Every connection it opens holds one of the process-wide {@link DownstreamSlots} until its socket closes.
+ *
+ * <p>A new connection goes to the smarthosts in {@link SmarthostHealth#order()}: when one cannot be
+ * opened (refused, timed out, a greeting other than 220, a failed EHLO, STARTTLS or AUTH) the next is
+ * tried. Nothing has been sent for a message then, so moving on cannot make a second copy; once a
+ * connection is open, whatever happens on it is that host's. An idle connection belongs to the host it
+ * was opened to, and is reused only while that host is the one new connections go to first: when the
+ * primary answers again, connections to a fallback are closed as they come back.
  */
 final class DownstreamPool {
   /** A connection and whether it came from the pool (a reused one may have died while idle). */
@@ -22,12 +31,14 @@ final class DownstreamPool {
   private final String hostname;
   private final NetClient client;
   private final DownstreamSlots slots;
+  private final SmarthostHealth health;
   private final Deque<DownstreamConnection> idle = new ArrayDeque<>();
   private final long evictTimer;
 
-  DownstreamPool(Vertx vertx, GatewayConfig.Downstream config, String hostname, DownstreamSlots slots) {
+  DownstreamPool(Vertx vertx, GatewayConfig.Downstream config, String hostname, DownstreamSlots slots, SmarthostHealth health) {
     this.vertx = vertx;
     this.slots = slots;
+    this.health = health;
     this.config = config;
     this.hostname = hostname;
     this.client = vertx.createNetClient(new NetClientOptions()
@@ -38,9 +49,10 @@ final class DownstreamPool {
   }
 
   Future<Lease> borrow() {
+    GatewayConfig.Smarthost preferred = health.preferred();
     DownstreamConnection c;
     while ((c = idle.pollLast()) != null) {
-      if (c.usable() && c.idleNanos() < config.idleTtl().toNanos()) {
+      if (c.usable() && c.idleNanos() < config.idleTtl().toNanos() && c.target().equals(preferred)) {
         return Future.succeededFuture(new Lease(c, true));
       }
       c.quit();
@@ -48,27 +60,48 @@ final class DownstreamPool {
     return fresh();
   }
 
+  /** A new connection, to the first smarthost in {@link SmarthostHealth#order()} that can be opened. */
   Future<Lease> fresh() {
+    return open(health.order(), 0, new ArrayList<>());
+  }
+
+  private Future<Lease> open(List<GatewayConfig.Smarthost> order, int i, List<String> failures) {
     DownstreamSlots.Slot slot = slots.tryAcquire();
     if (slot == null) {
       return Future.failedFuture(new DownstreamSlots.Exhausted(slots.max()));
     }
-    return DownstreamConnection.open(vertx, client, config, hostname)
-        .onSuccess(conn -> conn.closedFuture().onComplete(v -> slot.release()))
-        .onFailure(e -> {
-          slot.release();
-          slots.unreachable(config.host() + ":" + config.port(), e);
-        })
-        .map(conn -> new Lease(conn, false))
-        .recover(e -> Future.failedFuture(new DownstreamUnavailable(
-            "cannot reach downstream " + config.host() + ":" + config.port() + ": " + e.getMessage(), e)));
+    GatewayConfig.Smarthost target = order.get(i);
+    return DownstreamConnection.open(vertx, client, config, target, hostname).transform(ar -> {
+      if (ar.succeeded()) {
+        DownstreamConnection conn = ar.result();
+        conn.closedFuture().onComplete(v -> slot.release());
+        health.answered(target);
+        return Future.succeededFuture(new Lease(conn, false));
+      }
+      slot.release();
+      String why = String.valueOf(ar.cause().getMessage());
+      health.failed(target, why);
+      failures.add(target + ": " + why);
+      if (i + 1 < order.size()) {
+        return open(order, i + 1, failures);
+      }
+      if (order.size() == 1) {
+        slots.unreachable(target.toString(), ar.cause());
+        return Future.failedFuture(new DownstreamUnavailable("cannot reach downstream " + target + ": " + why, ar.cause()));
+      }
+      DownstreamUnavailable none = new DownstreamUnavailable("cannot reach any smarthost: " + String.join("; ", failures),
+          ar.cause());
+      slots.unreachable(order.stream().map(Object::toString).collect(java.util.stream.Collectors.joining(", ")), none);
+      return Future.failedFuture(none);
+    });
   }
 
   /** Takes back a connection whose transaction ended cleanly (no transaction open downstream). */
   void release(DownstreamConnection c) {
     // At the cap an idle connection would keep another client (or another event loop's pool) from
-    // opening one: close it instead, and its slot comes free.
-    if (c.usable() && idle.size() < config.maxIdle() && !slots.full()) {
+    // opening one: close it instead, and its slot comes free. One to a host new connections no longer
+    // go to first would not be reused: close it too.
+    if (c.usable() && idle.size() < config.maxIdle() && !slots.full() && c.target().equals(health.preferred())) {
       c.idle();
       idle.addLast(c);
     } else {
@@ -77,8 +110,10 @@ final class DownstreamPool {
   }
 
   private void evictExpired() {
+    GatewayConfig.Smarthost preferred = health.preferred();
     idle.removeIf(c -> {
-      boolean expired = !c.usable() || c.idleNanos() >= config.idleTtl().toNanos() || slots.full();
+      boolean expired = !c.usable() || c.idleNanos() >= config.idleTtl().toNanos() || slots.full()
+          || !c.target().equals(preferred);
       if (expired) {
         c.quit();
       }

@@ -60,9 +60,9 @@ final class IdempotencyStore {
       ,
       k AS (
         UPDATE idempotency_keys
-           SET state = 'OPENED', message_id = ($1::uuid[])[1], lease_until = now() + make_interval(secs => $19::float8),
+           SET state = 'OPENED', message_id = ($1::uuid[])[1], lease_until = now() + make_interval(secs => $20::float8),
                updated_at = now()
-         WHERE owner = $17 AND key = $18 AND operation_id = ($1::uuid[])[1]
+         WHERE owner = $18 AND key = $19 AND operation_id = ($1::uuid[])[1]
            AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = ($1::uuid[])[1]))
         RETURNING 1)
       SELECT m.id, NULL::int AS refused FROM m
@@ -84,12 +84,15 @@ final class IdempotencyStore {
       DELETE FROM idempotency_keys k USING doomed d WHERE k.owner = d.owner AND k.key = d.key""";
 
   private final Pool pool;
+  /** Recorded on the rows a keyed send opens, as on every other open. */
+  private final String nodeId;
   private final TransactionPolicy policy;
   private final GatewayMetrics metrics;
   /** Called after a keyed open committed: it wrote an outbox row (OutboxWake). */
   private final Runnable committed;
 
-  IdempotencyStore(Pool pool, TransactionPolicy policy, GatewayMetrics metrics, Runnable committed) {
+  IdempotencyStore(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetrics metrics, Runnable committed) {
+    this.nodeId = nodeId;
     this.pool = pool;
     this.policy = policy;
     this.metrics = metrics;
@@ -172,7 +175,7 @@ final class IdempotencyStore {
       return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
           "a key binds the ledger entry its claimant chose: " + o.ref().operationId() + " is not " + o.open().id()));
     }
-    List<Object> params = OpenBatch.params(List.of(o.open()));
+    List<Object> params = OpenBatch.params(List.of(o.open()), nodeId);
     params.add(o.ref().owner());
     params.add(o.ref().key());
     params.add(seconds(o.lease()));

@@ -40,9 +40,12 @@ public final class LedgerVerticle extends VerticleBase {
   private DatabaseTarget target;
 
   private final GatewayMetrics metrics;
+  /** This gateway's node.id, recorded on every row it opens. */
+  private final String nodeId;
 
-  public LedgerVerticle(GatewayConfig.Ledger config, GatewayMetrics metrics) {
+  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics) {
     this.config = config;
+    this.nodeId = nodeId;
     this.metrics = metrics;
   }
 
@@ -79,14 +82,14 @@ public final class LedgerVerticle extends VerticleBase {
           new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           OutboxWake wake = new OutboxWake(context, pool, bus);
-          writer = new LedgerWriter(context, pool, counting, config.lockTimeout(), metrics, wake::committed);
+          writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, wake::committed);
           // The hot path calls the writer directly; the bus addresses serve the retry part, tools and tests.
           bus.serve(LedgerMessages.OPEN, Open.class, writer::open);
           bus.serve(LedgerMessages.SETTLE, Settle.class, writer::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
-          new IdempotencyStore(pool, new TransactionPolicy(vertx, counting), metrics, wake::committed).serve(bus);
+          new IdempotencyStore(pool, nodeId, new TransactionPolicy(vertx, counting), metrics, wake::committed).serve(bus);
           OutboxStore outbox = new OutboxStore(pool);
           bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
           bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
@@ -94,6 +97,7 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(OutboxMessages.RECEIPT, OutboxMessages.Receipt.class, r -> outbox.receipt(r).map(v -> r));
           bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o.id()));
           bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> outbox.lag());
+          bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> outbox.head());
           ChaosLocks chaos = new ChaosLocks(vertx, target.options());
           bus.serve(OutboxMessages.CHAOS_LOCK, OutboxMessages.ChaosLock.class, chaos::hold);
           return null;
@@ -102,13 +106,21 @@ public final class LedgerVerticle extends VerticleBase {
   }
 
   /**
-   * LISTEN for committed outbox rows. A notification is only a wake-up: the relay polls as well, so
-   * a lost notification (or a subscriber down while PostgreSQL restarts) delays events, never loses them.
+   * LISTEN for committed outbox rows (the publisher's wake-up) and for published events (every hub's). A
+   * notification is only a wake-up: the relay and the hubs poll as well, so a lost notification (or a
+   * subscriber down while PostgreSQL restarts) delays events, never loses them.
    */
   private Future<Void> listen() {
     subscriber = PgSubscriber.subscriber(vertx, target.options()).reconnectPolicy(retries -> 1000L);
     Bus bus = Bus.of(vertx);
     subscriber.channel("ledgerpost_outbox").handler(payload -> bus.publish(OutboxMessages.WAKE, WAKE));
+    subscriber.channel(OutboxStore.PUBLISHED_CHANNEL).handler(payload -> {
+      try {
+        bus.publish(OutboxMessages.PUBLISHED, new OutboxMessages.PublishedUpTo(Long.parseLong(payload)));
+      } catch (NumberFormatException e) {
+        LOG.debug("ignoring a {} notification with payload {}", OutboxStore.PUBLISHED_CHANNEL, payload);
+      }
+    });
     return subscriber.connect().recover(e -> {
       LOG.warn("cannot LISTEN for outbox notifications ({}); the outbox relay polls only", e.getMessage());
       return Future.succeededFuture();

@@ -24,13 +24,13 @@ public final class LedgerWriter {
   private final GroupCommit<Settle, Settled> settles;
   private final GatewayMetrics metrics;
 
-  LedgerWriter(Context context, Pool pool, TransactionPolicy.Listener listener, Duration lockTimeout, GatewayMetrics metrics,
-      Runnable committed) {
+  LedgerWriter(Context context, Pool pool, String nodeId, TransactionPolicy.Listener listener, Duration lockTimeout,
+      GatewayMetrics metrics, Runnable committed) {
     this.metrics = metrics;
     long lock = lockTimeout.toMillis();
     // Today's bound for one message (docs/design.md §2.3): three attempts of lock_timeout each, with their pauses.
     long budget = TransactionPolicy.MAX_ATTEMPTS * lock + 150 + 100;
-    this.opens = new GroupCommit<>("open", context, new OpenBatch(pool), listener, budget, lock, MAX_IN_FLIGHT,
+    this.opens = new GroupCommit<>("open", context, new OpenBatch(pool, nodeId), listener, budget, lock, MAX_IN_FLIGHT,
         n -> committed.run());
     this.settles = new GroupCommit<>("settle", context, new SettleBatch(pool), listener, budget, lock, MAX_IN_FLIGHT,
         n -> committed.run());

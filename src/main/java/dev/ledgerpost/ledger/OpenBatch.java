@@ -24,14 +24,14 @@ import java.util.UUID;
  * finds the entries an earlier attempt committed.
  */
 final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
-  /** The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$16. */
+  /** The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$17 ($17: the node that opens them). */
   static final String WRITES = """
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
       m AS (
         INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
-                              body_sha256, route, status, version, received_at, open_seq)
+                              body_sha256, route, status, version, received_at, open_seq, node_id)
         SELECT t.id, t.intake, t.auth_user, t.client_ip, t.helo, t.mail_from, t.message_id_header, t.size_bytes,
-               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq
+               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text
           FROM q, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
                          $9::text[], $10::text[], $11::timestamptz[])
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
@@ -51,9 +51,11 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + "\nSELECT id FROM m";
 
   private final Pool pool;
+  private final String nodeId;
 
-  OpenBatch(Pool pool) {
+  OpenBatch(Pool pool, String nodeId) {
     this.pool = pool;
+    this.nodeId = nodeId;
   }
 
   @Override
@@ -63,7 +65,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
 
   @Override
   public Future<List<GroupCommit.Outcome<Opened>>> run(List<Open> batch, int attempt) {
-    Tuple params = Tuple.tuple(params(batch));
+    Tuple params = Tuple.tuple(params(batch, nodeId));
     Future<RowSet<Row>> written = attempt == 1
         // An entry that exists already is a replay of an open that committed (23505): then as on a retry.
         ? pool.preparedQuery(FIRST).execute(params).recover(e -> e instanceof PgException pg && "23505".equals(pg.getSqlState())
@@ -73,8 +75,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     return written.compose(rows -> answers(pool, batch, inserted(rows)));
   }
 
-  /** The sixteen array parameters of {@link #WRITES}. */
-  static List<Object> params(List<Open> batch) {
+  /** The seventeen parameters of {@link #WRITES}: sixteen arrays, and the node's id. */
+  static List<Object> params(List<Open> batch, String nodeId) {
     int n = batch.size();
     UUID[] ids = new UUID[n];
     String[] intakes = new String[n];
@@ -116,7 +118,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     }
     return new ArrayList<>(List.of(ids, intakes, users, ips, helos, froms, messageIds, sizes, hashes, routes, received,
         rMessage.toArray(new UUID[0]), rIdx.toArray(new Integer[0]), rAddress.toArray(new String[0]),
-        rStatus.toArray(new String[0]), rReply.toArray(new String[0])));
+        rStatus.toArray(new String[0]), rReply.toArray(new String[0]), nodeId));
   }
 
   static Set<UUID> inserted(RowSet<Row> rows) {

@@ -47,11 +47,13 @@ public final class OperatorMessages {
       String operator, String note, OffsetDateTime resolvedAt) {}
 
   /**
-   * PENDING rows received before {@code cutoff}, except {@code excluded} (outcomes the retry part holds).
+   * PENDING rows received before {@code cutoff}, except {@code excluded} (outcomes this node's retry part holds)
+   * and the outcomes held by every node whose heartbeat is younger than {@code nodeDeadAfter} (docs/design.md §9.2).
    * With {@code raiseDueBefore} only rows not raised since then are listed (the watch's scan); without
    * it, all of them (the API). The counts always cover every PENDING row.
    */
-  public record StaleQuery(OffsetDateTime cutoff, OffsetDateTime raiseDueBefore, Set<UUID> excluded, int limit) {}
+  public record StaleQuery(OffsetDateTime cutoff, OffsetDateTime raiseDueBefore, Set<UUID> excluded, Duration nodeDeadAfter,
+      int limit) {}
 
   /** Deliberately without recipient data: the watch must keep working while the recipients table is locked. */
   public record StaleRow(UUID id, int version, String messageIdHeader, String mailFrom, OffsetDateTime receivedAt,
@@ -76,7 +78,7 @@ public final class OperatorMessages {
    * attention" list shows and what a bulk resolution resolves.
    */
   public record OpenRowsQuery(boolean pending, boolean unknown, String sender, OffsetDateTime since, OffsetDateTime until,
-      OffsetDateTime pendingCutoff, Set<UUID> excluded, int limit) {}
+      OffsetDateTime pendingCutoff, Set<UUID> excluded, Duration nodeDeadAfter, int limit) {}
 
   public record OpenRow(UUID id, MessageStatus status, int version, String messageIdHeader, String mailFrom,
       OffsetDateTime receivedAt, int staleRaises, OffsetDateTime lastRaisedAt) {}

@@ -16,6 +16,13 @@ public final class OutboxMessages {
   public static final String OPERATION = "ledger.operation";
   /** Published (not requested) by the ledger when PostgreSQL says an outbox row was committed. */
   public static final String WAKE = "ledger.outbox.wake";
+  /**
+   * Published (not requested) by the ledger when PostgreSQL says some node's publisher numbered events: a
+   * {@link PublishedUpTo}. Every node's hub tails the ledger on it (docs/design.md §9.3).
+   */
+  public static final String PUBLISHED = "ledger.outbox.published";
+  /** The last pub_seq given out so far, by any node: a {@link Head} answered by a {@link PublishedUpTo}. */
+  public static final String HEAD = "ledger.outbox.head";
   /** Age of the oldest committed row not yet published. */
   public static final String LAG = "ledger.outbox.lag";
   /** Chaos mode: hold ACCESS EXCLUSIVE locks from a separate connection. */
@@ -26,7 +33,7 @@ public final class OutboxMessages {
   public static Class<?>[] types() {
     return new Class<?>[] {
       Publish.class, Published.class, History.class, HistoryPage.class, Prune.class, Pruned.class, Receipt.class,
-      Operation.class, OperationFacts.class, Wake.class, Lag.class, LagSeconds.class, ChaosLock.class, ChaosLocked.class
+      Operation.class, OperationFacts.class, Wake.class, PublishedUpTo.class, Head.class, Lag.class, LagSeconds.class, ChaosLock.class, ChaosLocked.class
     };
   }
 
@@ -58,6 +65,11 @@ public final class OutboxMessages {
       LedgerMessages.MessageDetail message, int events, int publishedEvents, long lastPubSeq, List<ReceiptView> receipts) {}
 
   public record Wake() {}
+
+  /** Every event up to {@code lastPubSeq} is published. */
+  public record PublishedUpTo(long lastPubSeq) {}
+
+  public record Head() {}
 
   public record Lag() {}
 

@@ -86,6 +86,10 @@ final class OutboxStore {
   private static final String LAG =
       "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox WHERE published_at IS NULL";
 
+  /** Channel of the publisher's notice to every node's hub; its payload is the last pub_seq (docs/design.md §9.3). */
+  static final String PUBLISHED_CHANNEL = "ledgerpost_published";
+  private static final String NOTIFY_PUBLISHED = "SELECT pg_notify('" + PUBLISHED_CHANNEL + "', $1)";
+
   private final Pool pool;
 
   OutboxStore(Pool pool) {
@@ -122,7 +126,17 @@ final class OutboxStore {
               return new Published(List.copyOf(out));
             });
       });
-    }));
+    })).onSuccess(p -> {
+      if (!p.events().isEmpty()) {
+        // After the commit and outside it, so the notification lock never holds up a publish: other nodes' hubs tail.
+        pool.preparedQuery(NOTIFY_PUBLISHED).execute(Tuple.of(Long.toString(p.events().get(p.events().size() - 1).pubSeq())));
+      }
+    });
+  }
+
+  /** The last pub_seq given out so far. */
+  Future<OutboxMessages.PublishedUpTo> head() {
+    return pool.query(STATE).execute().map(rows -> new OutboxMessages.PublishedUpTo(rows.iterator().next().getLong("last_pub_seq")));
   }
 
   /**

@@ -30,9 +30,15 @@ import java.util.UUID;
  * and times come from the caller's clock, not the database's, so a test can age rows by moving time.
  */
 final class StaleRows {
-  private static final String COUNTS = """
+  /** The outcomes live nodes hold (their heartbeat is younger than #{deadAfter} seconds): nobody raises these. */
+  private static final String HELD = """
+      held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held) AS h(id)
+                WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => #{deadAfter}))""";
+  private static final String COUNTS = "WITH " + HELD + """
+
       SELECT count(*) AS pending, min(received_at) AS oldest,
-             count(*) FILTER (WHERE received_at < #{cutoff} AND NOT (id = ANY(#{excluded}))) AS stale
+             count(*) FILTER (WHERE received_at < #{cutoff} AND NOT (id = ANY(#{excluded}))
+                                AND id NOT IN (SELECT id FROM held)) AS stale
         FROM messages WHERE settled_at IS NULL AND status = 'PENDING'""";
   /**
    * The gauges' query, run every second while /metrics is read: its WHERE is the predicate of the partial
@@ -43,25 +49,29 @@ final class StaleRows {
              min(received_at) FILTER (WHERE settled_at IS NULL AND status = 'PENDING') AS oldest,
              count(*) FILTER (WHERE status = 'UNKNOWN') AS unknown
         FROM messages WHERE settled_at IS NULL OR status = 'UNKNOWN'""";
-  private static final String ROWS = """
+  private static final String ROWS = "WITH " + HELD + """
+
       SELECT m.id, m.version, m.message_id_header, m.mail_from, m.received_at,
              COALESCE(s.raises, 0) AS raises, s.last_raised_at
         FROM messages m LEFT JOIN stale_raises s ON s.message_id = m.id
        WHERE m.settled_at IS NULL AND m.status = 'PENDING' AND m.received_at < #{cutoff}
-         AND NOT (m.id = ANY(#{excluded}))
+         AND NOT (m.id = ANY(#{excluded})) AND m.id NOT IN (SELECT id FROM held)
          AND (#{dueBefore}::timestamptz IS NULL OR s.last_raised_at IS NULL OR s.last_raised_at <= #{dueBefore})
        ORDER BY m.received_at, m.id
        LIMIT #{limit}""";
   /**
    * Rows waiting for an operator, by the open-rows index (V40: its predicate word for word, and its key,
-   * received_at, is the order). The window count is taken before the LIMIT: every matching row.
+   * received_at, is the order). The window count is taken before the LIMIT: every matching row. A PENDING row is
+   * listed as {@link #ROWS} finds it: not held by this process ({@code excluded}) nor by a live node ({@code held}).
    */
-  private static final String OPEN_ROWS = """
+  private static final String OPEN_ROWS = "WITH " + HELD + """
+
       SELECT m.id, m.status, m.version, m.message_id_header, m.mail_from, m.received_at,
              COALESCE(s.raises, 0) AS raises, s.last_raised_at, count(*) OVER () AS matching
         FROM messages m LEFT JOIN stale_raises s ON s.message_id = m.id
        WHERE (m.settled_at IS NULL OR m.status = 'UNKNOWN')
-         AND ((#{pending} AND m.status = 'PENDING' AND m.received_at < #{cutoff} AND NOT (m.id = ANY(#{excluded})))
+         AND ((#{pending} AND m.status = 'PENDING' AND m.received_at < #{cutoff} AND NOT (m.id = ANY(#{excluded}))
+               AND m.id NOT IN (SELECT id FROM held))
               OR (#{unknown} AND m.status = 'UNKNOWN'))
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
          AND (#{since}::timestamptz IS NULL OR m.received_at >= #{since})
@@ -102,6 +112,7 @@ final class StaleRows {
     p.put("since", q.since());
     p.put("until", q.until());
     p.put("limit", q.limit());
+    p.put("deadAfter", (double) q.nodeDeadAfter().toMillis() / 1000);
     return SqlTemplate.forQuery(pool, OPEN_ROWS).execute(p).map(rows -> {
       List<OpenRow> items = new ArrayList<>();
       long matching = 0;
@@ -128,6 +139,7 @@ final class StaleRows {
     p.put("excluded", q.excluded().toArray(new UUID[0]));
     p.put("dueBefore", q.raiseDueBefore());
     p.put("limit", q.limit());
+    p.put("deadAfter", (double) q.nodeDeadAfter().toMillis() / 1000);
     return SqlTemplate.forQuery(pool, COUNTS).execute(p).compose(counts -> {
       Row c = counts.iterator().next();
       return SqlTemplate.forQuery(pool, ROWS).execute(p).map(rows -> {

@@ -38,6 +38,9 @@ public interface GatewayMetrics {
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
   void gauge(String name, String help, DoubleSupplier value);
 
+  /** A gauge with one tag: one series of a family ({@code name{tagKey="tagValue"}}). */
+  void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value);
+
   GatewayMetrics NOOP = new GatewayMetrics() {
     @Override
     public void smtpReply(int code, Stage stage, long nanos) {}
@@ -59,5 +62,8 @@ public interface GatewayMetrics {
 
     @Override
     public void gauge(String name, String help, DoubleSupplier value) {}
+
+    @Override
+    public void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value) {}
   };
 }

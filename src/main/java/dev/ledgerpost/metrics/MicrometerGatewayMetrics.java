@@ -129,4 +129,9 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   public void gauge(String name, String help, DoubleSupplier value) {
     Gauge.builder(name, value::getAsDouble).description(help).strongReference(true).register(registry);
   }
+
+  @Override
+  public void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value) {
+    Gauge.builder(name, value::getAsDouble).description(help).tag(tagKey, tagValue).strongReference(true).register(registry);
+  }
 }

@@ -4,9 +4,9 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.bus.Hop;
 import io.vertx.core.Context;
 import dev.ledgerpost.ledger.OutboxEvent;
-import dev.ledgerpost.ledger.OutboxMessages.Published;
-import dev.ledgerpost.outbox.OutboxVerticle;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.time.Duration;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.ext.web.RoutingContext;
 import java.util.LinkedHashMap;
@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket hub at {@code GET /api/v1/events}. Live events come from the outbox relay; a client
+ * The WebSocket hub at {@code GET /api/v1/events}. Live events are every node's, read by the {@link EventFeed}; a client
  * that connects with {@code since} is first replayed the PostgreSQL history. The hub only ever reads
  * facts: nothing a subscriber does (or fails to do) reaches SMTP intake or the ledger's writes.
  *
@@ -51,34 +51,38 @@ public final class NotifyHub {
     this.sendQueueBytes = sendQueueBytes;
   }
 
-  /** The newest event the hub has handed to its subscribers; on the hub's context only. */
-  private long lastOffered;
+  /** Every published event of every node, in order; on the hub's context. */
+  private EventFeed feed;
 
   /** On the hub's context: every event up to this one was offered to every subscriber registered at the time. */
   long lastOffered() {
-    return lastOffered;
+    return feed.cursor();
   }
 
   /** The hub's own context (its verticle's): every subscriber lives there. */
   private volatile Context context;
 
-  /** Subscribes to the relay's events on the hub verticle's context, where every subscriber then lives. */
-  void start(Context hubContext) {
+  /** Starts the feed of published events on the hub verticle's context, where every subscriber then lives. */
+  Future<Void> start(Context hubContext, Duration poll) {
     this.context = hubContext;
-    vertx.eventBus().<Published>localConsumer(OutboxVerticle.EVENTS, m -> {
-      for (OutboxEvent e : m.body().events()) {
-        lastOffered = Math.max(lastOffered, e.pubSeq());
-        for (Subscriber s : subscribers) {
-          try {
-            s.offer(e);
-          } catch (RuntimeException failure) {
-            // One broken subscriber must not cost the others their events.
-            LOG.debug("dropping a subscriber after a send failure: {}", failure.getMessage());
-            s.drop();
-          }
-        }
+    feed = new EventFeed(vertx, () -> !subscribers.isEmpty(), this::offer, through -> {
+      for (Subscriber s : subscribers) {
+        s.tooSlow(); // they resume with since= and are told to reset
       }
     });
+    return feed.start(poll);
+  }
+
+  private void offer(OutboxEvent e) {
+    for (Subscriber s : subscribers) {
+      try {
+        s.offer(e);
+      } catch (RuntimeException failure) {
+        // One broken subscriber must not cost the others their events.
+        LOG.debug("dropping a subscriber after a send failure: {}", failure.getMessage());
+        s.drop();
+      }
+    }
   }
 
   public int clients() {

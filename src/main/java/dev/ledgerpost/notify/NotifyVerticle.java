@@ -2,6 +2,7 @@ package dev.ledgerpost.notify;
 
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import java.time.Duration;
 
 /**
  * The WebSocket hub as a part of its own (docs/design.md §6.4): its subscribers' bookkeeping, history paging and
@@ -11,14 +12,15 @@ import io.vertx.core.VerticleBase;
  */
 public final class NotifyVerticle extends VerticleBase {
   private final NotifyHub hub;
+  private final Duration poll;
 
-  public NotifyVerticle(NotifyHub hub) {
+  public NotifyVerticle(NotifyHub hub, Duration poll) {
     this.hub = hub;
+    this.poll = poll;
   }
 
   @Override
   public Future<?> start() {
-    hub.start(context);
-    return Future.succeededFuture();
+    return hub.start(context, poll);
   }
 }

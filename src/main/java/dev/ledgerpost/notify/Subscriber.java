@@ -207,7 +207,7 @@ final class Subscriber {
     return principal.admin() || principal.user().equals(e.authUser());
   }
 
-  private void tooSlow() {
+  void tooSlow() {
     closed = true;
     hub.unregister(this);
     held.clear();

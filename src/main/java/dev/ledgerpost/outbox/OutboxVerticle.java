@@ -1,12 +1,12 @@
 package dev.ledgerpost.outbox;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.cluster.Job;
+import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.OutboxMessages;
-import dev.ledgerpost.ledger.OutboxMessages.Prune;
 import dev.ledgerpost.ledger.OutboxMessages.Publish;
 import dev.ledgerpost.ledger.OutboxMessages.Published;
-import dev.ledgerpost.ledger.OutboxMessages.Pruned;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -14,20 +14,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The outbox relay: moves committed outbox rows to the notify hub in publish order, woken by
- * PostgreSQL's NOTIFY and by a poll (the source of truth), and deletes old published rows in bounded
- * batches. It never changes a message fact; a failure here only delays notifications.
+ * The outbox relay: numbers committed outbox rows in publish order, woken by PostgreSQL's NOTIFY and by a
+ * poll (the source of truth), and hands what it published to this node's hub. One node of a cluster
+ * publishes at a time ({@link Job#OUTBOX_PUBLISHER}); every node's hub tails the published events from the
+ * ledger (docs/design.md §9.3). It never changes a message fact; a failure here only delays notifications.
  */
 public final class OutboxVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxVerticle.class);
   /** Where published events go; the hub listens here. */
   public static final String EVENTS = "notify.events";
   private static final int BATCH = 500;
-  private static final int PRUNE_BATCH = 1000;
-  private static final int MAX_PRUNE_BATCHES_PER_TICK = 100;
 
   private final GatewayConfig.Notify config;
   private final GatewayMetrics metrics;
+  private final Leadership leadership;
   private volatile double lagSeconds;
   private Bus bus;
   /** Between the starts of two publish passes, unless the first was full. */
@@ -40,8 +40,9 @@ public final class OutboxVerticle extends VerticleBase {
   private boolean stopped;
   private long lastFailureLog;
 
-  public OutboxVerticle(GatewayConfig.Notify config, GatewayMetrics metrics) {
+  public OutboxVerticle(GatewayConfig.Notify config, GatewayMetrics metrics, Leadership leadership) {
     this.config = config;
+    this.leadership = leadership;
     this.metrics = metrics;
   }
 
@@ -55,9 +56,7 @@ public final class OutboxVerticle extends VerticleBase {
     });
     metrics.gauge("ledgerpost.outbox.lag.seconds", "Age of the oldest committed outbox event not yet published",
         () -> lagSeconds);
-    long pruneEvery = Math.max(1000, Math.min(config.retention().toMillis(), config.pruneInterval().toMillis()));
-    vertx.setPeriodic(pruneEvery, t -> prune(0));
-    relay();
+    leadership.whenGained(Job.OUTBOX_PUBLISHER, this::relay);
     return Future.succeededFuture();
   }
 
@@ -67,7 +66,7 @@ public final class OutboxVerticle extends VerticleBase {
    * the ledger spends less per event on publishing it. A full pass is followed at once.
    */
   public void relay() {
-    if (stopped) {
+    if (stopped || !leadership.leads(Job.OUTBOX_PUBLISHER)) {
       return;
     }
     if (running) {
@@ -112,22 +111,6 @@ public final class OutboxVerticle extends VerticleBase {
   private void measureLag() {
     bus.request(OutboxMessages.LAG, new OutboxMessages.Lag(), OutboxMessages.LagSeconds.class)
         .onSuccess(l -> lagSeconds = l.seconds());
-  }
-
-  private void prune(int batches) {
-    if (stopped || batches >= MAX_PRUNE_BATCHES_PER_TICK) {
-      return;
-    }
-    bus.request(OutboxMessages.PRUNE, new Prune(config.retention(), PRUNE_BATCH), Pruned.class).onComplete(ar -> {
-      if (ar.failed()) {
-        LOG.warn("outbox retention pass failed: {}", ar.cause().getMessage());
-      } else if (ar.result().deleted() == PRUNE_BATCH) {
-        prune(batches + 1);
-      } else if (ar.result().deleted() > 0 || batches > 0) {
-        LOG.info("outbox retention deleted {} published outbox row(s) older than {}", batches * PRUNE_BATCH + ar.result().deleted(),
-            config.retention());
-      }
-    });
   }
 
   @Override

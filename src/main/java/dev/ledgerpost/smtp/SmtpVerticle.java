@@ -3,6 +3,7 @@ package dev.ledgerpost.smtp;
 import dev.ledgerpost.config.Cidr;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.DownstreamSlots;
+import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -28,7 +29,7 @@ public final class SmtpVerticle extends VerticleBase {
 
   /**
    * What every SMTP verticle instance shares: built once at start, some of it by blocking work. The
-   * limits ({@code connections}, {@code perAddress}, the guards, {@code downstreamSlots}) are per process:
+   * limits ({@code connections}, {@code perAddress}, the guards, {@code downstreamSlots}, {@code smarthosts}) are per process:
    * thread-safe objects that every instance, on whatever event loop, counts against.
    */
   public record Shared(
@@ -42,12 +43,13 @@ public final class SmtpVerticle extends VerticleBase {
       SmtpSession.Guards guards,
       AddressConnections perAddress,
       DownstreamSlots downstreamSlots,
+      SmarthostHealth smarthosts,
       AtomicBoolean draining) {
 
     /** The relay contract exists once the ledger and the retry part run: it is added then. */
     public Shared withContract(RelayContract c) {
       return new Shared(config, hostname, tls, authenticator, connections, c, metrics, guards, perAddress, downstreamSlots,
-          draining);
+          smarthosts, draining);
     }
   }
 
@@ -75,7 +77,8 @@ public final class SmtpVerticle extends VerticleBase {
   public Future<?> start() {
     GatewayConfig config = shared.config();
     GatewayConfig.Smtp smtp = config.smtp();
-    relay = new SmarthostRelay(vertx, config.downstream(), shared.hostname(), shared.contract(), shared.downstreamSlots());
+    relay = new SmarthostRelay(vertx, config.downstream(), shared.hostname(), shared.contract(), shared.downstreamSlots(),
+        shared.smarthosts());
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();

@@ -1,6 +1,8 @@
 package dev.ledgerpost.stale;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.cluster.Job;
+import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
@@ -35,8 +37,11 @@ import org.slf4j.LoggerFactory;
 /**
  * docs/design.md §3.3 invariant 5: a PENDING row that nobody is settling does not age silently. At start and
  * every {@code stale.scanInterval} this finds PENDING rows older than {@code stale.threshold} that the
- * retry part does not hold, and raises each once per threshold period: a CRITICAL audit line and a
+ * retry part of no live node holds, and raises each once per threshold period: a CRITICAL audit line and a
  * {@code message.stale} outbox event. It never changes a row's outcome: that is an operator's call.
+ *
+ * <p>Every node counts (its gauges are its own /metrics); one node of a cluster raises ({@link Job#STALE_WATCH},
+ * docs/design.md §9.2), and the raise's own WHERE keeps "once per period" even if two ever overlapped.
  */
 public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private static final Logger LOG = LoggerFactory.getLogger(StaleVerticle.class);
@@ -50,6 +55,8 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private static final long READERS_GONE_NANOS = Duration.ofMinutes(5).toNanos();
 
   private final GatewayConfig.Stale config;
+  private final Duration nodeDeadAfter;
+  private final Leadership leadership;
   private final Clock clock;
   private final PendingHistory history;
   private final AtomicLong scans = new AtomicLong();
@@ -70,8 +77,11 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private Future<Void> counting;
 
   /** {@code history} receives a sample of the gauges every {@link PendingHistory#INTERVAL} (the console's chart). */
-  public StaleVerticle(GatewayConfig.Stale config, Clock clock, PendingHistory history) {
+  public StaleVerticle(GatewayConfig.Stale config, Duration nodeDeadAfter, Leadership leadership, Clock clock,
+      PendingHistory history) {
     this.config = config;
+    this.nodeDeadAfter = nodeDeadAfter;
+    this.leadership = leadership;
     this.clock = clock;
     this.history = history;
   }
@@ -89,7 +99,9 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     });
     // The chart's samples are taken whether or not anybody reads the gauges: one cheap indexed query per interval.
     historyTimer = vertx.setPeriodic(PendingHistory.INTERVAL.toMillis(), t -> count().onComplete(ar -> sample()));
-    return scan().onComplete(ar -> count().onComplete(x -> sample())); // the scan does not count UNKNOWN rows
+    Future<Void> first = scan().onComplete(ar -> count().onComplete(x -> sample())); // the scan does not count UNKNOWN rows
+    leadership.whenGained(Job.STALE_WATCH, this::scan); // a node that takes the job over scans at once
+    return first;
   }
 
   @Override
@@ -146,15 +158,17 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     long started = System.nanoTime();
+    boolean raising = leadership.leads(Job.STALE_WATCH);
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, RAISES_PER_SCAN),
-            StaleReport.class, QUERY_TIMEOUT))
+        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter,
+            raising ? RAISES_PER_SCAN : 0), StaleReport.class, QUERY_TIMEOUT))
         .compose(report -> {
           counted(started, report.pending(), report.oldestPendingAt());
           stale = report.stale();
           Future<Void> raises = Future.succeededFuture();
           for (StaleRow row : report.rows()) {
-            raises = raises.compose(v -> raise(row, now));
+            // Leadership is asked again per row: a node fenced mid-scan stops raising at once.
+            raises = raises.compose(v -> leadership.leads(Job.STALE_WATCH) ? raise(row, now) : Future.succeededFuture());
           }
           return raises;
         })
@@ -195,7 +209,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, q.limit()), StaleReport.class,
+        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
             QUERY_TIMEOUT))
         .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
   }
@@ -208,7 +222,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     boolean unknownToo = q.status() == null || q.status() == MessageStatus.UNKNOWN;
     return (pendingToo ? held() : Future.succeededFuture(Set.<UUID>of()))
         .compose(ids -> bus.request(OperatorMessages.OPEN_ROWS, new OpenRowsQuery(pendingToo, unknownToo, q.sender(), q.since(),
-            q.until(), cutoff, ids, q.limit()), OpenRows.class, QUERY_TIMEOUT))
+            q.until(), cutoff, ids, nodeDeadAfter, q.limit()), OpenRows.class, QUERY_TIMEOUT))
         .map(r -> new Attention(config.threshold(), now, r.matching(), r.rows()));
   }
 

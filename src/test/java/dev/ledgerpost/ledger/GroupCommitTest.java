@@ -84,7 +84,7 @@ class GroupCommitTest {
     ledgerContext = vertx.getOrCreateContext();
     TransactionPolicy.Listener counting = (kind, cause, next) ->
         retries.computeIfAbsent(cause, k -> new AtomicInteger()).incrementAndGet();
-    writer = new LedgerWriter(ledgerContext, pool, counting, Duration.ofMillis(LOCK_TIMEOUT_MS),
+    writer = new LedgerWriter(ledgerContext, pool, "test-node", counting, Duration.ofMillis(LOCK_TIMEOUT_MS),
         dev.ledgerpost.metrics.GatewayMetrics.NOOP, commits::incrementAndGet);
   }
 
@@ -319,7 +319,7 @@ class GroupCommitTest {
 
   @Test
   void aRetriedOpenBatchAnswersOpenedForTheEntriesTheEarlierAttemptCommitted() throws Exception {
-    OpenBatch statement = new OpenBatch(pool);
+    OpenBatch statement = new OpenBatch(pool, "test-node");
     List<Open> opens = opens(4, -1);
     Open a = opens.get(0);
     Open b = opens.get(1);

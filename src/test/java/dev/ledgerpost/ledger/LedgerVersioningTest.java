@@ -38,7 +38,7 @@ class LedgerVersioningTest {
     DatabaseTarget target = DatabaseTarget.fromUrl(url, Duration.ofMillis(250));
     Migrations.migrate(target);
     pool = PgBuilder.pool().connectingTo(target.options()).using(vertx).build();
-    ledger = new LedgerWriter(vertx.getOrCreateContext(), pool, TransactionPolicy.Listener.NONE, Duration.ofMillis(250),
+    ledger = new LedgerWriter(vertx.getOrCreateContext(), pool, "test-node", TransactionPolicy.Listener.NONE, Duration.ofMillis(250),
         dev.ledgerpost.metrics.GatewayMetrics.NOOP, () -> {});
   }
 

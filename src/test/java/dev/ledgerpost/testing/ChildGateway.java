@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * --config FILE}, no subcommand), so a test can SIGKILL it. Its log is read from a pipe.
  */
 public final class ChildGateway implements AutoCloseable {
-  private static final Pattern READY = Pattern.compile("Ledgerpost ready: SMTP port (\\d+), HTTP port (\\d+)");
+  private static final Pattern READY = Pattern.compile("Ledgerpost ready: node \\S+, SMTP port (\\d+), HTTP port (\\d+)");
 
   private final Process process;
   private final List<String> lines = new CopyOnWriteArrayList<>();

@@ -1,0 +1,370 @@
+package dev.ledgerpost.cluster;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.bus.Hop;
+import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.config.StartFailure;
+import dev.ledgerpost.ledger.DatabaseTarget;
+import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.retry.RetryMessages;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This gateway as one node of the gateways on one ledger (docs/design.md §9). A connection of its own, not
+ * the pool's, holds the node's identity lock (two live processes never share a node.id) and the advisory locks
+ * of the single-active jobs it leads. Every {@code node.heartbeatInterval} it renews the node's heartbeat row
+ * (with the outcomes its retry part holds, so that no other node's stale watch raises them) and tries to take
+ * the jobs nobody holds.
+ *
+ * <p>Fencing: a lock connection that fails, closes, or does not answer within {@link #ANSWER_TIMEOUT} is
+ * given up, and with it every job, at once. The server is told (by the connection's own settings,
+ * {@link #SERVER_KEEPALIVE}) to end a session it cannot reach after about {@link #SERVER_DROP}, which is
+ * longer than the time this node needs to notice ({@code node.heartbeatInterval} + {@link #ANSWER_TIMEOUT},
+ * at most 15 s): a node cut off from the database has stopped its jobs before another can take their locks.
+ */
+public final class NodeVerticle extends VerticleBase implements Leadership {
+  private static final Logger LOG = LoggerFactory.getLogger(NodeVerticle.class);
+  /** A lock connection that does not answer a heartbeat within this is given up (fencing). */
+  static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(5);
+  /** Bounds a half-open lock session on the server: 10 s idle, then 4 probes 5 s apart; unacknowledged data 30 s. */
+  static final Map<String, String> SERVER_KEEPALIVE = Map.of(
+      "tcp_keepalives_idle", "10",
+      "tcp_keepalives_interval", "5",
+      "tcp_keepalives_count", "4",
+      "tcp_user_timeout", "30000");
+  /** What {@link #SERVER_KEEPALIVE} adds up to: the documented bound for a lock whose holder was cut off. */
+  public static final Duration SERVER_DROP = Duration.ofSeconds(30);
+
+  private static final String IDENTITY = "SELECT pg_try_advisory_lock(%d, hashtext($1))".formatted(Job.NODE_LOCK_CLASS);
+  private static final String HOLDER = "SELECT pid, hostname, extract(epoch FROM now() - heartbeat_at)::int AS age FROM nodes WHERE id = $1";
+  /** Held marks of an earlier run stay until the first heartbeat: the restarted retry part holds them again. */
+  private static final String REGISTER = """
+      INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, now(), now())
+      ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid, started_at = now(),
+                                     heartbeat_at = now(), stopped_at = NULL, jobs = '{}'""";
+  /** $3 is null when the held outcomes did not change since the last heartbeat. */
+  private static final String BEAT = "UPDATE nodes SET heartbeat_at = now(), jobs = $2, held = coalesce($3, held) WHERE id = $1";
+  private static final String TAKE = "SELECT j, pg_try_advisory_lock(%d, j) AS taken FROM unnest($1::int[]) AS j".formatted(Job.LOCK_CLASS);
+  private static final String LEAVE = "UPDATE nodes SET stopped_at = now(), heartbeat_at = now(), jobs = '{}', held = '{}' WHERE id = $1";
+
+  private record Listener(Job job, Context context, Runnable gained) {}
+
+  private final String nodeId;
+  private final String hostname;
+  private final GatewayConfig.Node config;
+  private final DatabaseTarget target;
+  private final GatewayMetrics metrics;
+  private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+  /** Each lock connection's own pool of one (see {@link #connect}). */
+  private final Map<SqlConnection, Pool> sessions = new HashMap<>();
+  /** Read from any thread; replaced whole on this verticle's context. */
+  private volatile Set<Job> leading = Collections.emptySet();
+  private SqlConnection conn;
+  /** The node's identity lock is held on {@link #conn}: only then may it take jobs. */
+  private boolean identified;
+  private boolean ticking;
+  private boolean stopping;
+  private long timer = -1;
+  private Set<UUID> lastHeld;
+  private long lastProblemLog;
+  private Bus bus;
+
+  public NodeVerticle(String nodeId, String hostname, GatewayConfig.Node config, DatabaseTarget target, GatewayMetrics metrics) {
+    this.nodeId = nodeId;
+    this.hostname = hostname;
+    this.config = config;
+    this.target = target;
+    this.metrics = metrics;
+  }
+
+  public String nodeId() {
+    return nodeId;
+  }
+
+  @Override
+  public boolean leads(Job job) {
+    return leading.contains(job);
+  }
+
+  @Override
+  public void whenGained(Job job, Runnable gained) {
+    Context context = Vertx.currentContext();
+    listeners.add(new Listener(job, context, gained));
+    if (leads(job)) {
+      run(new Listener(job, context, gained));
+    }
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = Bus.of(vertx);
+    for (Job job : Job.values()) {
+      metrics.gauge("ledgerpost.node.leads", "1 while this node holds the cluster job (docs/design.md §9.2)", "job", job.label(),
+          () -> leads(job) ? 1 : 0);
+    }
+    return connect()
+        .compose(c -> identify(c).compose(mine -> {
+          if (!mine) {
+            return refuse(c);
+          }
+          return c.preparedQuery(REGISTER).execute(Tuple.of(nodeId, hostname, ProcessHandle.current().pid())).map(c);
+        }))
+        .compose(c -> {
+          adopt(c);
+          timer = vertx.setPeriodic(config.heartbeatInterval().toMillis(), t -> tick());
+          return tick();
+        })
+        .onSuccess(x -> LOG.info("node {} joined the ledger (leads {})", nodeId, labels(leading)));
+  }
+
+  /** Another live process holds this node.id: one line naming it, and no start. */
+  private Future<SqlConnection> refuse(SqlConnection c) {
+    return c.preparedQuery(HOLDER).execute(Tuple.of(nodeId)).transform(ar -> {
+      end(c);
+      String who = "";
+      if (ar.succeeded() && ar.result().size() > 0) {
+        Row r = ar.result().iterator().next();
+        who = " (PID " + r.getLong("pid") + " on " + r.getString("hostname") + ", heartbeat " + r.getInteger("age") + " s ago)";
+      }
+      return Future.failedFuture(new StartFailure("node.id " + nodeId + ": another live gateway on this ledger uses this node id"
+          + who + "; give each gateway its own node.id", null));
+    });
+  }
+
+  /**
+   * A session of its own. Vert.x 5 takes TCP options only through a client builder, so the session comes from a
+   * pool of one that belongs to it alone: closing that pool is what ends the session (and frees its locks);
+   * handing the connection back would keep them.
+   */
+  private Future<SqlConnection> connect() {
+    PgConnectOptions options = new PgConnectOptions(target.options());
+    Map<String, String> props = new HashMap<>(options.getProperties());
+    props.putAll(SERVER_KEEPALIVE);
+    props.put("application_name", "ledgerpost node " + nodeId);
+    options.setProperties(props);
+    options.setReconnectAttempts(0);
+    Pool session = PgBuilder.pool()
+        .with(new PoolOptions().setMaxSize(1))
+        .with(new NetClientOptions().setTcpKeepAlive(true).setConnectTimeout((int) ANSWER_TIMEOUT.toMillis()))
+        .connectingTo(options)
+        .using(vertx)
+        .build();
+    return session.getConnection()
+        .onSuccess(c -> sessions.put(c, session))
+        .onFailure(e -> session.close());
+  }
+
+  /** Ends a lock session on the server: its pool goes, and the connection with it. */
+  private Future<Void> end(SqlConnection c) {
+    Pool session = sessions.remove(c);
+    return session == null ? Future.succeededFuture() : session.close();
+  }
+
+  private Future<Boolean> identify(SqlConnection c) {
+    return c.preparedQuery(IDENTITY).execute(Tuple.of(nodeId)).map(rows -> rows.iterator().next().getBoolean(0));
+  }
+
+  private void adopt(SqlConnection c) {
+    conn = c;
+    identified = true;
+    c.closeHandler(v -> {
+      if (conn == c) {
+        fence("the lock connection closed");
+      }
+    });
+    c.exceptionHandler(e -> {
+      if (conn == c) {
+        fence("the lock connection failed: " + e.getMessage());
+      }
+    });
+  }
+
+  /** One heartbeat: reconnect if needed, renew the row, take free jobs. Never overlaps itself. */
+  Future<Void> tick() {
+    if (stopping || ticking) {
+      return Future.succeededFuture();
+    }
+    ticking = true;
+    if (conn == null) {
+      return reconnect().onComplete(ar -> ticking = false);
+    }
+    SqlConnection c = conn;
+    long deadline = vertx.setTimer(ANSWER_TIMEOUT.toMillis(), t -> {
+      if (conn == c) {
+        fence("the lock connection did not answer within " + ANSWER_TIMEOUT.toSeconds() + " s");
+      }
+    });
+    return held()
+        .compose(held -> c.preparedQuery(BEAT).execute(Tuple.of(nodeId, labels(leading).toArray(new String[0]),
+                held == null ? null : held.toArray(new UUID[0])))
+            .map(x -> {
+              if (held != null) {
+                lastHeld = held;
+              }
+              return null;
+            }))
+        .compose(x -> take(c))
+        .transform(ar -> {
+          vertx.cancelTimer(deadline);
+          if (conn == c) {
+            ticking = false;
+            if (ar.failed()) {
+              fence("the lock connection failed: " + ar.cause().getMessage());
+            }
+          }
+          return Future.succeededFuture();
+        });
+  }
+
+  private Future<Void> reconnect() {
+    return connect().compose(c -> identify(c).compose(mine -> {
+      if (!mine) {
+        end(c);
+        problem("node.id {} is held by another live process on this ledger; this node takes no job until it is free", nodeId);
+        return Future.succeededFuture();
+      }
+      adopt(c);
+      LOG.info("node {}: lock connection back", nodeId);
+      return Future.<Void>succeededFuture();
+    }), e -> {
+      problem("node {}: cannot open the lock connection ({}); its jobs wait for it", nodeId, e.getMessage());
+      return Future.succeededFuture();
+    });
+  }
+
+  /** Asks for the lock of every job this node does not lead; those granted are its own from now. */
+  private Future<Void> take(SqlConnection c) {
+    if (!identified) {
+      return Future.succeededFuture();
+    }
+    List<Integer> keys = new ArrayList<>();
+    for (Job j : Job.values()) {
+      if (!leading.contains(j)) {
+        keys.add(j.key);
+      }
+    }
+    if (keys.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    return c.preparedQuery(TAKE).execute(Tuple.of(keys.toArray(new Integer[0]))).map(rows -> {
+      if (conn != c) {
+        return null; // fenced meanwhile: the session is closing, and with it these locks
+      }
+      EnumSet<Job> now = leading.isEmpty() ? EnumSet.noneOf(Job.class) : EnumSet.copyOf(leading);
+      List<Job> gained = new ArrayList<>();
+      for (Row r : rows) {
+        if (r.getBoolean("taken")) {
+          Job j = byKey(r.getInteger("j"));
+          now.add(j);
+          gained.add(j);
+        }
+      }
+      if (!gained.isEmpty()) {
+        leading = Collections.unmodifiableSet(now);
+        LOG.info("node {} now leads {}", nodeId, labels(gained));
+        for (Listener l : listeners) {
+          if (gained.contains(l.job())) {
+            run(l);
+          }
+        }
+      }
+      return null;
+    });
+  }
+
+  /** Stops every job now and drops the connection (its session, and with it the locks, end on the server). */
+  private void fence(String reason) {
+    SqlConnection c = conn;
+    conn = null;
+    identified = false;
+    ticking = false;
+    if (!leading.isEmpty()) {
+      LOG.warn("node {} stops leading {}: {}", nodeId, labels(leading), reason);
+    } else {
+      problem("node {}: {}", nodeId, reason);
+    }
+    leading = Collections.emptySet();
+    lastHeld = null; // the next connection writes them again
+    if (c != null) {
+      end(c);
+    }
+  }
+
+  /** The outcomes the retry part holds, or null when they did not change (or it did not answer). */
+  private Future<Set<UUID>> held() {
+    return bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class, ANSWER_TIMEOUT.dividedBy(5))
+        .map(h -> h.ids().equals(lastHeld) ? null : h.ids())
+        .otherwise(e -> null);
+  }
+
+  private static void run(Listener l) {
+    if (l.context() == null) {
+      l.gained().run();
+    } else {
+      Hop.send(l.context(), l.gained());
+    }
+  }
+
+  private static Job byKey(int key) {
+    for (Job j : Job.values()) {
+      if (j.key == key) {
+        return j;
+      }
+    }
+    throw new IllegalStateException("no job with lock key " + key);
+  }
+
+  private static List<String> labels(java.util.Collection<Job> jobs) {
+    return jobs.stream().sorted().map(Job::label).toList();
+  }
+
+  /** A problem that repeats every heartbeat while it lasts: one line a minute. */
+  private void problem(String format, Object... args) {
+    long now = System.currentTimeMillis();
+    if (now - lastProblemLog > 60_000) {
+      lastProblemLog = now;
+      LOG.warn(format, args);
+    }
+  }
+
+  /** Leaves the cluster: the row says stopped (its held marks no longer protect anything), the locks are released. */
+  @Override
+  public Future<?> stop() {
+    stopping = true;
+    vertx.cancelTimer(timer);
+    leading = Collections.emptySet();
+    SqlConnection c = conn;
+    conn = null;
+    if (c == null) {
+      return Future.succeededFuture();
+    }
+    return c.preparedQuery(LEAVE).execute(Tuple.of(nodeId))
+        .timeout(ANSWER_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .otherwise(e -> null)
+        .eventually(() -> end(c))
+        .mapEmpty();
+  }
+}
