@@ -197,6 +197,8 @@ function drawFacts(dl, d, op) {
     row('Client', d.clientIp ?? '(not recorded)', d.helo ? ` (HELO ${d.helo})` : ''),
     row('Authenticated as', d.authUser ?? '(not authenticated)'),
     row('Route', h('span', {class: 'mono'}, d.route)),
+    // The gateway node that opened it, once the API names it (several nodes on one ledger, docs/design.md §9).
+    'node' in d ? row('Node', d.node ?? '(not recorded)') : [],
     row('Body SHA-256', h('span', {class: 'mono hash'}, d.sha256)),
     row('Read from', `${op.readSource}, as of `, timeEl(op.asOf)));
 }
@@ -211,6 +213,7 @@ function drawTimeline(ol, d, op) {
   const via = [`Over ${d.intake}`];
   if (d.clientIp) via.push(`from ${d.clientIp}${d.helo ? ` (HELO ${d.helo})` : ''}`);
   if (d.authUser) via.push(`authenticated as ${d.authUser}`);
+  if (d.node) via.push(`by node ${d.node}`);
   item('opened', d.receivedAt, 'Received; the ledger opened it',
     h('p', {}, `${via.join(', ')}. Written PENDING (version 1) before the body went to the downstream.`));
 
@@ -231,9 +234,10 @@ function drawTimeline(ol, d, op) {
 
   if (d.status === 'PENDING') {
     const held = op.ledger.retrying;
+    const on = op.ledger.retryingOn ? ` of node ${op.ledger.retryingOn}` : ''; // which node holds it, when the API says
     item('settle', null, 'Not settled',
-      h('p', {}, held === true
-        ? 'The retry part holds its known outcome (journaled on disk) and is writing it to the ledger.'
+      h('p', {}, held === true || on
+        ? `The retry part${on} holds its known outcome (journaled on disk) and is writing it to the ledger.`
         : held === false
           ? 'No process holds an outcome for it: it is PENDING in the ledger only. Past the stale threshold the stale watch raises it.'
           : 'The retry part did not answer: whether it holds an outcome is not known.'));
@@ -245,7 +249,9 @@ function drawTimeline(ol, d, op) {
         h('ul', {class: 'replies'}, op.recipients.map((r) => h('li', {},
           h('span', {class: 'addr'}, r.address), ': ', statusBadge(r.status),
           r.reply ? [' ', h('span', {class: 'mono'}, r.reply)] : ''))),
-        op.ledger.retrying ? h('p', {}, 'The retry part still holds an outcome for it.') : '');
+        op.ledger.retrying || op.ledger.retryingOn
+          ? h('p', {}, `The retry part${op.ledger.retryingOn ? ` of node ${op.ledger.retryingOn}` : ''} still holds an outcome for it.`)
+          : '');
     }
   }
 

@@ -112,6 +112,28 @@ class AttentionApiTest {
   }
 
   @Test
+  void aStaleRowThatALiveNodeHoldsNeedsNoAttentionUntilThatNodeIsDead() throws Exception {
+    String sender = "held-elsewhere@example.com";
+    UUID id = UUID.randomUUID();
+    insert(id, "PENDING", Instant.now().minus(Duration.ofMinutes(20)), sender);
+    // Another gateway on this ledger, alive, whose retry part holds the row's known outcome (docs/design.md §9).
+    LedgerRows.string(url, "INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at, held) VALUES "
+        + "('attention-other', 'elsewhere', 1, now(), now(), ARRAY['" + id + "'::uuid]) RETURNING id");
+    try {
+      JsonObject a = json(gateway.get("/api/v1/attention?sender=" + enc(sender)));
+      assertThat(a.getLong("matching")).as("held by a live node: not stale, as the watch sees it").isZero();
+      assertThat(ids(json(gateway.get("/api/v1/messages/stale")).getJsonArray("items"))).doesNotContain(id.toString());
+
+      // Its heartbeat older than node.deadAfter (15 s): what it held keeps nothing from the watch any more.
+      LedgerRows.string(url, "UPDATE nodes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'attention-other' RETURNING id");
+      assertThat(ids(json(gateway.get("/api/v1/attention?sender=" + enc(sender))).getJsonArray("items")))
+          .containsExactly(id.toString());
+    } finally {
+      LedgerRows.string(url, "DELETE FROM nodes WHERE id = 'attention-other' RETURNING id");
+    }
+  }
+
+  @Test
   void theHistoryHoldsSamplesOfTheGauges() throws Exception {
     JsonObject h = json(gateway.get("/api/v1/attention/history"));
     assertThat(h.getInteger("intervalSeconds")).isEqualTo(10);
