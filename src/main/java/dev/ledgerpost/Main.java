@@ -103,7 +103,7 @@ public final class Main implements Callable<Integer> {
 
   /**
    * What an operator reads when the start fails: the reason in one line (a configured file that is bad, a port
-   * in use, the data directory held by another gateway, PostgreSQL that would not start, with its log's last
+   * in use, the data or journal directory held by another gateway, PostgreSQL that would not start, with its log's last
    * lines), the stack trace only with --verbose. The status tells a configuration error (2) from the rest (1).
    */
   private int startFailed(Exception e) {

@@ -28,6 +28,8 @@ import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import org.slf4j.Logger;
@@ -284,7 +286,7 @@ public final class ApiVerticle extends VerticleBase {
     Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
             READY_TIMEOUT)
         .map(held -> held.ids().contains(id));
-    bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id), OutboxMessages.OperationFacts.class)
+    bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id, sendSetup.config().node().deadAfter()), OutboxMessages.OperationFacts.class)
         .onComplete(ar -> {
           if (ar.failed()) {
             Problem.ledgerFailure(ctx, ar.cause());
@@ -295,9 +297,18 @@ public final class ApiVerticle extends VerticleBase {
             Problem.send(ctx, 404, "Not Found", "no message " + id); // another user's message does not exist for this key
             return;
           }
-          // The retry part's view is a fact of its own; if it cannot answer, say so rather than guess.
-          retrying.onComplete(r -> Problem.json(ctx, 200, OperationJson.of(ar.result(), r.succeeded() ? r.result() : null,
-              hub.attempts(id))));
+          // This node's retry part answers for itself (fresher than its heartbeat), the others' heartbeats for them;
+          // if it cannot answer and no other node holds the outcome, say so rather than guess.
+          retrying.onComplete(r -> {
+            String self = sendSetup.config().node().effectiveId();
+            List<String> on = new ArrayList<>(ar.result().heldBy());
+            boolean selfOnHeartbeat = on.remove(self);
+            if (r.succeeded() ? r.result() : selfOnHeartbeat) {
+              on.add(0, self);
+            }
+            Boolean held = !on.isEmpty() ? Boolean.TRUE : r.succeeded() ? Boolean.FALSE : null;
+            Problem.json(ctx, 200, OperationJson.of(ar.result(), held, on, hub.attempts(id)));
+          });
         });
   }
 

@@ -49,6 +49,7 @@ final class MessageJson {
         .put("helo", d.helo())
         .put("sha256", d.sha256())
         .put("route", d.route())
+        .put("node", d.node())
         .put("downstreamReply", d.downstreamReply())
         .put("lastError", d.lastError())
         .put("recipientList", recipients)

@@ -9,12 +9,13 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 
 /** GET /api/v1/operations/{id}: what is known of one submission, fact by fact (docs/design.md §4.6). */
 final class OperationJson {
   private OperationJson() {}
 
-  static JsonObject of(OperationFacts facts, Boolean retrying, int attempted) {
+  static JsonObject of(OperationFacts facts, Boolean retrying, List<String> retryingOn, int attempted) {
     MessageDetail d = facts.message();
     JsonArray recipients = new JsonArray();
     for (RecipientView r : d.recipients()) {
@@ -35,12 +36,14 @@ final class OperationJson {
             .put("status", d.summary().status().name())
             .put("version", d.summary().version())
             .put("route", d.route())
+            .put("node", d.node())
             .put("downstreamReply", d.downstreamReply())
             .put("resolution", MessageJson.resolution(d.resolution())))
         .put("recipients", recipients)
         .put("ledger", new JsonObject()
             .put("settled", d.summary().status() != MessageStatus.PENDING)
-            .put("retrying", retrying))
+            .put("retrying", retrying)
+            .put("retryingOn", new JsonArray(retryingOn)))
         .put("publish", new JsonObject()
             .put("state", allPublished ? "PUBLISHED" : "PENDING")
             .put("events", facts.events())

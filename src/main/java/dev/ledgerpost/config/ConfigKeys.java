@@ -52,6 +52,9 @@ final class ConfigKeys {
     key("smtp.minDataRateGrace", "30s", ConfigKeys::positiveDuration, "Time from the 354 before smtp.minDataRate is enforced.");
     key("smtp.instances", 0, v -> nonNegativeInt(v), "SMTP event loops (verticle instances, each with its own smarthost pool) sharing the port; 0 = one per available processor.");
     key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ConfigKeys::cidrs, "Networks that may relay without AUTH (CIDR list).");
+    key("smtp.proxyProtocol", "none", v -> enumOf(GatewayConfig.ProxyProtocol.class, v), "PROXY protocol header expected before SMTP from peers in smtp.proxyNetworks (HAProxy's send-proxy / send-proxy-v2): `none`, `v1`, `v2` or `any`. Its client address then counts for relay networks, limits, the Received: header, the ledger and the logs.");
+    key("smtp.proxyNetworks", "", ConfigKeys::cidrs, "Proxies (CIDR list) whose PROXY header is read; a peer inside must send one, a header from any other peer closes its connection. Required when smtp.proxyProtocol is not none.");
+    key("smtp.proxyTimeout", "5s", ConfigKeys::positiveDuration, "Time a proxy has to send the whole PROXY header after connecting; later, the connection is closed.");
     key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
     key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = self-signed, generated at start. Read again (with the key) on SIGHUP.");
     key("smtp.tls.keyFile", "", ConfigKeys::text, "PEM private key for STARTTLS.");

@@ -295,6 +295,10 @@ public final class ConfigLoader {
       problems.add("node.deadAfter: at least 3 x node.heartbeatInterval (" + Durations.format(beat.multipliedBy(3))
           + "), or one late heartbeat makes a live node look dead");
     }
+    if (values.get("smtp.proxyProtocol") instanceof GatewayConfig.ProxyProtocol p && p != GatewayConfig.ProxyProtocol.NONE
+        && values.get("smtp.proxyNetworks") instanceof List<?> proxies && proxies.isEmpty()) {
+      problems.add("smtp.proxyProtocol: needs smtp.proxyNetworks (the proxies' addresses); a header from any other peer is refused");
+    }
     if (chaosRefused(values)) {
       problems.add("chaos.enabled: refused while http.host (" + values.get("http.host")
           + ") is not loopback; set chaos.allowNonLoopback to insist");
@@ -361,7 +365,11 @@ public final class ConfigLoader {
             (int) v.get("smtp.maxConnectionsPerAddress"),
             (int) v.get("smtp.minDataRate"),
             (Duration) v.get("smtp.minDataRateGrace"),
-            (int) v.get("smtp.instances")),
+            (int) v.get("smtp.instances"),
+            new GatewayConfig.Proxy(
+                (GatewayConfig.ProxyProtocol) v.get("smtp.proxyProtocol"),
+                (List<Cidr>) v.get("smtp.proxyNetworks"),
+                (Duration) v.get("smtp.proxyTimeout"))),
         new GatewayConfig.Http((String) v.get("http.host"), (int) v.get("http.port"), (int) v.get("http.instances")),
         new GatewayConfig.Downstream(
             (String) v.get("downstream.host"),

@@ -30,11 +30,23 @@ public record GatewayConfig(
       int maxConnectionsPerAddress,
       int minDataRate,
       Duration minDataRateGrace,
-      int instances) {
+      int instances,
+      Proxy proxy) {
 
     /** SMTP verticle instances: {@code smtp.instances}, or one per available processor when it is 0. */
     public int effectiveInstances() {
       return instances > 0 ? instances : Runtime.getRuntime().availableProcessors();
+    }
+  }
+
+  /** Which PROXY protocol versions the SMTP listener reads (docs/design.md §4.4); NONE = no header is read. */
+  public enum ProxyProtocol { NONE, V1, V2, ANY }
+
+  /** {@code smtp.proxyProtocol}, {@code smtp.proxyNetworks}, {@code smtp.proxyTimeout}. */
+  public record Proxy(ProxyProtocol protocol, List<Cidr> networks, Duration timeout) {
+    /** True when a peer at this (socket) address must open with a PROXY header. */
+    public boolean expectsHeaderFrom(String peer) {
+      return protocol != ProxyProtocol.NONE && networks.stream().anyMatch(n -> n.contains(peer));
     }
   }
 

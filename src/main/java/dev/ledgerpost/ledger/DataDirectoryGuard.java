@@ -1,5 +1,6 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.lockfile.LockFile;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -14,12 +15,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Who else is on the embedded ledger's data directory. Two cases, told apart by zonky's lock file
- * ({@code epg-lock}, a POSIX lock the JVM holds while its server runs, which dies with the JVM):
+ * Who else is on the embedded ledger's data directory. The gateway's own lock file ({@code pg.lock} beside the
+ * directory, {@link dev.ledgerpost.lockfile.LockFile}) refuses another live gateway before anything below runs;
+ * behind it, two cases are told apart by zonky's lock file ({@code epg-lock}, a POSIX lock the JVM holds while
+ * its server runs, which dies with the JVM):
  *
  * <ul>
- *   <li>The lock is held: another live gateway owns the directory. Start-up is refused with one line
- *       ({@link DataDirectoryUnavailable}) naming the holder's PID when {@code /proc/locks} tells it.
+ *   <li>The lock is held: something other than a gateway (zonky used directly, say) owns the directory.
+ *       Start-up is refused with one line ({@link DataDirectoryUnavailable}) naming the holder's PID when
+ *       {@code /proc/locks} tells it.
  *   <li>The lock is ours, yet {@code postmaster.pid} names a live postgres whose data directory is this
  *       one: a gateway was killed (SIGKILL, OOM) and left its server running. pg_ctl starts PostgreSQL
  *       detached, so it never dies with the JVM. Left alone, the new server cannot start on the directory
@@ -39,13 +43,12 @@ final class DataDirectoryGuard {
 
   private DataDirectoryGuard() {}
 
-  /** The refusal for a held lock, naming its holder when /proc/locks knows it. */
+  /** The refusal for zonky's held lock, worded as {@link LockFile}'s, naming its holder when /proc/locks knows it. */
   static DataDirectoryUnavailable inUse(Path dir, Throwable cause) {
     Path lock = dir.resolve(LOCK_FILE);
-    OptionalLong holder = lockHolder(lock);
-    String who = holder.isPresent() ? "process " + holder.getAsLong() + " holds its lock " : "its lock is held: ";
-    return new DataDirectoryUnavailable("ledger.dataDir " + dir + " is in use by another running gateway (" + who + lock
-        + "); stop that gateway first, or give this one its own ledger.dataDir", cause);
+    OptionalLong holder = LockFile.holder(lock);
+    boolean here = holder.isPresent() && holder.getAsLong() == ProcessHandle.current().pid();
+    return new DataDirectoryUnavailable(LockFile.refusal("ledger.dataDir", dir, lock, holder, here), cause);
   }
 
   /**
@@ -136,36 +139,5 @@ final class DataDirectoryGuard {
       }
     }
     return true;
-  }
-
-  /**
-   * The PID holding a POSIX lock on {@code file}, from /proc/locks ("1: POSIX ADVISORY WRITE 4242 fd:01:1234 0 EOF":
-   * the PID, then the device's major and minor in hex and the inode). Empty when not on Linux or not found.
-   */
-  static OptionalLong lockHolder(Path file) {
-    Path locks = Path.of("/proc/locks");
-    try {
-      if (!Files.isReadable(locks) || !Files.exists(file)) {
-        return OptionalLong.empty();
-      }
-      long inode = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
-      long dev = ((Number) Files.getAttribute(file, "unix:dev")).longValue();
-      long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
-      long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
-      for (String line : Files.readAllLines(locks, StandardCharsets.US_ASCII)) {
-        String[] f = line.trim().split("\\s+");
-        if (f.length < 6 || f[1].equals("->") || !f[1].equals("POSIX")) {
-          continue; // a waiter, or a flock/OFD lock (zonky's FileLock is POSIX)
-        }
-        String[] id = f[5].split(":");
-        if (id.length == 3 && Long.parseLong(id[2]) == inode && Long.parseLong(id[0], 16) == major
-            && Long.parseLong(id[1], 16) == minor) {
-          return OptionalLong.of(Long.parseLong(f[4]));
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      // naming the holder is a courtesy: the refusal stands without it
-    }
-    return OptionalLong.empty();
   }
 }

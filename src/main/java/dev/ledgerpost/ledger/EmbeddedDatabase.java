@@ -1,6 +1,7 @@
 package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.config.StartFailure;
+import dev.ledgerpost.lockfile.LockFile;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,9 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * PostgreSQL 17 in a persistent data directory, for a gateway without a configured server. The
  * library starts PostgreSQL with {@code -F} (fsync off) and {@code synchronous_commit=off}; both are
- * overridden here, because a commit must survive a crash (docs/design.md §2.5). A server a killed gateway left
- * running on the directory is stopped first; a directory another live gateway holds is refused
- * ({@link DataDirectoryGuard}). PostgreSQL's own output (initdb, the server log, pg_ctl) goes to
+ * overridden here, because a commit must survive a crash (docs/design.md §2.5). The directory is this
+ * gateway's alone: its lock file ({@link LockFile}, {@code pg.lock} next to {@code pg}, beside because initdb wants
+ * an empty directory) is taken before the library touches it, so a directory another live gateway holds is
+ * refused. A server a killed gateway left running on the directory is stopped first ({@link DataDirectoryGuard}). PostgreSQL's own output (initdb, the server log, pg_ctl) goes to
  * {@code postgresql.log} next to the data directory; when the server does not start, the failure says so in
  * one line followed by that log's last lines (docs/design.md §4.7). Blocking: call off the event loop.
  */
@@ -29,15 +31,39 @@ public final class EmbeddedDatabase implements AutoCloseable {
 
   private final EmbeddedPostgres postgres;
   private final Path dataDir;
+  private final LockFile lock;
 
-  private EmbeddedDatabase(EmbeddedPostgres postgres, Path dataDir) {
+  private EmbeddedDatabase(EmbeddedPostgres postgres, Path dataDir, LockFile lock) {
     this.postgres = postgres;
     this.dataDir = dataDir;
+    this.lock = lock;
+  }
+
+  /**
+   * Ahead of zonky's own lock ({@code epg-lock} inside the directory), which comes only after initdb, so two
+   * gateways on a fresh directory could both run initdb; and which, asked twice in one JVM, leaves an unclosed
+   * stream whose eventual close drops the first holder's lock (see {@link LockFile}).
+   */
+  static Path lockFile(Path dir) {
+    return dir.resolveSibling(dir.getFileName() + ".lock");
   }
 
   public static EmbeddedDatabase start(Path dataDir, int port) {
+    Path dir = dataDir.toAbsolutePath();
+    LockFile lock = LockFile.acquire("ledger.dataDir", dir, lockFile(dir));
     try {
-      Path dir = dataDir.toAbsolutePath();
+      EmbeddedDatabase db = start(dir, port, lock);
+      lock = null;
+      return db;
+    } finally {
+      if (lock != null) {
+        lock.close(); // the server did not start; nothing of this gateway is left on the directory
+      }
+    }
+  }
+
+  private static EmbeddedDatabase start(Path dir, int port, LockFile lock) {
+    try {
       Files.createDirectories(dir);
       Path serverLog = serverLog(dir);
       EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
@@ -76,12 +102,12 @@ public final class EmbeddedDatabase implements AutoCloseable {
       } catch (IOException | RuntimeException e) {
         throw notStarted(dir, serverLog, e);
       }
-      EmbeddedDatabase db = new EmbeddedDatabase(pg, dir);
+      EmbeddedDatabase db = new EmbeddedDatabase(pg, dir, lock);
       LOG.info("embedded PostgreSQL running on data directory {}: psql postgresql://postgres@localhost:{}/postgres (JDBC {})",
           dir, pg.getPort(), db.jdbcUrl());
       return db;
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot start the embedded PostgreSQL in " + dataDir, e);
+      throw new UncheckedIOException("cannot start the embedded PostgreSQL in " + dir, e);
     }
   }
 
@@ -143,6 +169,8 @@ public final class EmbeddedDatabase implements AutoCloseable {
       LOG.info("embedded PostgreSQL stopped");
     } catch (IOException e) {
       LOG.warn("embedded PostgreSQL did not stop cleanly", e);
+    } finally {
+      lock.close(); // after the server: the next gateway on the directory must not meet it still running
     }
   }
 }

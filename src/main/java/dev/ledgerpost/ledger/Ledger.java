@@ -70,7 +70,7 @@ public final class Ledger {
        ORDER BY m.id DESC
        LIMIT #{limit}""";
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
-      , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.downstream_reply, m.last_error,
+      , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.node_id, m.downstream_reply, m.last_error,
         r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
         r.resolved_at AS resolution_at
         FROM messages m LEFT JOIN resolutions r ON r.message_id = m.id WHERE m.id = #{id}""";
@@ -123,7 +123,7 @@ public final class Ledger {
   public Future<MessageDetail> get(Get get) {
     Future<MessageDetail> detail = SqlTemplate.forQuery(pool, DETAIL)
         .mapTo(row -> new MessageDetail(summary(row), row.getString("auth_user"), row.getString("client_ip"),
-            row.getString("helo"), row.getString("body_sha256"), row.getString("route"), row.getString("downstream_reply"),
+            row.getString("helo"), row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
             row.getString("last_error"), List.of(), row.getString("resolution_outcome") == null ? null
                 : new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
                     row.getString("resolution_note"), row.getOffsetDateTime("resolution_at"))))
@@ -139,7 +139,7 @@ public final class Ledger {
           List<RecipientView> recipients = new ArrayList<>();
           rows.forEach(recipients::add);
           return new MessageDetail(d.summary(), d.authUser(), d.clientIp(), d.helo(), d.sha256(), d.route(),
-              d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution());
+              d.node(), d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution());
         }));
   }
 

@@ -99,6 +99,7 @@ public final class LedgerMessages {
       String helo,
       String sha256,
       String route,
+      String node,
       String downstreamReply,
       String lastError,
       List<RecipientView> recipients,

@@ -95,7 +95,7 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
           bus.serve(OutboxMessages.PRUNE, OutboxMessages.Prune.class, outbox::prune);
           bus.serve(OutboxMessages.RECEIPT, OutboxMessages.Receipt.class, r -> outbox.receipt(r).map(v -> r));
-          bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o.id()));
+          bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o));
           bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> outbox.lag());
           bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> outbox.head());
           ChaosLocks chaos = new ChaosLocks(vertx, target.options());

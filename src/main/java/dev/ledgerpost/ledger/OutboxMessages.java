@@ -56,13 +56,18 @@ public final class OutboxMessages {
 
   public record Receipt(long pubSeq, String subscriber, String state) {}
 
-  public record Operation(UUID id) {}
+  /** {@code nodeDeadAfter}: the outcomes held by nodes whose heartbeat is younger than this count as being settled. */
+  public record Operation(UUID id, Duration nodeDeadAfter) {}
 
   public record ReceiptView(String subscriber, String state, long pubSeq, OffsetDateTime at) {}
 
-  /** What the ledger knows of one operation, for GET /api/v1/operations/{id}. */
+  /**
+   * What the ledger knows of one operation, for GET /api/v1/operations/{id}; {@code heldBy}: the live nodes whose
+   * retry part holds its outcome (docs/design.md §9.2).
+   */
   public record OperationFacts(
-      LedgerMessages.MessageDetail message, int events, int publishedEvents, long lastPubSeq, List<ReceiptView> receipts) {}
+      LedgerMessages.MessageDetail message, int events, int publishedEvents, long lastPubSeq, List<ReceiptView> receipts,
+      List<String> heldBy) {}
 
   public record Wake() {}
 

@@ -79,7 +79,11 @@ final class OutboxStore {
         UNION ALL
         SELECT o.seq, o.pub_seq, array_position(o.message_ids, $1) FROM messages m JOIN outbox o ON o.seq IN (m.open_seq, m.settle_seq)
          WHERE m.id = $1 AND o.message_ids IS NOT NULL)
-      SELECT count(*) AS events, count(pub_seq) AS published, coalesce(max(pub_seq + pos - 1), 0) AS last FROM rows""";
+      SELECT count(*) AS events, count(pub_seq) AS published, coalesce(max(pub_seq + pos - 1), 0) AS last,
+             (SELECT coalesce(array_agg(n.id ORDER BY n.id), '{}') FROM nodes n
+               WHERE $1 = ANY(n.held) AND n.stopped_at IS NULL
+                 AND n.heartbeat_at > now() - make_interval(secs => $2::float8)) AS held_by
+        FROM rows""";
   private static final String RECEIPTS = """
       SELECT subscriber, state, pub_seq, at FROM notify_receipts WHERE message_id = #{id} ORDER BY at, subscriber""";
 
@@ -189,9 +193,10 @@ final class OutboxStore {
     return pool.preparedQuery(RECEIPT).execute(Tuple.of(r.pubSeq(), r.subscriber(), r.state())).mapEmpty();
   }
 
-  Future<OperationFacts> operation(Ledger ledger, UUID id) {
+  Future<OperationFacts> operation(Ledger ledger, OutboxMessages.Operation o) {
+    UUID id = o.id();
     return ledger.get(new LedgerMessages.Get(id)).compose(detail -> pool.preparedQuery(EVENT_COUNTS)
-        .execute(Tuple.of(id))
+        .execute(Tuple.of(id, o.nodeDeadAfter().toMillis() / 1000.0))
         .compose(counts -> {
           Row c = counts.iterator().next();
           return SqlTemplate.forQuery(pool, RECEIPTS).execute(Map.of("id", id)).map(rows -> {
@@ -201,7 +206,7 @@ final class OutboxStore {
                   r.getOffsetDateTime("at")));
             }
             return new OperationFacts(detail, c.getLong("events").intValue(), c.getLong("published").intValue(),
-                c.getLong("last"), List.copyOf(receipts));
+                c.getLong("last"), List.copyOf(receipts), List.of(c.getArrayOfStrings("held_by")));
           });
         }));
   }

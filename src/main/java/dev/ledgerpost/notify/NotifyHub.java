@@ -130,9 +130,8 @@ public final class NotifyHub {
     Long from = since;
     // The upgrade happens on the API instance's event loop; from then on the subscriber is the hub's.
     ctx.request().toWebSocket().onSuccess(ws -> {
-      ws.setWriteQueueMaxSize((int) Math.min(Integer.MAX_VALUE, sendQueueBytes));
       ws.pause(); // no frame may arrive before the subscriber's handlers are in place, on the hub's loop
-      Subscriber s = new Subscriber(this, bus, vertx, ws, tokens, client);
+      Subscriber s = new Subscriber(this, bus, vertx, ws, tokens, client, sendQueueBytes);
       if (known != null) {
         s.holdFromNow(known); // a header-authenticated subscriber's live events start at the upgrade, not at the hop
       }

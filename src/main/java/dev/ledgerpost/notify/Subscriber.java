@@ -36,8 +36,11 @@ final class Subscriber {
   private boolean closed;
   private long lastSent;
   private final Deque<OutboxEvent> held = new ArrayDeque<>();
+  private final SendQueue out;
 
-  Subscriber(NotifyHub hub, Bus bus, Vertx vertx, ServerWebSocket ws, EventTokens tokens, String client) {
+  Subscriber(NotifyHub hub, Bus bus, Vertx vertx, ServerWebSocket ws, EventTokens tokens, String client,
+      long sendQueueBytes) {
+    this.out = new SendQueue(ws, sendQueueBytes);
     this.hub = hub;
     this.bus = bus;
     this.vertx = vertx;
@@ -130,11 +133,8 @@ final class Subscriber {
           lastSent = Math.max(lastSent, page.scannedThrough());
           if (page.scannedThrough() >= page.lastPubSeq()) {
             goLive();
-          } else if (ws.writeQueueFull()) {
-            ws.drainHandler(v -> hub.onHub(() -> {
-              ws.drainHandler(null);
-              page();
-            }));
+          } else if (out.full()) {
+            out.whenDrained(() -> hub.onHub(this::page));
           } else {
             page();
           }
@@ -179,7 +179,7 @@ final class Subscriber {
     if (e.pubSeq() <= lastSent) {
       return;
     }
-    if (ws.writeQueueFull()) {
+    if (out.full()) {
       tooSlow();
       return;
     }
@@ -232,7 +232,7 @@ final class Subscriber {
 
   private void send(JsonObject frame) {
     if (!closed && !ws.isClosed()) {
-      ws.writeTextMessage(frame.encode());
+      out.write(frame.encode());
     }
   }
 

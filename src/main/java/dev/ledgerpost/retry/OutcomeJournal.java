@@ -1,6 +1,7 @@
 package dev.ledgerpost.retry;
 
 import dev.ledgerpost.bus.Hop;
+import dev.ledgerpost.lockfile.LockFile;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -38,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * <p>An append whose settle committed before its turn came is not written at all ({@link #settled}):
  * the ledger holds the fact, the journal would only have to mark it done again. Under load, when settles
  * commit while the previous batch is being fsynced, this keeps most outcomes off the disk.
+ *
+ * <p>The directory belongs to one process ({@link LockFile}, {@code ledgerpost.lock} in it): recovery takes
+ * the lock before it reads the file, and a second gateway on the directory is refused at start.
  */
 final class OutcomeJournal {
   private static final Logger LOG = LoggerFactory.getLogger(OutcomeJournal.class);
@@ -85,6 +89,8 @@ final class OutcomeJournal {
 
   /** Touched only by the io thread. */
   private FileChannel channel;
+  /** The directory's lock (io thread): one process, one journal; taken before the file is read, released at close. */
+  private LockFile lock;
 
   /** Guarded by this: outcomes on disk without a done-mark, in file order, with their record bytes. */
   private final Map<UUID, byte[]> open = new LinkedHashMap<>();
@@ -141,8 +147,22 @@ final class OutcomeJournal {
     });
   }
 
+  /**
+   * The directory's lock comes first: a second process on it is refused before it reads, compacts or
+   * replays anything (two processes replaying and compacting one file would lose and repeat outcomes).
+   */
   private Recovery recoverBlocking() throws IOException {
-    Files.createDirectories(dir);
+    lock = LockFile.acquire("retry.journalDir", dir, dir.resolve(LockFile.NAME));
+    try {
+      return recoverLocked();
+    } catch (IOException | RuntimeException e) {
+      lock.close(); // the start fails and nobody will close this journal: let a later start in this JVM have it
+      lock = null;
+      throw e;
+    }
+  }
+
+  private Recovery recoverLocked() throws IOException {
     try {
       if (Files.deleteIfExists(tmp)) {
         LOG.info("outcome journal: removed {} left by a compaction that did not finish (the journal itself is intact)", tmp);
@@ -413,9 +433,16 @@ final class OutcomeJournal {
   private void finishClose() {
     closed = true;
     io.executeBlocking(() -> {
-      if (channel != null) {
-        channel.close();
-        channel = null;
+      try {
+        if (channel != null) {
+          channel.close();
+          channel = null;
+        }
+      } finally {
+        if (lock != null) {
+          lock.close();
+          lock = null;
+        }
       }
       return null;
     }, true).onComplete(ar -> {

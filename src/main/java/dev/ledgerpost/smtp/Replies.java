@@ -33,6 +33,8 @@ public final class Replies {
   public static final Reply TOO_MANY_AUTH_FAILURES = Reply.of(421, "4.7.0", "Too many authentication failures");
   public static final Reply BANNED = Reply.of(421, "4.7.0", "Too many failed authentications from your address, try again later");
   public static final Reply TOO_MANY_FROM_ADDRESS = Reply.of(421, "4.7.0", "Too many connections from your address, try again later");
+  public static final Reply PROXY_HEADER_REQUIRED = Reply.of(421, "4.7.0", "Expected a valid PROXY protocol header, closing connection");
+  public static final Reply PROXY_HEADER_UNTRUSTED = Reply.of(421, "4.7.0", "PROXY protocol header not accepted from this address, closing connection");
   public static final Reply DATA_TOO_SLOW = Reply.of(421, "4.4.2", "Data arriving too slowly, closing connection");
   public static final Reply TOO_MANY_RECIPIENTS = Reply.of(452, "4.5.3", "Too many recipients");
   public static final Reply OTHER_ROUTE = Reply.of(452, "4.5.3", "Recipient needs another route; send it in a new transaction");

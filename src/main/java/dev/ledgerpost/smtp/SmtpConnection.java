@@ -8,6 +8,7 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -56,6 +57,11 @@ final class SmtpConnection {
   private long dataStartNanos;
   private long dataBytes;
   private long rateTimerId = -1;
+  /**
+   * While not null, the first bytes of a peer that may not send a PROXY header (smtp.proxyProtocol is on,
+   * the peer is outside smtp.proxyNetworks), held until they tell whether they start one.
+   */
+  private byte[] sniffed;
 
   SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, Supplier<ServerSSLOptions> tls, Duration idleTimeout,
       Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics, DataRate minDataRate) {
@@ -71,14 +77,24 @@ final class SmtpConnection {
   }
 
   /**
-   * The client's address: the one place it is taken from, for the session, the connect-time limits and
-   * the AUTH throttle alike (behind a proxy, the PROXY protocol's address goes here).
+   * The peer's address as the socket has it. It is the client's address unless the peer is a trusted
+   * proxy: then the PROXY header's address replaces it (SmtpVerticle), for the session, the connect-time
+   * limits and the AUTH throttle alike.
    */
   static String clientAddress(NetSocket socket) {
     return socket.remoteAddress() == null ? "unknown" : socket.remoteAddress().hostAddress();
   }
 
-  void start() {
+  /**
+   * A peer outside smtp.proxyNetworks while the PROXY protocol is on: a PROXY header from it is not read
+   * but refused (421 and close), as a proxy nobody trusts would otherwise pass its clients off as itself.
+   */
+  void refuseProxyHeader() {
+    sniffed = new byte[0];
+  }
+
+  /** Greets and serves; {@code early} holds bytes the client sent before (after a PROXY header), or is empty. */
+  void start(Buffer early) {
     socket.handler(this::onData);
     socket.exceptionHandler(e -> LOG.debug("SMTP socket error from {}: {}", session.clientIp(), e.getMessage()));
     socket.closeHandler(v -> {
@@ -93,6 +109,9 @@ final class SmtpConnection {
     write(session.greeting());
     metrics.smtpReply(220, GatewayMetrics.Stage.COMMAND, -1);
     arm(Timer.IDLE);
+    if (early.length() > 0) {
+      onData(early); // an early talker behind the proxy: read as if it came now, as without one
+    }
   }
 
   /** Refuses a connection over the limit: one 421 and close. */
@@ -108,6 +127,12 @@ final class SmtpConnection {
       arm(Timer.COMMAND); // from the first byte of a command, the whole line must arrive in time
     }
     byte[] bytes = data.getBytes();
+    if (sniffed != null) {
+      bytes = sniff(bytes);
+      if (bytes == null) {
+        return;
+      }
+    }
     if (!busy && queue.isEmpty() && !splitter.partial() && session.readingData()) {
       // The fast path of a message body: its bytes go to the session as they are, not line by line.
       int end = session.body(bytes, 0, bytes.length);
@@ -127,6 +152,28 @@ final class SmtpConnection {
       socket.pause();
     }
     pump();
+  }
+
+  /** The bytes to go on with, or null while undecided or after refusing a PROXY header. */
+  private byte[] sniff(byte[] bytes) {
+    byte[] all = Arrays.copyOf(sniffed, sniffed.length + bytes.length);
+    System.arraycopy(bytes, 0, all, sniffed.length, bytes.length);
+    switch (ProxyHeader.sniff(all, all.length)) {
+      case HEADER -> {
+        sniffed = null;
+        LOG.info("SMTP peer {} sent a PROXY header but is not in smtp.proxyNetworks; closing", session.clientIp());
+        close(Replies.PROXY_HEADER_UNTRUSTED);
+        return null;
+      }
+      case UNDECIDED -> {
+        sniffed = all;
+        return null;
+      }
+      default -> {
+        sniffed = null;
+        return all;
+      }
+    }
   }
 
   private void pump() {

@@ -102,7 +102,7 @@ public final class SmtpSession {
     this(settings, relay, authenticator, policy, Guards.none(), clientIp);
   }
 
-  /** {@code clientIp} is the one client address every limit and log line uses (later: the PROXY protocol's). */
+  /** {@code clientIp} is the one client address every limit and log line uses (behind a trusted proxy, the PROXY header's). */
   public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, Guards guards,
       String clientIp) {
     this.settings = settings;

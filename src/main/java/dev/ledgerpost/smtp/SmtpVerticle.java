@@ -9,6 +9,7 @@ import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
@@ -60,6 +61,10 @@ public final class SmtpVerticle extends VerticleBase {
   private final int port;
   private NetServer server;
   private SmarthostRelay relay;
+  // What every connection of this instance is served with, set at start.
+  private SmtpSession.Settings settings;
+  private SmtpSession.RelayPolicy policy;
+  private SmtpConnection.DataRate dataRate;
   /** This verticle's open connections (touched on its event loop only), told of a shutdown by {@link #stop}. */
   private final Map<NetSocket, SmtpConnection> open = new HashMap<>();
 
@@ -79,36 +84,79 @@ public final class SmtpVerticle extends VerticleBase {
     GatewayConfig.Smtp smtp = config.smtp();
     relay = new SmarthostRelay(vertx, config.downstream(), shared.hostname(), shared.contract(), shared.downstreamSlots(),
         shared.smarthosts());
-    SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
+    settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
-    SmtpSession.RelayPolicy policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
+    policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
     server = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port));
-    SmtpConnection.DataRate dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
+    dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
       if (shared.draining().get()) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
-        SmtpConnection.refuse(socket, Replies.SHUTTING_DOWN);
-        shared.metrics().smtpReply(Replies.SHUTTING_DOWN.code(), GatewayMetrics.Stage.COMMAND, -1);
+        refuse(socket, Replies.SHUTTING_DOWN);
         return;
       }
-      String ip = SmtpConnection.clientAddress(socket);
-      Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
-      if (release == null) {
-        return;
+      String peer = SmtpConnection.clientAddress(socket);
+      GatewayConfig.Proxy proxy = smtp.proxy();
+      if (proxy.expectsHeaderFrom(peer)) {
+        readProxyHeader(socket, peer, proxy);
+      } else {
+        serve(socket, peer, Buffer.buffer(), proxy.protocol() != GatewayConfig.ProxyProtocol.NONE);
       }
-      SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
-      SmtpConnection connection = new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(),
-          smtp.commandTimeout(), () -> {
-            release.run();
-            open.remove(socket);
-          }, shared.metrics(), dataRate);
-      open.put(socket, connection);
-      connection.start();
     });
     return server.listen().onSuccess(s -> {
       SharedServerTls.shareSslContextManager(s);
       LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort());
     });
+  }
+
+  /** A trusted proxy: its header comes first, and only then is the client known (and limited, and greeted). */
+  private void readProxyHeader(NetSocket socket, String peer, GatewayConfig.Proxy proxy) {
+    ProxyHeaderRead.start(vertx, socket, proxy.protocol(), proxy.timeout(), new ProxyHeaderRead.Outcome() {
+      @Override
+      public void header(ProxyHeader.Header header, Buffer rest) {
+        String client = header.clientAddress() == null ? peer : header.clientAddress();
+        LOG.debug("proxy {} passes on client {}:{} (PROXY v{})", peer, client, header.clientPort(), header.version());
+        if (shared.draining().get()) { // shutdown began while the header was on its way
+          refuse(socket, Replies.SHUTTING_DOWN);
+          return;
+        }
+        serve(socket, client, rest, false);
+      }
+
+      @Override
+      public void refused(String reason) {
+        LOG.warn("SMTP connection from proxy {} closed: {}", peer, reason);
+        refuse(socket, Replies.PROXY_HEADER_REQUIRED);
+      }
+    });
+  }
+
+  /**
+   * Admits and serves one client at its address (the socket's, or the PROXY header's): the session and
+   * every per-address rule see {@code ip}. {@code early}: bytes that came with the PROXY header.
+   */
+  private void serve(NetSocket socket, String ip, Buffer early, boolean refuseProxyHeader) {
+    GatewayConfig.Smtp smtp = shared.config().smtp();
+    Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
+    if (release == null) {
+      return;
+    }
+    SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
+    SmtpConnection connection = new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(),
+        smtp.commandTimeout(), () -> {
+          release.run();
+          open.remove(socket);
+        }, shared.metrics(), dataRate);
+    if (refuseProxyHeader) {
+      connection.refuseProxyHeader();
+    }
+    open.put(socket, connection);
+    connection.start(early);
+  }
+
+  private void refuse(NetSocket socket, Reply reply) {
+    SmtpConnection.refuse(socket, reply);
+    shared.metrics().smtpReply(reply.code(), GatewayMetrics.Stage.COMMAND, -1);
   }
 
   /**
@@ -128,8 +176,7 @@ public final class SmtpVerticle extends VerticleBase {
       refusal = Replies.TOO_MANY_FROM_ADDRESS;
     }
     if (refusal != null) {
-      SmtpConnection.refuse(socket, refusal);
-      shared.metrics().smtpReply(refusal.code(), GatewayMetrics.Stage.COMMAND, -1);
+      refuse(socket, refusal);
       return null;
     }
     return () -> {

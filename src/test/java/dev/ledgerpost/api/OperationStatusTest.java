@@ -65,6 +65,14 @@ class OperationStatusTest {
     assertThat(op.getJsonObject("ledger").getBoolean("settled")).isFalse();
     assertThat(op.getJsonObject("ledger").getBoolean("retrying")).isTrue();
     assertThat(op.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo("PENDING");
+    String node = gateway.gateway().nodeId();
+    assertThat(op.getJsonObject("message").getString("node")).isEqualTo(node);
+    // Every node sees which node holds the outcome: its heartbeat publishes what its retry part holds.
+    long published = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!operation(id).getJsonObject("ledger").getJsonArray("retryingOn").contains(node)) {
+      assertThat(System.nanoTime()).as("the held outcome on the node's heartbeat in time").isLessThan(published);
+      Thread.sleep(20); // polling with a deadline
+    }
 
     lock.get().release();
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -76,6 +84,10 @@ class OperationStatusTest {
     assertThat(settled.getJsonObject("ledger").getBoolean("settled")).isTrue();
     assertThat(settled.getJsonObject("ledger").getBoolean("retrying")).isFalse();
     assertThat(settled.getJsonObject("message").getInteger("version")).isEqualTo(2);
+    while (!operation(id).getJsonObject("ledger").getJsonArray("retryingOn").isEmpty()) {
+      assertThat(System.nanoTime()).as("released on the next heartbeat").isLessThan(deadline);
+      Thread.sleep(20); // polling with a deadline
+    }
   }
 
   private JsonObject operation(String id) throws Exception {

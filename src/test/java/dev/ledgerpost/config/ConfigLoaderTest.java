@@ -164,6 +164,32 @@ class ConfigLoaderTest {
     assertThat(problems).singleElement().asString().startsWith("smtp.relayNetworks:").contains("10.0.0.0/33");
   }
 
+  @Test
+  void theProxyProtocolIsOffByDefaultAndReadFromTheListedProxiesOnly() {
+    GatewayConfig.Proxy off = ConfigLoader.fromSources(Map.of(), Map.of(), Map.of()).smtp().proxy();
+    assertThat(off.protocol()).isEqualTo(GatewayConfig.ProxyProtocol.NONE);
+    assertThat(off.networks()).isEmpty();
+    assertThat(off.timeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(off.expectsHeaderFrom("127.0.0.1")).isFalse();
+
+    GatewayConfig.Proxy on = ConfigLoader.fromSources(Map.of("smtp", Map.of("proxyProtocol", "v2",
+        "proxyNetworks", List.of("10.1.0.0/16"), "proxyTimeout", "2s")), Map.of(), Map.of()).smtp().proxy();
+    assertThat(on.protocol()).isEqualTo(GatewayConfig.ProxyProtocol.V2);
+    assertThat(on.timeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(on.expectsHeaderFrom("10.1.2.3")).isTrue();
+    assertThat(on.expectsHeaderFrom("10.2.0.1")).isFalse();
+  }
+
+  @Test
+  void aProxyProtocolWithoutProxyNetworksOrOfAnUnknownVersionIsRefused() {
+    assertThat(problemsOf(Map.of("smtp", Map.of("proxyProtocol", "any")), Map.of())).singleElement().asString()
+        .startsWith("smtp.proxyProtocol: needs smtp.proxyNetworks");
+    assertThat(problemsOf(Map.of(), Map.of("LEDGERPOST_SMTP_PROXYPROTOCOL", "v3", "LEDGERPOST_SMTP_PROXYNETWORKS", "10.0.0.1")))
+        .singleElement().asString().isEqualTo("smtp.proxyProtocol: 'v3' is not one of none | v1 | v2 | any");
+    assertThat(problemsOf(Map.of(), Map.of("LEDGERPOST_SMTP_PROXYPROTOCOL", "v1", "LEDGERPOST_SMTP_PROXYNETWORKS", "proxy.lan")))
+        .singleElement().asString().startsWith("smtp.proxyNetworks:");
+  }
+
   // --- errors
 
   @Test

@@ -1,7 +1,10 @@
 package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ledgerpost.lockfile.DirectoryInUse;
+import dev.ledgerpost.lockfile.LockFile;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
@@ -21,7 +24,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The gateway's own embedded PostgreSQL: durable commits, and rows that survive a restart. */
+/**
+ * The gateway's own embedded PostgreSQL: durable commits, rows that survive a restart, and a data directory
+ * that a second gateway in the same JVM cannot share.
+ */
 class EmbeddedLedgerTest {
   static Vertx vertx;
   static ScriptedSmtpServer downstream;
@@ -58,6 +64,16 @@ class EmbeddedLedgerTest {
         assertThat(show(st, "full_page_writes")).isEqualTo("on");
         assertThat(show(st, "server_version")).startsWith("17.");
       }
+      // Refused before the embedded library touches the directory, and the first keeps both its locks: a
+      // descriptor of either lock file opened and closed in this JVM would have dropped them.
+      long self = ProcessHandle.current().pid();
+      assertThatThrownBy(() -> GatewayHarness.start(vertx, embedded()))
+          .isInstanceOf(DirectoryInUse.class)
+          .hasMessage("ledger.dataDir " + dataDir.toAbsolutePath() + " is in use by another gateway in this process (PID "
+              + self + " holds its lock " + dataDir.toAbsolutePath().resolveSibling("pg.lock") + "); give each gateway its "
+              + "own ledger.dataDir");
+      assertThat(LockFile.holder(dataDir.resolveSibling("pg.lock"))).hasValue(self);
+      assertThat(LockFile.holder(dataDir.resolve("epg-lock"))).as("zonky's").hasValue(self);
       try (SmtpTestClient client = new SmtpTestClient(first.smtpPort())) {
         client.reply();
         String reply = client.sendMail("a@example.com", List.of("b@example.net"), "Subject: keep me\r\n\r\nbody");

@@ -87,6 +87,26 @@ class NotifyHubTest {
   }
 
   @Test
+  void aBurstWithinTheSendQueueBytesReachesAReadingSubscriberWhole() throws Exception {
+    // 30 events of ~450 bytes in one publish pass: within notify.sendQueueBytes (16KB here), but more frames
+    // than the 16 that Vert.x queues across threads before a socket reports its write queue full.
+    UUID message = insertMessage("burst-user");
+    int before = gateway.gateway().notifyClients();
+    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), null, gateway.gateway().adminToken())) {
+      assertThat(ws.next(WAIT).getString("type")).isEqualTo("hello");
+      insertEvents(message, 30, "burst");
+      long previous = -1;
+      for (int i = 0; i < 30; i++) {
+        JsonObject e = ws.nextEvent(WAIT);
+        assertThat(e.getString("id")).contains(":burst:");
+        assertThat(e.getLong("seq")).isGreaterThan(previous);
+        previous = e.getLong("seq");
+      }
+      assertThat(gateway.gateway().notifyClients()).isEqualTo(before + 1);
+    }
+  }
+
+  @Test
   void aPerUserTokenNeverSeesAnotherUsersEvents() throws Exception {
     UUID alices = insertMessage("alice");
     UUID bobs = insertMessage("bob");

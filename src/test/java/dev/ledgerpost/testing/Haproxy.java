@@ -1,0 +1,174 @@
+package dev.ledgerpost.testing;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real HAProxy (Debian's {@code haproxy}, which .ci/run installs) in TCP mode, started as a child
+ * process ({@code haproxy -f cfg -db}) for a test: one {@code listen} section per {@link Route}, each
+ * bound to 127.0.0.1 on a free port picked just before the start (HAProxy needs a concrete port), each
+ * forwarding to one server with the route's options ({@code send-proxy-v2 source 127.0.0.3}...). Stopped
+ * by its PID at {@link #close}.
+ */
+public final class Haproxy implements AutoCloseable {
+  /** One frontend: its name, the server it forwards to, and the options of that server line. */
+  public record Route(String name, String host, int port, String serverOptions) {}
+
+  private static final int ATTEMPTS = 3;
+
+  private final Process process;
+  private final Map<String, Integer> ports;
+  private final List<String> output = new CopyOnWriteArrayList<>();
+
+  private Haproxy(Process process, Map<String, Integer> ports) {
+    this.process = process;
+    this.ports = ports;
+    Thread reader = new Thread(this::readOutput, "haproxy-output-" + process.pid());
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  /**
+   * Starts HAProxy and returns once every frontend listens. A port taken between picking and binding
+   * (another process was quicker) makes HAProxy exit: then new ports are picked, a few times at most.
+   */
+  public static Haproxy start(List<Route> routes) throws Exception {
+    Path dir = GatewayHarness.tempDir("haproxy-");
+    String failure = "";
+    for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      Map<String, Integer> ports = new LinkedHashMap<>();
+      for (Route r : routes) {
+        ports.put(r.name(), freePort());
+      }
+      Path cfg = dir.resolve("haproxy-" + attempt + ".cfg");
+      Files.writeString(cfg, config(routes, ports), StandardCharsets.UTF_8);
+      Process p = new ProcessBuilder(executable(), "-f", cfg.toString(), "-db").redirectErrorStream(true).start();
+      Haproxy h = new Haproxy(p, ports);
+      if (h.awaitListening(Duration.ofSeconds(15))) {
+        return h;
+      }
+      failure = String.join("\n", h.output);
+      h.close();
+    }
+    throw new AssertionError("HAProxy did not start in " + ATTEMPTS + " attempts:\n" + failure);
+  }
+
+  private static String config(List<Route> routes, Map<String, Integer> ports) {
+    StringBuilder cfg = new StringBuilder("""
+        global
+          nbthread 1
+          maxconn 256
+        defaults
+          mode tcp
+          timeout connect 5s
+          timeout client 60s
+          timeout server 60s
+        """);
+    for (Route r : routes) {
+      cfg.append("listen ").append(r.name()).append('\n')
+          .append("  bind 127.0.0.1:").append(ports.get(r.name())).append('\n')
+          .append("  server gateway ").append(r.host()).append(':').append(r.port()).append(' ').append(r.serverOptions())
+          .append('\n');
+    }
+    return cfg.toString();
+  }
+
+  private static String executable() {
+    for (String candidate : List.of("/usr/sbin/haproxy", "/usr/bin/haproxy", "/usr/local/sbin/haproxy")) {
+      if (Files.isExecutable(Path.of(candidate))) {
+        return candidate;
+      }
+    }
+    return "haproxy"; // on the PATH, or the start fails with the JDK's "Cannot run program" naming it
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  /**
+   * Waits until the kernel lists every frontend port as listening on 127.0.0.1 (/proc/net/tcp), without
+   * connecting: a probe connection would reach the gateway behind and be counted there. False if HAProxy
+   * exits first or the time runs out.
+   */
+  private boolean awaitListening(Duration within) throws Exception {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        return false;
+      }
+      List<String> listening = listeningOnLoopback();
+      if (ports.values().stream().allMatch(p -> listening.contains(String.format(Locale.ROOT, "0100007F:%04X", p)))) {
+        return true;
+      }
+      Thread.sleep(20); // polling with a deadline
+    }
+    return false;
+  }
+
+  /** local_address of every socket in state 0A (LISTEN) in /proc/net/tcp. */
+  private static List<String> listeningOnLoopback() throws IOException {
+    List<String> result = new ArrayList<>();
+    for (String line : Files.readAllLines(Path.of("/proc/net/tcp"))) {
+      String[] f = line.trim().split("\\s+");
+      if (f.length > 3 && f[3].equals("0A")) {
+        result.add(f[1]);
+      }
+    }
+    return result;
+  }
+
+  public int port(String route) {
+    Integer p = ports.get(route);
+    if (p == null) {
+      throw new IllegalArgumentException("no route " + route);
+    }
+    return p;
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  /** What HAProxy printed (warnings, errors), for a failing test's message. */
+  public List<String> output() {
+    return List.copyOf(output);
+  }
+
+  private void readOutput() {
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        output.add(line);
+      }
+    } catch (IOException e) {
+      // the process ended
+    }
+  }
+
+  /** SIGTERM to its PID, then SIGKILL if it has not gone within 10 s. */
+  @Override
+  public void close() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      process.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+}
