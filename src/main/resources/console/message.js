@@ -197,10 +197,16 @@ function drawFacts(dl, d, op) {
     row('Client', d.clientIp ?? '(not recorded)', d.helo ? ` (HELO ${d.helo})` : ''),
     row('Authenticated as', d.authUser ?? '(not authenticated)'),
     row('Route', h('span', {class: 'mono'}, d.route)),
-    // The gateway node that opened it, once the API names it (several nodes on one ledger, docs/design.md §9).
-    'node' in d ? row('Node', d.node ?? '(not recorded)') : [],
+    // The gateway node that opened it (several nodes on one ledger, docs/design.md §9); null on rows from before nodes.
+    row('Node', d.node ?? '(not recorded)'),
     row('Body SHA-256', h('span', {class: 'mono hash'}, d.sha256)),
     row('Read from', `${op.readSource}, as of `, timeEl(op.asOf)));
+}
+
+/** " of node a" (or "s a, b"): the live nodes whose retry part holds an outcome for it, as the operation status names them. */
+function heldOn(op) {
+  const nodes = Array.isArray(op.ledger.retryingOn) ? op.ledger.retryingOn : [];
+  return nodes.length === 0 ? '' : ` of node${nodes.length === 1 ? '' : 's'} ${nodes.join(', ')}`;
 }
 
 /** The facts in the order they happened; each says where it comes from. */
@@ -234,12 +240,12 @@ function drawTimeline(ol, d, op) {
 
   if (d.status === 'PENDING') {
     const held = op.ledger.retrying;
-    const on = op.ledger.retryingOn ? ` of node ${op.ledger.retryingOn}` : ''; // which node holds it, when the API says
+    const on = heldOn(op);
     item('settle', null, 'Not settled',
-      h('p', {}, held === true || on
+      h('p', {}, held === true
         ? `The retry part${on} holds its known outcome (journaled on disk) and is writing it to the ledger.`
         : held === false
-          ? 'No process holds an outcome for it: it is PENDING in the ledger only. Past the stale threshold the stale watch raises it.'
+          ? 'No live node holds an outcome for it: it is PENDING in the ledger only. Past the stale threshold the stale watch raises it.'
           : 'The retry part did not answer: whether it holds an outcome is not known.'));
   } else {
     const resolvedFromPending = d.resolution && d.settledAt && Date.parse(d.settledAt) === Date.parse(d.resolution.at);
@@ -249,9 +255,7 @@ function drawTimeline(ol, d, op) {
         h('ul', {class: 'replies'}, op.recipients.map((r) => h('li', {},
           h('span', {class: 'addr'}, r.address), ': ', statusBadge(r.status),
           r.reply ? [' ', h('span', {class: 'mono'}, r.reply)] : ''))),
-        op.ledger.retrying || op.ledger.retryingOn
-          ? h('p', {}, `The retry part${op.ledger.retryingOn ? ` of node ${op.ledger.retryingOn}` : ''} still holds an outcome for it.`)
-          : '');
+        op.ledger.retrying ? h('p', {}, `The retry part${heldOn(op)} still holds an outcome for it.`) : '');
     }
   }
 

@@ -78,6 +78,7 @@ class ConsoleBrowserTest {
     clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
     Map<String, Object> o = GatewayHarness.defaults(downstream.port());
     o.put("stale.scanInterval", "100ms");
+    o.put("node.id", "relay-1"); // a name for the pictures, not this host's
     gatewayLog = LogCapture.of(org.slf4j.Logger.ROOT_LOGGER_NAME);
     gateway = GatewayHarness.start(vertx, o, clock);
     url = gateway.databaseUrl();
@@ -224,6 +225,12 @@ class ConsoleBrowserTest {
     signedIn("#/attention");
     UUID id = UUID.randomUUID();
     insert(id, "PENDING", clock.instant().minus(Duration.ofMinutes(1)), "stuck@example.com", "<stuck-1@example.com>");
+    // As old, but opened by another gateway on this ledger whose retry part holds its outcome: not stale, not listed.
+    UUID held = UUID.randomUUID();
+    insert(held, "PENDING", clock.instant().minus(Duration.ofMinutes(1)), "stuck@example.com", "<held-1@example.com>");
+    LedgerRows.string(url, "UPDATE messages SET node_id = 'console-elsewhere' WHERE id = '" + held + "' RETURNING 1");
+    LedgerRows.string(url, "INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at, held) VALUES ('console-elsewhere', "
+        + "'elsewhere', 1, now(), now() + interval '1 hour', ARRAY['" + held + "'::uuid]) RETURNING id"); // alive for the test
     assertThat(new JsonObject(gateway.get("/api/v1/attention").body()).getJsonArray("items").encode())
         .as("a minute old: not stale yet").doesNotContain(id.toString());
 
@@ -238,6 +245,7 @@ class ConsoleBrowserTest {
     assertThat(metrics).contains("ledgerpost_pending_stale_messages " + gauges.stalePendingMessages() + ".0")
         .contains("ledgerpost_unknown_messages " + gauges.unknownMessages() + ".0");
     assertThat(text(driver, By.cssSelector("#gauge-unknown .card-value"))).isEqualTo(String.valueOf(gauges.unknownMessages()));
+    assertThat(driver.findElements(row(held.toString()))).as("held by a live node").isEmpty();
     wait(WAIT).until(d -> !d.findElements(By.cssSelector("#pending-chart svg#chart-age")).isEmpty());
     chrome.screenshot(SHOTS.resolve("attention.png"));
 
@@ -253,7 +261,8 @@ class ConsoleBrowserTest {
     assertThat(driver.switchTo().activeElement().getTagName()).isEqualTo("h1");
     String timeline = waitFor(By.id("timeline")).getText();
     assertThat(timeline).contains("Received; the ledger opened it", "b@example.net", "250 2.1.5 ok", "Not settled",
-        "No process holds an outcome for it");
+        "No live node holds an outcome for it");
+    assertThat(flat(By.id("message-facts"))).contains("Node (not recorded)");
 
     resolveOnPage("NOT_DELIVERED", "the smarthost's log has no trace of it");
     WebElement done = wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("resolve-done")));
@@ -272,6 +281,16 @@ class ConsoleBrowserTest {
     driver.get(base + "/console/#/live?sender=stuck%40example.com");
     wait(WAIT).until(d -> "RESOLVED_NOT_DELIVERED".equals(d.findElement(row(id.toString())).getAttribute("data-status")));
     assertThat(driver.findElement(row(id.toString())).getText()).contains("Resolved: not delivered");
+
+    // The held one's page names the node that opened it and the one whose retry part holds its outcome.
+    driver.get(base + "/console/#/message/" + held);
+    wait(WAIT).until(d -> "PENDING".equals(d.findElement(By.id("message-status")).getAttribute("data-status")));
+    wait(WAIT).until(d -> text(d, By.id("timeline")).contains(
+        "The retry part of node console-elsewhere holds its known outcome (journaled on disk) and is writing it to the ledger."));
+    assertThat(text(driver, By.id("timeline"))).contains("Over SMTP, by node console-elsewhere.");
+    assertThat(flat(By.id("message-facts"))).contains("Node console-elsewhere");
+    LedgerRows.string(url, "DELETE FROM nodes WHERE id = 'console-elsewhere' RETURNING id");
+    LedgerRows.string(url, "UPDATE messages SET status = 'SENT', version = 2, settled_at = now() WHERE id = '" + held + "' RETURNING 1");
   }
 
   // Before the stale test moves the stale watch's clock: this message must not be stale while it is PENDING
@@ -288,7 +307,8 @@ class ConsoleBrowserTest {
     wait(WAIT).until(d -> text(d, By.id("timeline")).contains("Outbox: 2 of 2 events published"));
     assertThat(text(driver, By.id("timeline"))).contains("Over SMTP, from 127.0.0.1 (HELO client.test)",
         "olivia@example.net: 250 2.1.5 Recipient ok", "No final reply", "may or may not have delivered it", "Settled: Unknown");
-    assertThat(text(driver, By.id("message-facts"))).contains(id, "client.test");
+    assertThat(flat(By.id("message-facts"))).contains(id, "client.test", "Node " + gateway.gateway().nodeId());
+    assertThat(text(driver, By.id("timeline"))).contains("by node " + gateway.gateway().nodeId());
     driver.findElement(By.cssSelector("input[name='outcome'][value='NOT_DELIVERED']")).click();
     driver.findElement(By.id("resolve-note")).sendKeys("bounced, says the recipient");
     chrome.screenshot(SHOTS.resolve("message.png"));
@@ -454,6 +474,11 @@ class ConsoleBrowserTest {
 
   static String text(WebDriver d, By by) {
     return d.findElement(by).getText();
+  }
+
+  /** An element's text with its line breaks as spaces (a definition list's term and value, side by side or not). */
+  static String flat(By by) {
+    return text(driver, by).replaceAll("\\s+", " ");
   }
 
   static long scrollWidth() {
