@@ -25,8 +25,15 @@ import java.util.concurrent.TimeUnit;
  * by its PID at {@link #close}.
  */
 public final class Haproxy implements AutoCloseable {
-  /** One frontend: its name, the server it forwards to, and the options of that server line. */
-  public record Route(String name, String host, int port, String serverOptions) {}
+  /**
+   * One frontend: its name, the servers it balances over (host:port, round robin; a server that refuses the
+   * connection is skipped: {@code option redispatch}), and the options of each server line.
+   */
+  public record Route(String name, List<String> servers, String serverOptions) {
+    public Route(String name, String host, int port, String serverOptions) {
+      this(name, List.of(host + ":" + port), serverOptions);
+    }
+  }
 
   private static final int ATTEMPTS = 3;
 
@@ -81,10 +88,23 @@ public final class Haproxy implements AutoCloseable {
     for (Route r : routes) {
       cfg.append("listen ").append(r.name()).append('\n')
           .append("  bind 127.0.0.1:").append(ports.get(r.name())).append('\n')
-          .append("  server gateway ").append(r.host()).append(':').append(r.port()).append(' ').append(r.serverOptions())
-          .append('\n');
+          .append("  balance roundrobin\n  option redispatch\n  retries 3\n");
+      for (int i = 0; i < r.servers().size(); i++) {
+        cfg.append("  server gateway").append(i + 1).append(' ').append(r.servers().get(i)).append(' ')
+            .append(r.serverOptions()).append('\n');
+      }
     }
     return cfg.toString();
+  }
+
+  /** {@code haproxy -c -f cfg}: what HAProxy says of a configuration file, and whether it would start with it. */
+  public static String check(Path cfg) throws Exception {
+    Process p = new ProcessBuilder(executable(), "-c", "-f", cfg.toString()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      throw new AssertionError("haproxy -c -f " + cfg + " refused it:\n" + out);
+    }
+    return out;
   }
 
   private static String executable() {

@@ -25,6 +25,9 @@ public final class TcpProxy implements AutoCloseable {
   private volatile boolean refusing;
   private volatile int cutLocalPort = -1;
   private final AtomicBoolean cut = new AtomicBoolean();
+  /** While set, nothing is forwarded and nothing is closed (see {@link #freeze}). */
+  private volatile boolean frozen;
+  private final Object thaw = new Object();
 
   /** One proxied connection: the client's socket and ours to the server. */
   private final class Pipe {
@@ -85,8 +88,20 @@ public final class TcpProxy implements AutoCloseable {
     }
   }
 
+  /**
+   * A silent network cut: from now on no byte is forwarded either way and no connection is closed, so
+   * both ends see only silence (as when a cable is pulled), until {@link #cutAll} or {@link #heal}.
+   */
+  public void freeze() {
+    frozen = true;
+  }
+
   /** Connections are proxied again. */
   public void heal() {
+    synchronized (thaw) {
+      frozen = false;
+      thaw.notifyAll();
+    }
     refusing = false;
     cutLocalPort = -1;
   }
@@ -129,6 +144,7 @@ public final class TcpProxy implements AutoCloseable {
       OutputStream out = (fromServer ? pipe.client : pipe.upstream).getOutputStream();
       int n;
       while ((n = in.read(buf)) >= 0) {
+        awaitThaw(pipe);
         if (fromServer && pipe.upstream.getLocalPort() == cutLocalPort) {
           refusing = true;
           cut.set(true);
@@ -144,6 +160,23 @@ public final class TcpProxy implements AutoCloseable {
       // the other side closed
     } finally {
       pipe.close();
+    }
+  }
+
+  /** Holds a read while frozen; returns when healed or when the pipe was closed meanwhile. */
+  private void awaitThaw(Pipe pipe) throws IOException {
+    synchronized (thaw) {
+      while (frozen && pipes.contains(pipe)) {
+        try {
+          thaw.wait(100); // woken by heal(); the timeout notices a pipe closed by cutAll()
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while frozen", e);
+        }
+      }
+    }
+    if (!pipes.contains(pipe)) {
+      throw new IOException("cut while frozen");
     }
   }
 
