@@ -1,5 +1,7 @@
 package dev.ledgerpost.stale;
 
+import dev.ledgerpost.metrics.AuditEvent;
+import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
@@ -45,7 +47,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private static final Logger LOG = LoggerFactory.getLogger(StaleVerticle.class);
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
   /** Rows raised per scan at most; the rest follow on the next scans (the counts always cover all). */
   static final int RAISES_PER_SCAN = 500;
   private static final Duration QUERY_TIMEOUT = Duration.ofSeconds(30);
@@ -186,9 +187,9 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     return bus.request(OperatorMessages.RAISE_STALE, new RaiseStale(row.id(), now, config.threshold()), StaleRaised.class,
         QUERY_TIMEOUT).map(r -> {
           if (r.raised()) {
-            AUDIT.error("CRITICAL audit_event=stale_pending message_id={} msg_id={} age_seconds={} raise={} "
-                    + "threshold_seconds={}", r.id(), quote(r.messageIdHeader()),
-                Math.max(0, Duration.between(r.receivedAt(), now).toSeconds()), r.raise(), config.threshold().toSeconds());
+            AuditLog.of(AuditEvent.STALE_PENDING).with("message_id", r.id()).with("msg_id", r.messageIdHeader())
+                .with("age_seconds", Math.max(0, Duration.between(r.receivedAt(), now).toSeconds()))
+                .with("raise", r.raise()).with("threshold_seconds", config.threshold().toSeconds()).log();
           }
           return null;
         });
@@ -259,7 +260,4 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     return scans.get();
   }
 
-  private static String quote(String value) {
-    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
-  }
 }
