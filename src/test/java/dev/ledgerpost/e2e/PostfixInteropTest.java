@@ -206,7 +206,9 @@ class PostfixInteropTest {
       assertThat(c.reply()).startsWith("220");
       assertThat(c.command("EHLO client.example")).contains("250-CHUNKING", "250-DSN");
       for (int i = 0; i < n; i++) {
-        byte[] m = ("Message-ID: <bdat-" + i + "@client.example>\r\nSubject: to postfix\r\n\r\n"
+        // With From:, To: and Date: there, Postfix's cleanup adds nothing but its Received: line.
+        byte[] m = ("From: alice@client.example\r\nTo: bob@example.net\r\nDate: Mon, 1 Dec 2025 10:00:00 +0000\r\n"
+            + "Message-ID: <bdat-" + i + "@client.example>\r\nSubject: to postfix\r\n\r\n"
             + "line\r\n.dot line\r\n" + ("x".repeat(70) + "\r\n").repeat(i * 10)).getBytes(StandardCharsets.US_ASCII);
         sent.add(m);
         ByteArrayOutputStream cmd = new ByteArrayOutputStream();
