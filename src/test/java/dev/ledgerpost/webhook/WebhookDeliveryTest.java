@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
  * real HTTP receivers on loopback, signatures checked with the Standard Webhooks reference library, the states
  * and attempts read back from the API and PostgreSQL.
  */
-class WebhookDeliveryTest {
+public class WebhookDeliveryTest {
   static final String SECRET = secret(1);
   static final String NEW_SECRET = secret(2);
   static final Duration WAIT = Duration.ofSeconds(60);
@@ -64,7 +64,7 @@ class WebhookDeliveryTest {
   }
 
   /** whsec_ + base64 of 32 bytes, different for each n. */
-  static String secret(int n) {
+  public static String secret(int n) {
     byte[] key = new byte[32];
     Arrays.fill(key, (byte) n);
     key[0] = (byte) 0x5a;
