@@ -390,6 +390,42 @@ public class WebhookDeliveryTest {
   }
 
   @Test
+  void aRedirectIsNotFollowed() throws Exception {
+    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> r.path().equals("/h")
+        ? Answer.of(307, Map.of("Location", receiver.url("/elsewhere"))) : Answer.of(200)));
+    gateway = GatewayHarness.start(vertx, config(List.of(endpoint("app", receiver.url("/h"), SECRET,
+        List.of("message.settled"))), "0s, 100ms"));
+    send(gateway.smtpPort(), 1);
+    Poll.until(WAIT, "FAILED on the redirect", () -> count("state = 'FAILED' AND last_status = 307") == 1);
+    assertThat(receiver.requests()).hasSize(2).allMatch(r -> r.path().equals("/h"));
+  }
+
+  @Test
+  void aSecretFileIsReadAgainOnSighupAndEverySecretInItSigns() throws Exception {
+    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(200)));
+    java.nio.file.Path file = GatewayHarness.tempDir("secrets-").resolve("app.secret");
+    java.nio.file.Files.writeString(file, SECRET + "\n");
+    Map<String, Object> e = endpoint("app", receiver.url("/h"), null, List.of("message.settled"));
+    e.remove("secret");
+    e.put("secretFile", file.toString());
+    gateway = GatewayHarness.start(vertx, config(List.of(e), "0s"));
+    send(gateway.smtpPort(), 1);
+    Poll.until(WAIT, "the first webhook", () -> receiver.requests().size() == 1);
+    assertThat(receiver.requests().get(0).signature().split(" ")).hasSize(1);
+
+    java.nio.file.Files.writeString(file, "# rotation: both until the receiver moved\n" + SECRET + "\n" + NEW_SECRET + "\n");
+    assertThat(gateway.gateway().reloadCredentials()).isZero();
+    send(gateway.smtpPort(), 1);
+    Poll.until(WAIT, "the second webhook", () -> receiver.requests().size() == 2);
+    WebhookReceiver.Request second = receiver.requests().get(1);
+    assertThat(second.signature().split(" ")).hasSize(2);
+    WebhookReceiver.verify(SECRET, second);
+    WebhookReceiver.verify(NEW_SECRET, second);
+    assertThat(json(gateway.get("/api/v1/webhooks"), 200).getJsonArray("endpoints").getJsonObject(0).getInteger("secrets"))
+        .isEqualTo(2);
+  }
+
+  @Test
   void aGatewayRestartedMidRetryCarriesOnFromPostgresql() throws Exception {
     receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(r.nthOfId() == 1 ? 503 : 200)));
     Map<String, Object> o = config(List.of(endpoint("app", receiver.url("/h"), SECRET, List.of("message.settled"))),
