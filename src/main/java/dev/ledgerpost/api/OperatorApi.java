@@ -117,23 +117,29 @@ final class OperatorApi {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("message id must be a UUID");
     }
-    Object parsed;
-    try {
-      String text = ctx.body().asString();
-      parsed = text == null || text.isBlank() ? null : Json.decodeValue(text);
-    } catch (DecodeException e) {
-      parsed = null;
+    JsonObject body = body(ctx, "{\"outcome\": \"DELIVERED\" | \"NOT_DELIVERED\", \"note\": \"...\"}");
+    ResolutionOutcome outcome = outcome(body);
+    String note = note(body);
+    String operator = operator(ctx, body);
+    Integer version = null;
+    if (body.containsKey("version")) {
+      if (!(body.getValue("version") instanceof Integer v) || v < 1) {
+        throw new IllegalArgumentException("version, when given, must be the message's current version (a whole number)");
+      }
+      version = v;
     }
-    if (!(parsed instanceof JsonObject body)) {
-      throw new IllegalArgumentException("the body must be a JSON object: {\"outcome\": \"DELIVERED\" | \"NOT_DELIVERED\", "
-          + "\"note\": \"...\"}");
-    }
-    ResolutionOutcome outcome;
+    return new Resolve(id, outcome, operator, note, version);
+  }
+
+  static ResolutionOutcome outcome(JsonObject body) {
     try {
-      outcome = ResolutionOutcome.valueOf(text(body, "outcome"));
+      return ResolutionOutcome.valueOf(text(body, "outcome"));
     } catch (IllegalArgumentException | NullPointerException e) {
       throw new IllegalArgumentException("outcome must be DELIVERED or NOT_DELIVERED");
     }
+  }
+
+  static String note(JsonObject body) {
     String note = text(body, "note");
     if (note == null || note.isBlank()) {
       throw new IllegalArgumentException("note is required: say why (what the downstream's log or the recipient showed)");
@@ -141,6 +147,11 @@ final class OperatorApi {
     if (note.length() > MAX_NOTE) {
       throw new IllegalArgumentException("note is longer than " + MAX_NOTE + " characters");
     }
+    return note;
+  }
+
+  /** Who resolves: the X-Operator header or the body's operator field (both must agree when both are given). */
+  static String operator(RoutingContext ctx, JsonObject body) {
     String header = ctx.request().getHeader(OPERATOR_HEADER);
     String field = text(body, "operator");
     if (header != null && field != null && !header.trim().equals(field.trim())) {
@@ -153,17 +164,25 @@ final class OperatorApi {
     if (operator.length() > MAX_OPERATOR || operator.chars().anyMatch(Character::isISOControl)) {
       throw new IllegalArgumentException("operator must be a name of at most " + MAX_OPERATOR + " printable characters");
     }
-    Integer version = null;
-    if (body.containsKey("version")) {
-      if (!(body.getValue("version") instanceof Integer v) || v < 1) {
-        throw new IllegalArgumentException("version, when given, must be the message's current version (a whole number)");
-      }
-      version = v;
-    }
-    return new Resolve(id, outcome, operator, note, version);
+    return operator;
   }
 
-  private static String text(JsonObject body, String key) {
+  /** The body as a JSON object, or a 400's detail naming the shape expected. */
+  static JsonObject body(RoutingContext ctx, String expected) {
+    Object parsed;
+    try {
+      String text = ctx.body().asString();
+      parsed = text == null || text.isBlank() ? null : Json.decodeValue(text);
+    } catch (DecodeException e) {
+      parsed = null;
+    }
+    if (!(parsed instanceof JsonObject body)) {
+      throw new IllegalArgumentException("the body must be a JSON object: " + expected);
+    }
+    return body;
+  }
+
+  static String text(JsonObject body, String key) {
     Object v = body.getValue(key);
     if (v != null && !(v instanceof String)) {
       throw new IllegalArgumentException(key + " must be a string");
@@ -171,7 +190,7 @@ final class OperatorApi {
     return (String) v;
   }
 
-  private static void failure(RoutingContext ctx, Throwable e) {
+  static void failure(RoutingContext ctx, Throwable e) {
     if (e instanceof StateConflict c) {
       Problem.send(ctx, 409, "Conflict", e.getMessage(),
           new JsonObject().put("messageStatus", c.current().name()).put("messageVersion", c.version()));

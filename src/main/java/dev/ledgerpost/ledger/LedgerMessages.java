@@ -63,8 +63,12 @@ public final class LedgerMessages {
 
   public record Settled(UUID id, int version, MessageStatus status) {}
 
-  /** Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. */
-  public record ListQuery(MessageStatus status, String sender, OffsetDateTime since, int limit, String cursor) {}
+  /**
+   * Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. Every filter is
+   * optional: {@code recipient} matches any of the message's recipients, {@code until} is exclusive.
+   */
+  public record ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
+      int limit, String cursor) {}
 
   public record MessageSummary(
       UUID id,
