@@ -36,6 +36,7 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<RateLimit, Counter> rateLimits = new EnumMap<>(RateLimit.class);
   private final Map<BodyCommand, Counter> bodies = new EnumMap<>(BodyCommand.class);
   private final Map<BodyCommand, Counter> relayed = new EnumMap<>(BodyCommand.class);
+  private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
   private final Timer delivery;
 
   public MicrometerGatewayMetrics(MeterRegistry registry) {
@@ -143,6 +144,22 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void downstreamTransaction(BodyCommand command) {
     relayed.get(command).increment();
+  }
+
+  @Override
+  public void webhookAttempt(String endpoint, WebhookResult result) {
+    webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(result), k -> Counter.builder("ledgerpost.webhook.deliveries")
+        .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
+        .tag("endpoint", endpoint).tag("result", tag(result)).register(registry)).increment();
+  }
+
+  @Override
+  public void webhookEndpoint(String endpoint) {
+    for (WebhookResult r : WebhookResult.values()) {
+      webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(r), k -> Counter.builder("ledgerpost.webhook.deliveries")
+          .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
+          .tag("endpoint", endpoint).tag("result", tag(r)).register(registry));
+    }
   }
 
   @Override

@@ -88,7 +88,8 @@ public final class SmtpVerticle extends VerticleBase {
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
     policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
-    server = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port));
+    NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
+    server = vertx.createNetServer(options);
     dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
       if (shared.draining().get()) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
@@ -107,7 +108,7 @@ public final class SmtpVerticle extends VerticleBase {
     // client's EHLO already offers what depends on them (DSN, BINARYMIME: docs/design.md §1.1).
     Future<Void> probed = shared.smarthosts().claimProbe() ? relay.probe() : Future.succeededFuture();
     return probed.compose(v -> server.listen()).onSuccess(s -> {
-      SharedServerTls.shareSslContextManager(s);
+      SharedServerTls.giveSslContextManager(s, options);
       LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort());
     });
   }
