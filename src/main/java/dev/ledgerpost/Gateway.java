@@ -1,6 +1,7 @@
 package dev.ledgerpost;
 
 import dev.ledgerpost.api.ApiVerticle;
+import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.chaos.ChaosLocks;
@@ -39,8 +40,11 @@ import dev.ledgerpost.smtp.SmtpVerticle;
 import dev.ledgerpost.smtp.tls.TlsMaterial;
 import dev.ledgerpost.smtp.auth.UserQuota;
 import dev.ledgerpost.stale.StaleGauges;
+import dev.ledgerpost.stale.PendingHistory;
 import dev.ledgerpost.stale.StaleRows;
 import dev.ledgerpost.stale.StaleVerticle;
+import dev.ledgerpost.webhook.WebhookMessages;
+import dev.ledgerpost.webhook.WebhookVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.net.InetAddress;
@@ -57,7 +61,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running gateway: its parts deployed in dependency order (ledger, retry, stale watch, API, then
+ * One running gateway: its parts deployed in dependency order (ledger, retry, stale watch, webhooks, API, then
  * SMTP, so no mail is taken before the ledger and the outcome journal are ready) and undeployed in reverse.
  */
 public final class Gateway {
@@ -75,7 +79,10 @@ public final class Gateway {
   private NodeVerticle node;
   private RetryVerticle retry;
   private StaleVerticle stale;
+  /** The stale watch's gauges over the last hour, for the operator console's chart: one per process. */
+  private final PendingHistory pendingHistory = new PendingHistory();
   private NotifyHub hub;
+  private WebhookVerticle webhooks;
   /** node.id, or the host's name (docs/design.md §9.1). */
   private String nodeId;
   private int smtpPort;
@@ -132,9 +139,15 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(config, node, clock);
+          stale = new StaleVerticle(config, node, clock, pendingHistory);
           return deploy(stale).map(shared);
         })
+        .compose(shared -> vertx.executeBlocking(() -> new WebhookVerticle(config.webhooks(), nodeId, ledger.target(), metrics,
+            clock)).compose(w -> {
+              webhooks = w;
+              reloadable.addAll(w.reloadable());
+              return deploy(w);
+            }).map(shared))
         .compose(shared -> {
           bindLedgerGauges();
           hub = new NotifyHub(vertx, eventTokens, config.notifications().sendQueueBytes());
@@ -144,8 +157,9 @@ public final class Gateway {
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots(), shared.smarthosts());
+          OperatorViews views = new OperatorViews(stale, pendingHistory);
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
-              port -> new ApiVerticle(port, eventTokens, hub, registry::scrape, send),
+              port -> new ApiVerticle(port, eventTokens, hub, registry::scrape, send, views),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
               .map(port -> {
                 httpPort = port;
@@ -386,6 +400,11 @@ public final class Gateway {
   /** This node's id on the ledger. */
   public String nodeId() {
     return nodeId;
+  }
+
+  /** The webhook part: claim passes per endpoint, for tests that move the clock. */
+  public WebhookVerticle webhooks() {
+    return webhooks;
   }
 
   /** Which cluster jobs this node leads now. */

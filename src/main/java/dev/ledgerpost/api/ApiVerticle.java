@@ -15,6 +15,7 @@ import dev.ledgerpost.operator.OperatorMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.webhook.WebhookMessages;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.function.Supplier;
 import io.vertx.core.Future;
@@ -55,6 +56,7 @@ public final class ApiVerticle extends VerticleBase {
   private SendApi send;
   private Bus bus;
   private ContractValidation contract;
+  private final OperatorViews views;
 
   private final Supplier<String> scrape;
   private final GatewayConfig.Observability observability;
@@ -63,9 +65,10 @@ public final class ApiVerticle extends VerticleBase {
    * One of the API's instances; every instance binds the same {@code port} (for a configured 0, one negative
    * number that Vert.x reads as "one random port shared by every server that names it"), so that Vert.x
    * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's,
-   * one per process; {@code sendSetup} carries the configuration every instance shares.
+   * one per process, and so are {@code views}; {@code sendSetup} carries the configuration every instance shares.
    */
-  public ApiVerticle(int port, EventTokens eventTokens, NotifyHub hub, Supplier<String> scrape, SendApi.Setup sendSetup) {
+  public ApiVerticle(int port, EventTokens eventTokens, NotifyHub hub, Supplier<String> scrape, SendApi.Setup sendSetup,
+      OperatorViews views) {
     this.port = port;
     this.hub = hub;
     this.scrape = scrape;
@@ -73,14 +76,15 @@ public final class ApiVerticle extends VerticleBase {
     this.sendSetup = sendSetup;
     this.http = sendSetup.config().http();
     this.observability = sendSetup.config().observability();
+    this.views = views;
   }
 
   @Override
   public Future<?> start() {
-    return ContractValidation.load(vertx).compose(this::start);
+    return ConsoleFiles.load(vertx).compose(console -> ContractValidation.load(vertx).compose(contract -> start(contract, console)));
   }
 
-  private Future<?> start(ContractValidation contract) {
+  private Future<?> start(ContractValidation contract, ConsoleFiles console) {
     this.contract = contract;
     bus = Bus.of(vertx);
     Router router = Router.router(vertx);
@@ -92,11 +96,15 @@ public final class ApiVerticle extends VerticleBase {
       router.get("/metrics").handler(this::authenticate).handler(this::metrics);
     }
     router.get("/api/v1/events").handler(this::events); // authenticates itself: browsers cannot send headers
+    console.mount(router); // static files, no token: the console asks for it and sends it to the API
     send = new SendApi(vertx, sendSetup, contract);
     send.mount(router); // authenticates with send API keys, not the admin token
     router.route("/api/*").handler(this::authenticate);
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(ADMIN_BODY_LIMIT)).handler(contract::handle);
     new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
+    new AttentionApi(bus, views).mount(router);
+    new BulkResolutions(bus).mount(router);
+    new WebhookApi(bus).mount(router);
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
       LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
@@ -180,23 +188,24 @@ public final class ApiVerticle extends VerticleBase {
     });
   }
 
-  /** Status, limit and the rest are as the contract validated them; only {@code since} is parsed here (a timestamp). */
+  /** Status, limit and the rest are as the contract validated them; only the times are parsed here. */
   private void list(RoutingContext ctx) {
     Input in = Input.of(ctx);
-    OffsetDateTime since = null;
-    String sinceText = in.string("since");
-    if (sinceText != null && !sinceText.isEmpty()) {
-      try {
-        since = OffsetDateTime.parse(sinceText);
-      } catch (DateTimeParseException e) {
-        Problem.send(ctx, 400, "Bad Request", "since must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T10:00:00Z");
-        return;
-      }
+    OffsetDateTime since;
+    OffsetDateTime until;
+    try {
+      since = in.time("since", "2026-11-30T10:00:00Z");
+      until = in.time("until", "2026-11-30T11:00:00Z");
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return;
     }
     String status = in.string("status");
     String sender = in.string("sender");
+    String recipient = in.string("recipient");
     ListQuery query = new ListQuery(status == null ? null : MessageStatus.valueOf(status),
-        sender == null || sender.isEmpty() ? null : sender, since, in.number("limit").intValue(), in.string("cursor"));
+        sender == null || sender.isEmpty() ? null : sender, recipient == null || recipient.isEmpty() ? null : recipient, since,
+        until, in.number("limit").intValue(), in.string("cursor"));
     Problem.answer(ctx, bus.request(LedgerMessages.LIST, query, MessagePage.class), MessageJson::page);
   }
 
@@ -234,6 +243,8 @@ public final class ApiVerticle extends VerticleBase {
     Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
             READY_TIMEOUT)
         .map(held -> held.ids().contains(id));
+    Future<WebhookMessages.MessageDeliveries> webhooks = bus.request(WebhookMessages.FOR_MESSAGE,
+        new WebhookMessages.ForMessage(id), WebhookMessages.MessageDeliveries.class, READY_TIMEOUT);
     bus.request(OperatorMessages.OPERATION, new OperatorMessages.Operation(id, sendSetup.config().node().deadAfter()),
             OperatorMessages.OperationFacts.class)
         .onComplete(ar -> {
@@ -248,7 +259,8 @@ public final class ApiVerticle extends VerticleBase {
           }
           // This node's retry part answers for itself (fresher than its heartbeat), the others' heartbeats for them;
           // if it cannot answer and no other node holds the outcome, say so rather than guess.
-          retrying.onComplete(r -> {
+          Future.join(retrying, webhooks).onComplete(done -> {
+            var r = retrying;
             String self = sendSetup.config().node().effectiveId();
             List<String> on = new ArrayList<>(ar.result().heldBy());
             boolean selfOnHeartbeat = on.remove(self);
@@ -256,7 +268,8 @@ public final class ApiVerticle extends VerticleBase {
               on.add(0, self);
             }
             Boolean held = !on.isEmpty() ? Boolean.TRUE : r.succeeded() ? Boolean.FALSE : null;
-            Problem.json(ctx, 200, OperationJson.of(ar.result(), held, on, hub.attempts(id)));
+            Problem.json(ctx, 200, OperationJson.of(ar.result(), held, on, hub.attempts(id))
+                .put("webhooks", webhooks.succeeded() ? WebhookApi.forOperation(webhooks.result().deliveries()) : null));
           });
         });
   }

@@ -7,6 +7,8 @@ import io.vertx.openapi.contract.Operation;
 import io.vertx.openapi.contract.Parameter;
 import io.vertx.openapi.validation.RequestParameter;
 import io.vertx.openapi.validation.ValidatedRequest;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.Map;
 
 /**
@@ -50,6 +52,22 @@ final class Input {
   Long number(String name) {
     Object v = query(name);
     return v == null ? null : ((Number) v).longValue();
+  }
+
+  /**
+   * A query parameter that holds a timestamp (ISO-8601 with offset), or null when it is absent or empty; a value
+   * that is not one is an {@link IllegalArgumentException} saying so, with {@code example}.
+   */
+  OffsetDateTime time(String name, String example) {
+    String text = string(name);
+    if (text == null || text.isEmpty()) {
+      return null;
+    }
+    try {
+      return OffsetDateTime.parse(text);
+    } catch (DateTimeParseException e) {
+      throw new IllegalArgumentException(name + " must be an ISO-8601 timestamp with offset, e.g. " + example);
+    }
   }
 
   String path(String name) {

@@ -42,7 +42,9 @@ final class MessageJson {
           .put("rcptReply", r.rcptReply())
           .put("reply", reply(r))
           .put("replyCode", r.replyCode())
-          .put("enhancedCode", r.enhancedCode()));
+          .put("enhancedCode", r.enhancedCode())
+          .put("dsnNotify", r.dsnNotify())
+          .put("dsnOrcpt", r.dsnOrcpt()));
     }
     return summary(d.summary())
         .put("authUser", d.authUser())
@@ -54,7 +56,9 @@ final class MessageJson {
         .put("downstreamReply", d.downstreamReply())
         .put("lastError", d.lastError())
         .put("recipientList", recipients)
-        .put("resolution", resolution(d.resolution()));
+        .put("resolution", resolution(d.resolution()))
+        .put("dsn", d.dsnRet() == null && d.dsnEnvid() == null ? null
+            : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()));
   }
 
   /** {@code {outcome, operator, note, at}}, or null when nobody resolved the message (docs/design.md §8.2). */

@@ -84,10 +84,21 @@ final class OperatorApi {
   /** The contract has checked the types, the outcome, the lengths and the unknown members; here is what it cannot say. */
   private static Resolve resolveRequest(Input in) {
     JsonObject body = in.body();
+    return new Resolve(UUID.fromString(in.path("id")), ResolutionOutcome.valueOf(body.getString("outcome")), operator(in, body),
+        note(body), body.getInteger("version"));
+  }
+
+  /** The note: the contract bounds it, but only here is a blank one refused. */
+  static String note(JsonObject body) {
     String note = body.getString("note");
     if (note.isBlank()) {
       throw new IllegalArgumentException("note is required: say why (what the downstream's log or the recipient showed)");
     }
+    return note;
+  }
+
+  /** Who resolves: the X-Operator header or the body's operator field (both must agree when both are given). */
+  static String operator(Input in, JsonObject body) {
     String header = in.header(OPERATOR_HEADER);
     String field = body.getString("operator");
     if (header != null && field != null && !header.trim().equals(field.trim())) {
@@ -100,7 +111,6 @@ final class OperatorApi {
     if (operator.chars().anyMatch(Character::isISOControl)) {
       throw new IllegalArgumentException("operator must be a name of printable characters");
     }
-    return new Resolve(UUID.fromString(in.path("id")), ResolutionOutcome.valueOf(body.getString("outcome")), operator, note,
-        body.getInteger("version"));
+    return operator;
   }
 }

@@ -36,7 +36,9 @@ public final class Ledger {
    * Newest first by id: ids are UUIDv7, so their order is the order they were issued in, and the
    * primary key serves the listing (no index of its own on the hot table). {@code since} bounds the id
    * too (an id is issued when its submission began, well within a day before its message was received),
-   * so the scan stops there.
+   * so the scan stops there; {@code until} bounds it from above the same way (an id is issued before its message
+   * is received), so the scan starts there. A recipient is looked up per row by the recipients' primary
+   * key (no index on addresses on the hot table): give a time range with it on a long ledger.
    */
   private static final String LIST = "SELECT " + SUMMARY_COLUMNS + """
 
@@ -44,6 +46,9 @@ public final class Ledger {
        WHERE (#{status}::text IS NULL OR m.status = #{status})
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
          AND (#{since}::timestamptz IS NULL OR (m.received_at >= #{since} AND m.id >= #{sinceId}::uuid))
+         AND (#{until}::timestamptz IS NULL OR (m.received_at < #{until} AND m.id < #{untilId}::uuid))
+         AND (#{recipient}::text IS NULL
+              OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
          AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
        ORDER BY m.id DESC
        LIMIT #{limit}""";
@@ -58,16 +63,20 @@ public final class Ledger {
        WHERE (m.settled_at IS NULL OR m.status = 'UNKNOWN') AND m.status = #{status}
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
          AND (#{since}::timestamptz IS NULL OR m.received_at >= #{since})
+         AND (#{until}::timestamptz IS NULL OR m.received_at < #{until})
+         AND (#{recipient}::text IS NULL
+              OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
          AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
        ORDER BY m.id DESC
        LIMIT #{limit}""";
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
       , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.node_id, m.downstream_reply, m.last_error,
+        m.dsn_ret, m.dsn_envid,
         r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
         r.resolved_at AS resolution_at
         FROM messages m LEFT JOIN resolutions r ON r.message_id = m.id WHERE m.id = #{id}""";
   private static final String RECIPIENTS = """
-      SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text
+      SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text, dsn_notify, dsn_orcpt
         FROM recipients WHERE message_id = #{id} ORDER BY idx""";
 
   private final Pool pool;
@@ -92,6 +101,10 @@ public final class Ledger {
     p.put("sender", q.sender());
     p.put("since", q.since());
     p.put("sinceId", q.since() == null ? null : LedgerIds.lowest(q.since().toInstant().minus(java.time.Duration.ofDays(1))));
+    p.put("until", q.until());
+    // A minute on: for an id issued in the millisecond of `until`, and for a wall clock stepped back between an id and its open.
+    p.put("untilId", q.until() == null ? null : LedgerIds.lowest(q.until().toInstant().plus(java.time.Duration.ofMinutes(1))));
+    p.put("recipient", q.recipient());
     p.put("limit", q.limit() + 1);
     Cursor cursor = Cursor.decode(q.cursor());
     p.put("cursorId", cursor == null ? null : cursor.id());
@@ -115,20 +128,22 @@ public final class Ledger {
             row.getString("helo"), row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
             row.getString("last_error"), List.of(), row.getString("resolution_outcome") == null ? null
                 : new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
-                    row.getString("resolution_note"), row.getOffsetDateTime("resolution_at"))))
+                    row.getString("resolution_note"), row.getOffsetDateTime("resolution_at")),
+            row.getString("dsn_ret"), row.getString("dsn_envid")))
         .execute(Map.of("id", get.id()))
         .compose(rows -> rows.size() == 0
             ? Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + get.id()))
             : Future.succeededFuture(rows.iterator().next()));
     return detail.compose(d -> SqlTemplate.forQuery(pool, RECIPIENTS)
         .mapTo(row -> new RecipientView(row.getString("address"), RecipientStatus.valueOf(row.getString("status")),
-            row.getString("rcpt_reply"), row.getInteger("reply_code"), row.getString("enhanced_code"), row.getString("reply_text")))
+            row.getString("rcpt_reply"), row.getInteger("reply_code"), row.getString("enhanced_code"), row.getString("reply_text"),
+            row.getString("dsn_notify"), row.getString("dsn_orcpt")))
         .execute(Map.of("id", get.id()))
         .map(rows -> {
           List<RecipientView> recipients = new ArrayList<>();
           rows.forEach(recipients::add);
           return new MessageDetail(d.summary(), d.authUser(), d.clientIp(), d.helo(), d.sha256(), d.route(),
-              d.node(), d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution());
+              d.node(), d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution(), d.dsnRet(), d.dsnEnvid());
         }));
   }
 

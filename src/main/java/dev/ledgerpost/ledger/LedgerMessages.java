@@ -11,10 +11,20 @@ public final class LedgerMessages {
 
   public static final String OPEN = "ledger.open";
 
-  /** One recipient as the transaction knows it when the ledger is opened. */
-  public record RecipientEntry(String address, RecipientStatus status, String rcptReply) {}
+  /**
+   * One recipient as the transaction knows it when the ledger is opened, with the RFC 3461 NOTIFY and ORCPT
+   * its RCPT carried (verbatim; null when absent).
+   */
+  public record RecipientEntry(String address, RecipientStatus status, String rcptReply, String dsnNotify, String dsnOrcpt) {
+    public RecipientEntry(String address, RecipientStatus status, String rcptReply) {
+      this(address, status, rcptReply, null, null);
+    }
+  }
 
-  /** Opens a PENDING entry; must commit before the body may go downstream. */
+  /**
+   * Opens a PENDING entry; must commit before the body may go downstream. {@code dsnRet} and {@code dsnEnvid}
+   * are MAIL's RFC 3461 RET and ENVID (verbatim; null when absent).
+   */
   public record Open(
       UUID id,
       Intake intake,
@@ -27,7 +37,16 @@ public final class LedgerMessages {
       String sha256,
       String route,
       OffsetDateTime receivedAt,
-      List<RecipientEntry> recipients) {
+      List<RecipientEntry> recipients,
+      String dsnRet,
+      String dsnEnvid) {
+
+    public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
+        String messageIdHeader, long size, String sha256, String route, OffsetDateTime receivedAt,
+        List<RecipientEntry> recipients) {
+      this(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt, recipients,
+          null, null);
+    }
 
     public int pendingRecipients() {
       return (int) recipients.stream().filter(r -> r.status() == RecipientStatus.PENDING).count();
@@ -77,8 +96,12 @@ public final class LedgerMessages {
 
   public static final String LIST = "ledger.list";
 
-  /** Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. */
-  public record ListQuery(MessageStatus status, String sender, OffsetDateTime since, int limit, String cursor) {}
+  /**
+   * Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. Every filter is
+   * optional: {@code recipient} matches any of the message's recipients, {@code until} is exclusive.
+   */
+  public record ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
+      int limit, String cursor) {}
 
   public record MessageSummary(
       UUID id,
@@ -99,7 +122,8 @@ public final class LedgerMessages {
   public record Get(UUID id) {}
 
   public record RecipientView(
-      String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText) {}
+      String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText,
+      String dsnNotify, String dsnOrcpt) {}
 
   /** What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. */
   public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at) {}
@@ -115,7 +139,9 @@ public final class LedgerMessages {
       String downstreamReply,
       String lastError,
       List<RecipientView> recipients,
-      ResolutionView resolution) {}
+      ResolutionView resolution,
+      String dsnRet,
+      String dsnEnvid) {}
 
   public static final String PING = "ledger.ping";
 

@@ -34,6 +34,9 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Map<AuthFailure, Counter> authFailures = new EnumMap<>(AuthFailure.class);
   private final Map<RateLimit, Counter> rateLimits = new EnumMap<>(RateLimit.class);
+  private final Map<BodyCommand, Counter> bodies = new EnumMap<>(BodyCommand.class);
+  private final Map<BodyCommand, Counter> relayed = new EnumMap<>(BodyCommand.class);
+  private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
   private final Timer delivery;
 
   public MicrometerGatewayMetrics(MeterRegistry registry) {
@@ -60,6 +63,14 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
       rateLimits.put(r, Counter.builder("ledgerpost.auth.rate.limit")
           .description("MAIL commands of authenticated users under auth.rateLimit, by outcome")
           .tag("outcome", tag(r)).register(registry));
+    }
+    for (BodyCommand c : BodyCommand.values()) {
+      bodies.put(c, Counter.builder("ledgerpost.smtp.transactions")
+          .description("SMTP message bodies received whole, by the command that carried them: data, bdat (RFC 3030)")
+          .tag("command", tag(c)).register(registry));
+      relayed.put(c, Counter.builder("ledgerpost.downstream.transactions")
+          .description("Message bodies sent to the smarthost, by command: data, bdat (when it offers CHUNKING)")
+          .tag("command", tag(c)).register(registry));
     }
     for (String cause : RETRY_CAUSES) {
       retries.put(cause, Counter.builder("ledgerpost.ledger.retries").description("Whole-transaction retries by SQLSTATE")
@@ -123,6 +134,32 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void userRateLimit(RateLimit outcome) {
     rateLimits.get(outcome).increment();
+  }
+
+  @Override
+  public void smtpTransaction(BodyCommand command) {
+    bodies.get(command).increment();
+  }
+
+  @Override
+  public void downstreamTransaction(BodyCommand command) {
+    relayed.get(command).increment();
+  }
+
+  @Override
+  public void webhookAttempt(String endpoint, WebhookResult result) {
+    webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(result), k -> Counter.builder("ledgerpost.webhook.deliveries")
+        .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
+        .tag("endpoint", endpoint).tag("result", tag(result)).register(registry)).increment();
+  }
+
+  @Override
+  public void webhookEndpoint(String endpoint) {
+    for (WebhookResult r : WebhookResult.values()) {
+      webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(r), k -> Counter.builder("ledgerpost.webhook.deliveries")
+          .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
+          .tag("endpoint", endpoint).tag("result", tag(r)).register(registry));
+    }
   }
 
   @Override

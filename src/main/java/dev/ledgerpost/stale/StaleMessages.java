@@ -1,5 +1,6 @@
 package dev.ledgerpost.stale;
 
+import dev.ledgerpost.ledger.MessageStatus;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -7,8 +8,9 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The stale watch's addresses: the list the API and the CLI show, served by the watch; and its SQL's
- * ({@link StaleRows}, on the ledger's context): stale rows, stale raises, the gauges' counts.
+ * The stale watch's addresses: the list the API and the CLI show and what needs an operator's attention, served by
+ * the watch; and its SQL's ({@link StaleRows}, on the ledger's context): stale rows, stale raises, the gauges' counts,
+ * the rows waiting for an operator.
  */
 public final class StaleMessages {
   private StaleMessages() {}
@@ -19,6 +21,17 @@ public final class StaleMessages {
 
   /** Stale rows as of {@code asOf} (the watch's clock), oldest first. */
   public record StaleList(Duration threshold, OffsetDateTime asOf, long pending, long stale, List<StaleRow> rows) {}
+
+  public static final String ATTENTION = "stale.attention";
+
+  /**
+   * Stale PENDING rows (as the watch sees them: past the threshold by its clock, not held by the retry part) and
+   * UNKNOWN rows; {@code status} null for both, else PENDING or UNKNOWN only. The other filters are optional.
+   */
+  public record AttentionQuery(MessageStatus status, String sender, OffsetDateTime since, OffsetDateTime until, int limit) {}
+
+  /** Oldest first, as of {@code asOf} (the watch's clock); {@code matching} counts them all, {@code rows} the first. */
+  public record Attention(Duration threshold, OffsetDateTime asOf, long matching, List<OpenRow> rows) {}
 
   public static final String STALE = "ledger.stale";
 
@@ -53,4 +66,21 @@ public final class StaleMessages {
 
   /** {@code raised} false: nothing written (raised already this period, or settled meanwhile). */
   public record StaleRaised(UUID id, boolean raised, int raise, String messageIdHeader, OffsetDateTime receivedAt) {}
+
+  public static final String OPEN_ROWS = "ledger.openRows";
+
+  /**
+   * The rows waiting for an operator, oldest first: PENDING rows received before {@code pendingCutoff} except
+   * {@code excluded} (when {@code pending}), and UNKNOWN rows (when {@code unknown}); narrowed by the optional
+   * sender, and received at or after {@code since} and before {@code until}. What the console's "needs
+   * attention" list shows and what a bulk resolution resolves.
+   */
+  public record OpenRowsQuery(boolean pending, boolean unknown, String sender, OffsetDateTime since, OffsetDateTime until,
+      OffsetDateTime pendingCutoff, Set<UUID> excluded, Duration nodeDeadAfter, int limit) {}
+
+  public record OpenRow(UUID id, MessageStatus status, int version, String messageIdHeader, String mailFrom,
+      OffsetDateTime receivedAt, int staleRaises, OffsetDateTime lastRaisedAt) {}
+
+  /** {@code matching} counts every row the query matches; {@code rows} holds the first {@code limit} of them. */
+  public record OpenRows(long matching, List<OpenRow> rows) {}
 }

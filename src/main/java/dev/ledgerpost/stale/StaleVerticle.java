@@ -6,11 +6,16 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.retry.RetryMessages.HeldOutcomes;
 import dev.ledgerpost.retry.RetryMessages.HeldQuery;
+import dev.ledgerpost.stale.StaleMessages.Attention;
+import dev.ledgerpost.stale.StaleMessages.AttentionQuery;
 import dev.ledgerpost.stale.StaleMessages.OpenCounts;
 import dev.ledgerpost.stale.StaleMessages.OpenCountsQuery;
+import dev.ledgerpost.stale.StaleMessages.OpenRows;
+import dev.ledgerpost.stale.StaleMessages.OpenRowsQuery;
 import dev.ledgerpost.stale.StaleMessages.RaiseStale;
 import dev.ledgerpost.stale.StaleMessages.StaleList;
 import dev.ledgerpost.stale.StaleMessages.StaleQuery;
@@ -53,6 +58,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private final Duration nodeDeadAfter;
   private final Leadership leadership;
   private final Clock clock;
+  private final PendingHistory history;
   private final AtomicLong scans = new AtomicLong();
   private volatile long pending;
   private volatile long stale;
@@ -62,31 +68,40 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private volatile long lastRead = System.nanoTime();
   /** Start time of the query whose counts are shown: an older answer arriving late does not replace a newer one. */
   private long countsAsOf = Long.MIN_VALUE;
-  private boolean counting;
   private Bus bus;
   private long timer = -1;
   private long countsTimer = -1;
+  private long historyTimer = -1;
   private boolean scanning;
+  /** The counts query in flight, which a second caller joins; null when none is. */
+  private Future<Void> counting;
 
-  /** Reads {@code stale.*}, and {@code node.deadAfter} for the outcomes other nodes hold. */
-  public StaleVerticle(GatewayConfig config, Leadership leadership, Clock clock) {
+  /**
+   * Reads {@code stale.*}, and {@code node.deadAfter} for the outcomes other nodes hold; {@code history} receives a
+   * sample of the gauges every {@link PendingHistory#INTERVAL} (the console's chart).
+   */
+  public StaleVerticle(GatewayConfig config, Leadership leadership, Clock clock, PendingHistory history) {
     this.config = config.stale();
     this.nodeDeadAfter = config.node().deadAfter();
     this.leadership = leadership;
     this.clock = clock;
+    this.history = history;
   }
 
   @Override
   public Future<?> start() {
     bus = Bus.of(vertx);
     bus.serve(StaleMessages.LIST, StaleListQuery.class, this::list);
+    bus.serve(StaleMessages.ATTENTION, AttentionQuery.class, this::attention);
     timer = vertx.setPeriodic(config.scanInterval().toMillis(), t -> scan());
     countsTimer = vertx.setPeriodic(COUNTS_INTERVAL.toMillis(), t -> {
       if (System.nanoTime() - lastRead < READERS_GONE_NANOS) {
         count();
       }
     });
-    Future<Void> first = scan();
+    // The chart's samples are taken whether or not anybody reads the gauges: one cheap indexed query per interval.
+    historyTimer = vertx.setPeriodic(PendingHistory.INTERVAL.toMillis(), t -> count().onComplete(ar -> sample()));
+    Future<Void> first = scan().onComplete(ar -> count().onComplete(x -> sample())); // the scan does not count UNKNOWN rows
     leadership.whenGained(Job.STALE_WATCH, this::scan); // a node that takes the job over scans at once
     return first;
   }
@@ -95,26 +110,36 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   public Future<?> stop() {
     vertx.cancelTimer(timer);
     vertx.cancelTimer(countsTimer);
+    vertx.cancelTimer(historyTimer);
     return Future.succeededFuture();
+  }
+
+  /** The gauges as they are now, without counting as a reader (a sample must not keep the counts query alive). */
+  private void sample() {
+    OffsetDateTime o = oldest;
+    OffsetDateTime now = now();
+    history.add(new PendingHistory.Sample(now.toInstant(), pending, o == null ? 0 : Math.max(0, Duration.between(o, now).toSeconds()),
+        stale, unknown));
   }
 
   /**
    * The pending and unknown counts, from the indexed open-rows query. Never overlaps itself; a failure keeps
    * the last values (a gauge that reads 0 because the ledger did not answer would be a lie).
    */
-  private void count() {
-    if (counting) {
-      return;
+  private Future<Void> count() {
+    if (counting != null) {
+      return counting;
     }
-    counting = true;
     long started = System.nanoTime();
-    bus.request(StaleMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
+    counting = bus.request(StaleMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
         .onSuccess(c -> {
           unknown = c.unknown();
           counted(started, c.pending(), c.oldestPendingAt());
         })
         .onFailure(e -> LOG.debug("open counts not refreshed: {}", e.getMessage()))
-        .onComplete(ar -> counting = false);
+        .<Void>mapEmpty()
+        .onComplete(ar -> counting = null);
+    return counting;
   }
 
   /** Applies pending counts read by a query that started at {@code started}, unless newer ones are shown already. */
@@ -189,6 +214,18 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
         .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
             QUERY_TIMEOUT))
         .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
+  }
+
+  /** What waits for an operator: the stale rows as {@link #list} finds them, and the UNKNOWN ones. */
+  private Future<Attention> attention(AttentionQuery q) {
+    OffsetDateTime now = now();
+    OffsetDateTime cutoff = now.minus(config.threshold());
+    boolean pendingToo = q.status() == null || q.status() == MessageStatus.PENDING;
+    boolean unknownToo = q.status() == null || q.status() == MessageStatus.UNKNOWN;
+    return (pendingToo ? held() : Future.succeededFuture(Set.<UUID>of()))
+        .compose(ids -> bus.request(StaleMessages.OPEN_ROWS, new OpenRowsQuery(pendingToo, unknownToo, q.sender(), q.since(),
+            q.until(), cutoff, ids, nodeDeadAfter, q.limit()), OpenRows.class, QUERY_TIMEOUT))
+        .map(r -> new Attention(config.threshold(), now, r.matching(), r.rows()));
   }
 
   private OffsetDateTime now() {

@@ -37,6 +37,12 @@ class ApiContractTest {
     assertThat(paths.get("/health/ready")).containsKey("get");
     assertThat(paths.get("/metrics")).containsKey("get");
     assertThat(paths.get("/api/v1/chaos/locks")).containsKey("post");
+    assertThat(paths.get("/api/v1/webhooks")).containsKey("get");
+    assertThat(paths.get("/api/v1/webhooks/{name}/enable")).containsKey("post");
+    assertThat(paths.get("/api/v1/webhooks/{name}/deliveries")).containsKey("get");
+    assertThat(paths.get("/api/v1/webhooks/{name}/deliveries/{id}")).containsKey("get");
+    assertThat(paths.get("/api/v1/webhooks/{name}/deliveries/{id}/retry")).containsKey("post");
+    assertThat(paths.get("/api/v1/webhooks/{name}/replay")).containsKey("post");
   }
 
   @Test

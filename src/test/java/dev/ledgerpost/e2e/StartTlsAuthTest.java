@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StartTlsAuthTest {
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
-      .configure(o -> o.put("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret")).toString()))
+      .configure((g, o) -> o.put("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret")).toString()))
       .with("smtp.relayNetworks", "10.0.0.0/8"); // loopback is NOT a relay network here
 
   private static Session session(boolean auth) {

@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.WebhookReceiver;
+import dev.ledgerpost.webhook.WebhookDeliveryTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -22,7 +25,12 @@ class MetricsContractTest {
   static String scrape;
 
   @RegisterExtension
-  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "200ms").afterStart(g -> {
+  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "200ms").configure((g, o) -> {
+    // A webhook endpoint, so that its counters exist (they are per endpoint).
+    WebhookReceiver receiver = GatewayHarness.await(WebhookReceiver.start(g.vertx(), r -> WebhookReceiver.Answer.of(200)));
+    o.put("webhooks.endpoints", List.of(Map.of("name", "probe", "url", receiver.url("/h"), "secret",
+        WebhookDeliveryTest.secret(3))));
+  }).afterStart(g -> {
     try (SmtpTestClient c = new SmtpTestClient(g.smtpPort())) {
       c.reply();
       assertThat(c.sendMail("a@example.com", List.of("b@example.net"), "Subject: m\r\n\r\nbody")).startsWith("250");

@@ -17,7 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -49,6 +48,11 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
     void run(GatewayHarness gateway) throws Exception;
   }
 
+  /** A configuration step: may start something on the harness's Vert.x and name it in the configuration. */
+  public interface Configuring {
+    void configure(GatewayHarness gateway, Map<String, Object> config) throws Exception;
+  }
+
   // HTTP/1.1: the JDK client otherwise tries an h2c upgrade, and a large upgraded response (/metrics) was seen to hang.
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
@@ -58,7 +62,7 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
 
   // As an extension: what to start, and what it started.
   private final Map<String, Object> overrides = new LinkedHashMap<>();
-  private final List<Consumer<Map<String, Object>>> configure = new ArrayList<>();
+  private final List<Configuring> configure = new ArrayList<>();
   private Function<GatewayHarness, ScriptedSmtpServer.Script> script = g -> new ScriptedSmtpServer.Script() {};
   private Clock clock = Clock.systemUTC();
   private Step afterStart = g -> { };
@@ -122,7 +126,7 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
   }
 
   /** Configuration computed at start (files, databases); runs after {@link #with}'s keys are in. */
-  public GatewayHarness configure(Consumer<Map<String, Object>> step) {
+  public GatewayHarness configure(Configuring step) {
     configure.add(step);
     return this;
   }
@@ -187,7 +191,9 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
       if (!manual) {
         Map<String, Object> config = defaults(downstream.port());
         config.putAll(overrides);
-        configure.forEach(c -> c.accept(config));
+        for (Configuring c : configure) {
+          c.configure(this, config);
+        }
         begin(config, clock);
       }
       afterStart.run(this);
