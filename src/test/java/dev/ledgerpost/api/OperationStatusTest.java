@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.InvariantCheck;
 import dev.ledgerpost.testing.LockingSmarthost;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
 import io.vertx.core.json.JsonObject;
@@ -47,26 +48,19 @@ class OperationStatusTest {
     String node = gateway.gateway().nodeId();
     assertThat(op.getJsonObject("message").getString("node")).isEqualTo(node);
     // Every node sees which node holds the outcome: its heartbeat publishes what its retry part holds.
-    long published = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!operation(id).getJsonObject("ledger").getJsonArray("retryingOn").contains(node)) {
-      assertThat(System.nanoTime()).as("the held outcome on the node's heartbeat in time").isLessThan(published);
-      Thread.sleep(20); // polling with a deadline
-    }
+    Poll.until(Duration.ofSeconds(30), "the held outcome on the node's heartbeat",
+        () -> operation(id).getJsonObject("ledger").getJsonArray("retryingOn").contains(node));
 
     smarthost.lock().release();
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!"SENT".equals(operation(id).getJsonObject("message").getString("status"))) {
-      assertThat(System.nanoTime()).as("settled by the retry part in time").isLessThan(deadline);
-      Thread.sleep(20); // polling with a deadline
-    }
+    long started = System.nanoTime();
+    Poll.until(Duration.ofSeconds(30), "settled by the retry part",
+        () -> "SENT".equals(operation(id).getJsonObject("message").getString("status")));
     JsonObject settled = operation(id);
     assertThat(settled.getJsonObject("ledger").getBoolean("settled")).isTrue();
     assertThat(settled.getJsonObject("ledger").getBoolean("retrying")).isFalse();
     assertThat(settled.getJsonObject("message").getInteger("version")).isEqualTo(2);
-    while (!operation(id).getJsonObject("ledger").getJsonArray("retryingOn").isEmpty()) {
-      assertThat(System.nanoTime()).as("released on the next heartbeat").isLessThan(deadline);
-      Thread.sleep(20); // polling with a deadline
-    }
+    Poll.until(Duration.ofSeconds(30).minusNanos(System.nanoTime() - started), "released on the next heartbeat",
+        () -> operation(id).getJsonObject("ledger").getJsonArray("retryingOn").isEmpty());
   }
 
   private JsonObject operation(String id) throws Exception {

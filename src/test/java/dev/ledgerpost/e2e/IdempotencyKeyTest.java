@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.idempotency.IdempotencyMessages;
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TestDatabase;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -292,24 +294,17 @@ class IdempotencyKeyTest {
   }
 
   private HttpResponse<String> retryWhileInFlight(String key, JsonObject body) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (true) {
-      HttpResponse<String> r = client.send(KEY, key, body);
-      if (r.statusCode() != 409 || System.nanoTime() > deadline) {
-        return r;
-      }
-      Thread.sleep(20); // polling with a deadline, as a client honouring Retry-After would
-    }
+    AtomicReference<HttpResponse<String>> last = new AtomicReference<>();
+    // As a client honouring Retry-After would: the last answer, whatever it is, once it is not 409 or time is up.
+    Poll.within(Duration.ofSeconds(20), () -> {
+      last.set(client.send(KEY, key, body));
+      return last.get().statusCode() != 409;
+    });
+    return last.get();
   }
 
-  static void poll(Duration within, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within " + within);
-      }
-      Thread.sleep(5); // polling with a deadline
-    }
+  static void poll(Duration within, BooleanSupplier condition) throws Exception {
+    Poll.until(within, "the condition", condition::getAsBoolean);
   }
 
   private long count(String sql) throws Exception {

@@ -3,6 +3,7 @@ package dev.ledgerpost.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.TestDatabase;
 import dev.ledgerpost.testing.WsTestClient;
 import io.vertx.core.json.JsonObject;
@@ -138,13 +139,7 @@ class OutboxRelayTest {
     }
   }
 
-  private static void poll(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within " + WAIT);
-      }
-      Thread.sleep(10); // polling with a deadline
-    }
+  private static void poll(BooleanSupplier condition) throws Exception {
+    Poll.until(WAIT, "the condition", condition::getAsBoolean);
   }
 }

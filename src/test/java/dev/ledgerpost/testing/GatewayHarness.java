@@ -251,6 +251,11 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /** A client of the send API on this gateway's port (an extension's). */
+  public SendClient sendClient() {
+    return sendClient;
+  }
+
   public int smtpPort() {
     return gateway.smtpPort();
   }
@@ -279,11 +284,6 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
   /** The scripted smarthost (an extension's; a harness from {@link #start} has none). */
   public ScriptedSmtpServer downstream() {
     return downstream;
-  }
-
-  /** A client of the send API on this gateway's port (an extension's). */
-  public SendClient sendClient() {
-    return sendClient;
   }
 
   public static <T> T await(Future<T> f) throws Exception {
