@@ -46,7 +46,7 @@ final class SmtpClientTransaction implements WireTransaction {
       if (go.code() != 354) {
         // No body was sent: the downstream's verdict on DATA is the message's verdict.
         releaseAfterReset();
-        return Future.succeededFuture(new DataResult.Verdict(go));
+        return Future.succeededFuture(new DataResult.Verdict(go, false));
       }
       connection.write(Buffer.buffer(trace));
       connection.write(body);
@@ -59,7 +59,7 @@ final class SmtpClientTransaction implements WireTransaction {
           } else {
             pool.release(connection);
           }
-          return Future.succeededFuture(new DataResult.Verdict(reply));
+          return Future.succeededFuture(new DataResult.Verdict(reply, true));
         }
         connection.close();
         // Whether the final dot left us decides between "nothing delivered" and "outcome unknown".

@@ -49,7 +49,9 @@ public final class LedgerMessages {
 
   /**
    * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or
-   * repeated settle fail instead of overwriting a newer fact.
+   * repeated settle fail instead of overwriting a newer fact. {@code sentSha256} is the hex SHA-256 of the
+   * message as the smarthost was sent it (the gateway's Received: line, then the client's bytes unstuffed),
+   * null when no body was sent (docs/design.md §1.6); reconciliation matches it (§8.3).
    */
   public record Settle(
       UUID id,
@@ -59,7 +61,15 @@ public final class LedgerMessages {
       Integer replyCode,
       String enhancedCode,
       String replyText,
-      String error) {}
+      String error,
+      String sentSha256) {
+
+    /** A settle that records no sent bytes (nothing was sent, or tests that do not care). */
+    public Settle(UUID id, int expectedVersion, MessageStatus target, int pendingRecipients, Integer replyCode,
+        String enhancedCode, String replyText, String error) {
+      this(id, expectedVersion, target, pendingRecipients, replyCode, enhancedCode, replyText, error, null);
+    }
+  }
 
   public record Settled(UUID id, int version, MessageStatus status) {}
 
