@@ -15,6 +15,7 @@ import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.ledger.ReconcileMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.metrics.MicrometerGatewayMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -27,6 +28,7 @@ import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.reconcile.ReconcileVerticle;
 import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
@@ -73,6 +75,7 @@ public final class Gateway {
   private NodeVerticle node;
   private RetryVerticle retry;
   private StaleVerticle stale;
+  private ReconcileVerticle reconcile;
   private NotifyHub hub;
   /** node.id, or the host's name (docs/design.md §9.1). */
   private String nodeId;
@@ -113,6 +116,7 @@ public final class Gateway {
     Bus.install(vertx, OperatorMessages.types());
     Bus.install(vertx, StaleMessages.types());
     Bus.install(vertx, IdempotencyMessages.types());
+    Bus.install(vertx, ReconcileMessages.types());
     Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
@@ -138,6 +142,10 @@ public final class Gateway {
         .compose(shared -> {
           stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock);
           return deploy(stale).map(shared);
+        })
+        .compose(shared -> {
+          reconcile = new ReconcileVerticle(config, nodeId, node, metrics, clock);
+          return deploy(reconcile).map(shared);
         })
         .compose(shared -> {
           bindLedgerGauges();
@@ -372,6 +380,11 @@ public final class Gateway {
   /** Pending, oldest pending and stale gauges, for the metrics part. */
   public StaleGauges staleGauges() {
     return stale;
+  }
+
+  /** The reconcile job's part on this node (docs/design.md §8.3). */
+  public ReconcileVerticle reconcile() {
+    return reconcile;
   }
 
   /** This node's id on the ledger. */

@@ -99,6 +99,7 @@ public final class ApiVerticle extends VerticleBase {
     router.route("/api/*").handler(this::authenticate);
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(ADMIN_BODY_LIMIT)).handler(contract::handle);
     new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
+    new ReconcileApi(bus).mount(router);
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
       LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
@@ -208,8 +209,9 @@ public final class ApiVerticle extends VerticleBase {
       }
     }
     String sender = ctx.queryParams().get("sender");
+    String messageId = ctx.queryParams().get("messageId");
     return new ListQuery(status, sender == null || sender.isEmpty() ? null : sender, since, limit,
-        ctx.queryParams().get("cursor"));
+        ctx.queryParams().get("cursor"), messageId == null || messageId.isEmpty() ? null : messageId);
   }
 
   private void detail(RoutingContext ctx) {

@@ -43,6 +43,8 @@ final class MessageJson {
           .put("replyCode", r.replyCode())
           .put("enhancedCode", r.enhancedCode()));
     }
+    JsonArray proposals = new JsonArray();
+    d.proposals().forEach(p -> proposals.add(ReconcileApi.json(p)));
     return summary(d.summary())
         .put("authUser", d.authUser())
         .put("clientIp", d.clientIp())
@@ -52,17 +54,23 @@ final class MessageJson {
         .put("node", d.node())
         .put("downstreamReply", d.downstreamReply())
         .put("lastError", d.lastError())
+        .put("sentSha256", d.sentSha256())
         .put("recipientList", recipients)
-        .put("resolution", resolution(d.resolution()));
+        .put("resolution", resolution(d.resolution()))
+        .put("proposals", proposals);
   }
 
-  /** {@code {outcome, operator, note, at}}, or null when nobody resolved the message (docs/design.md §8.2). */
+  /**
+   * {@code {outcome, operator, note, at, proposal}}, or null when nobody resolved the message (docs/design.md §8.2);
+   * {@code proposal} is the reconcile proposal the resolution accepted, with its evidence (§8.3), or null.
+   */
   static JsonObject resolution(ResolutionView r) {
     return r == null ? null : new JsonObject()
         .put("outcome", r.outcome())
         .put("operator", r.operator())
         .put("note", r.note())
-        .put("at", r.at() == null ? null : r.at().toString());
+        .put("at", r.at() == null ? null : r.at().toString())
+        .put("proposal", r.proposal() == null ? null : ReconcileApi.json(r.proposal()));
   }
 
   /**

@@ -28,6 +28,8 @@ final class OperationJson {
       receipts.add(new JsonObject().put("subscriber", r.subscriber()).put("state", r.state()).put("seq", r.pubSeq())
           .put("at", r.at().toString()));
     }
+    JsonArray proposals = new JsonArray();
+    d.proposals().forEach(p -> proposals.add(ReconcileApi.json(p)));
     boolean allPublished = facts.events() > 0 && facts.publishedEvents() == facts.events();
     return new JsonObject()
         .put("id", d.summary().id().toString())
@@ -38,7 +40,8 @@ final class OperationJson {
             .put("route", d.route())
             .put("node", d.node())
             .put("downstreamReply", d.downstreamReply())
-            .put("resolution", MessageJson.resolution(d.resolution())))
+            .put("resolution", MessageJson.resolution(d.resolution()))
+            .put("proposals", proposals))
         .put("recipients", recipients)
         .put("ledger", new JsonObject()
             .put("settled", d.summary().status() != MessageStatus.PENDING)

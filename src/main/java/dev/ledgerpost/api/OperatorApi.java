@@ -141,6 +141,19 @@ final class OperatorApi {
     if (note.length() > MAX_NOTE) {
       throw new IllegalArgumentException("note is longer than " + MAX_NOTE + " characters");
     }
+    String operator = operator(ctx, body);
+    Integer version = null;
+    if (body.containsKey("version")) {
+      if (!(body.getValue("version") instanceof Integer v) || v < 1) {
+        throw new IllegalArgumentException("version, when given, must be the message's current version (a whole number)");
+      }
+      version = v;
+    }
+    return new Resolve(id, outcome, operator, note, version);
+  }
+
+  /** Who acts: the X-Operator header or the body's operator field (both given must agree); required, printable, short. */
+  static String operator(RoutingContext ctx, JsonObject body) {
     String header = ctx.request().getHeader(OPERATOR_HEADER);
     String field = text(body, "operator");
     if (header != null && field != null && !header.trim().equals(field.trim())) {
@@ -153,17 +166,10 @@ final class OperatorApi {
     if (operator.length() > MAX_OPERATOR || operator.chars().anyMatch(Character::isISOControl)) {
       throw new IllegalArgumentException("operator must be a name of at most " + MAX_OPERATOR + " printable characters");
     }
-    Integer version = null;
-    if (body.containsKey("version")) {
-      if (!(body.getValue("version") instanceof Integer v) || v < 1) {
-        throw new IllegalArgumentException("version, when given, must be the message's current version (a whole number)");
-      }
-      version = v;
-    }
-    return new Resolve(id, outcome, operator, note, version);
+    return operator;
   }
 
-  private static String text(JsonObject body, String key) {
+  static String text(JsonObject body, String key) {
     Object v = body.getValue(key);
     if (v != null && !(v instanceof String)) {
       throw new IllegalArgumentException(key + " must be a string");
@@ -171,7 +177,7 @@ final class OperatorApi {
     return (String) v;
   }
 
-  private static void failure(RoutingContext ctx, Throwable e) {
+  static void failure(RoutingContext ctx, Throwable e) {
     if (e instanceof StateConflict c) {
       Problem.send(ctx, 409, "Conflict", e.getMessage(),
           new JsonObject().put("messageStatus", c.current().name()).put("messageVersion", c.version()));

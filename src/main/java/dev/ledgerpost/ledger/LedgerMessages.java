@@ -73,8 +73,13 @@ public final class LedgerMessages {
 
   public record Settled(UUID id, int version, MessageStatus status) {}
 
-  /** Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. */
-  public record ListQuery(MessageStatus status, String sender, OffsetDateTime since, int limit, String cursor) {}
+  /**
+   * Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. {@code messageId} matches the
+   * Message-ID header exactly (a downstream reconciling asks with it, docs/design.md §8.3); it has no index of its own,
+   * so {@code since} should bound it.
+   */
+  public record ListQuery(MessageStatus status, String sender, OffsetDateTime since, int limit, String cursor,
+      String messageId) {}
 
   public record MessageSummary(
       UUID id,
@@ -95,8 +100,12 @@ public final class LedgerMessages {
   public record RecipientView(
       String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText) {}
 
-  /** What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. */
-  public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at) {}
+  /**
+   * What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. {@code proposal} is
+   * the reconcile proposal it accepted, with its evidence (§8.3), or null.
+   */
+  public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at,
+      ReconcileMessages.ProposalView proposal) {}
 
   public record MessageDetail(
       MessageSummary summary,
@@ -109,7 +118,9 @@ public final class LedgerMessages {
       String downstreamReply,
       String lastError,
       List<RecipientView> recipients,
-      ResolutionView resolution) {}
+      ResolutionView resolution,
+      String sentSha256,
+      List<ReconcileMessages.ProposalView> proposals) {}
 
   public record Ping() {}
 }

@@ -81,6 +81,7 @@ public final class LedgerVerticle extends VerticleBase {
           Bus bus = Bus.of(vertx);
           new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
+          new ReconcileRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
           OutboxWake wake = new OutboxWake(context, pool, bus);
           writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, wake::committed);
           // The hot path calls the writer directly; the bus addresses serve the retry part, tools and tests.

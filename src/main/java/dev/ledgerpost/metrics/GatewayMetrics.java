@@ -21,6 +21,11 @@ public interface GatewayMetrics {
   /** A MAIL of an authenticated user under auth.rateLimit: within the rate, or answered 451 4.7.1. */
   enum RateLimit { ALLOWED, LIMITED }
 
+  /** A reconcile proposal's confidence and outcome (docs/design.md §8.3). */
+  enum ProposalConfidence { EXACT, WEAK }
+
+  enum ProposalOutcome { DELIVERED, NOT_DELIVERED }
+
   /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
   void smtpReply(int code, Stage stage, long nanos);
 
@@ -34,6 +39,9 @@ public interface GatewayMetrics {
   void authFailure(AuthFailure result);
 
   void userRateLimit(RateLimit outcome);
+
+  /** A reconcile proposal written by this node. */
+  void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome);
 
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
   void gauge(String name, String help, DoubleSupplier value);
@@ -59,6 +67,9 @@ public interface GatewayMetrics {
 
     @Override
     public void userRateLimit(RateLimit outcome) {}
+
+    @Override
+    public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {}
 
     @Override
     public void gauge(String name, String help, DoubleSupplier value) {}

@@ -34,6 +34,7 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Map<AuthFailure, Counter> authFailures = new EnumMap<>(AuthFailure.class);
   private final Map<RateLimit, Counter> rateLimits = new EnumMap<>(RateLimit.class);
+  private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
   private final Timer delivery;
 
   public MicrometerGatewayMetrics(MeterRegistry registry) {
@@ -60,6 +61,13 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
       rateLimits.put(r, Counter.builder("ledgerpost.auth.rate.limit")
           .description("MAIL commands of authenticated users under auth.rateLimit, by outcome")
           .tag("outcome", tag(r)).register(registry));
+    }
+    for (ProposalConfidence c : ProposalConfidence.values()) {
+      for (ProposalOutcome o : ProposalOutcome.values()) {
+        proposals.put(c.name() + o.name(), Counter.builder("ledgerpost.reconcile.proposals")
+            .description("Reconcile proposals written by this node, by confidence and outcome")
+            .tag("confidence", tag(c)).tag("outcome", tag(o)).register(registry));
+      }
     }
     for (String cause : RETRY_CAUSES) {
       retries.put(cause, Counter.builder("ledgerpost.ledger.retries").description("Whole-transaction retries by SQLSTATE")
@@ -123,6 +131,11 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void userRateLimit(RateLimit outcome) {
     rateLimits.get(outcome).increment();
+  }
+
+  @Override
+  public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {
+    proposals.get(confidence.name() + outcome.name()).increment();
   }
 
   @Override
