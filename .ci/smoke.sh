@@ -78,7 +78,7 @@ grep -q "(PID $gw;" "$work/gateway.log" || fail "the ready line does not name th
 out=$(swaks --server "127.0.0.1:$SMTP" --from alice@example.com --to bob@example.net \
   --header "Subject: smoke test" --body "It works." 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | tail -6
-id=$(echo "$out" | grep -o 'queued as [0-9a-f-]\{36\}' | head -1 | cut -d' ' -f3)
+id=$(echo "$out" | grep -o 'queued as [0-9a-f-]\{36\}' | sed -n 1p | cut -d' ' -f3)
 [ -n "$id" ] || fail "no ledger id in the reply"
 grep -q "^Received: from " "$work/sink/000001.eml" || fail "the sink has no message"
 

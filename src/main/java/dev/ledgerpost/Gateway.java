@@ -1,6 +1,7 @@
 package dev.ledgerpost;
 
 import dev.ledgerpost.api.ApiVerticle;
+import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.NodeVerticle;
@@ -40,6 +41,7 @@ import dev.ledgerpost.smtp.SmtpVerticle;
 import dev.ledgerpost.smtp.TlsMaterial;
 import dev.ledgerpost.smtp.UserQuota;
 import dev.ledgerpost.stale.StaleGauges;
+import dev.ledgerpost.stale.PendingHistory;
 import dev.ledgerpost.stale.StaleMessages;
 import dev.ledgerpost.stale.StaleVerticle;
 import io.vertx.core.Future;
@@ -76,6 +78,8 @@ public final class Gateway {
   private RetryVerticle retry;
   private StaleVerticle stale;
   private ReconcileVerticle reconcile;
+  /** The stale watch's gauges over the last hour, for the operator console's chart: one per process. */
+  private final PendingHistory pendingHistory = new PendingHistory();
   private NotifyHub hub;
   /** node.id, or the host's name (docs/design.md §9.1). */
   private String nodeId;
@@ -140,7 +144,7 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock);
+          stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock, pendingHistory);
           return deploy(stale).map(shared);
         })
         .compose(shared -> {
@@ -156,8 +160,10 @@ public final class Gateway {
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots(), shared.smarthosts());
+          OperatorViews views = new OperatorViews(stale, pendingHistory);
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
-              port -> new ApiVerticle(config.http(), port, eventTokens, hub, metrics, registry::scrape, config.observability(), send),
+              port -> new ApiVerticle(config.http(), port, eventTokens, hub, metrics, registry::scrape, config.observability(), send,
+                  views),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
               .map(port -> {
                 httpPort = port;
@@ -382,7 +388,7 @@ public final class Gateway {
     return stale;
   }
 
-  /** The reconcile job's part on this node (docs/design.md §8.3). */
+  /** The reconcile job's part on this node (docs/design.md §8.4). */
   public ReconcileVerticle reconcile() {
     return reconcile;
   }

@@ -60,14 +60,16 @@ public final class ApiVerticle extends VerticleBase {
   private final GatewayMetrics metrics;
   private final Supplier<String> scrape;
   private final GatewayConfig.Observability observability;
+  private final OperatorViews views;
 
   /**
    * One of the API's instances; every instance binds the same {@code port} (for a configured 0, one negative
    * number that Vert.x reads as "one random port shared by every server that names it"), so that Vert.x
-   * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's, one per process.
+   * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's,
+   * one per process, and so are {@code views}.
    */
   public ApiVerticle(GatewayConfig.Http http, int port, EventTokens eventTokens, NotifyHub hub, GatewayMetrics metrics,
-      Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup) {
+      Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup, OperatorViews views) {
     this.http = http;
     this.port = port;
     this.hub = hub;
@@ -76,14 +78,15 @@ public final class ApiVerticle extends VerticleBase {
     this.observability = observability;
     this.eventTokens = eventTokens;
     this.sendSetup = sendSetup;
+    this.views = views;
   }
 
   @Override
   public Future<?> start() {
-    return ContractValidation.load(vertx).compose(this::start);
+    return ConsoleFiles.load(vertx).compose(console -> ContractValidation.load(vertx).compose(contract -> start(contract, console)));
   }
 
-  private Future<?> start(ContractValidation contract) {
+  private Future<?> start(ContractValidation contract, ConsoleFiles console) {
     bus = Bus.of(vertx);
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> Problem.json(ctx, 200, new JsonObject().put("status", "UP")));
@@ -94,11 +97,14 @@ public final class ApiVerticle extends VerticleBase {
       router.get("/metrics").handler(this::authenticate).handler(this::metrics);
     }
     router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
+    console.mount(router); // static files, no token: the console asks for it and sends it to the API
     send = new SendApi(vertx, sendSetup, contract);
     send.mount(router); // authenticates with send API keys, not the admin token
     router.route("/api/*").handler(this::authenticate);
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(ADMIN_BODY_LIMIT)).handler(contract::handle);
     new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
+    new AttentionApi(bus, views).mount(router);
+    new BulkResolutions(bus).mount(router);
     new ReconcileApi(bus).mount(router);
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
@@ -208,10 +214,21 @@ public final class ApiVerticle extends VerticleBase {
         throw new IllegalArgumentException("limit must be a whole number from 1 to " + MAX_LIMIT);
       }
     }
+    OffsetDateTime until = null;
+    String untilText = ctx.queryParams().get("until");
+    if (untilText != null && !untilText.isEmpty()) {
+      try {
+        until = OffsetDateTime.parse(untilText);
+      } catch (DateTimeParseException e) {
+        throw new IllegalArgumentException("until must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T11:00:00Z");
+      }
+    }
     String sender = ctx.queryParams().get("sender");
+    String recipient = ctx.queryParams().get("recipient");
     String messageId = ctx.queryParams().get("messageId");
-    return new ListQuery(status, sender == null || sender.isEmpty() ? null : sender, since, limit,
-        ctx.queryParams().get("cursor"), messageId == null || messageId.isEmpty() ? null : messageId);
+    return new ListQuery(status, sender == null || sender.isEmpty() ? null : sender,
+        recipient == null || recipient.isEmpty() ? null : recipient, since, until, limit, ctx.queryParams().get("cursor"),
+        messageId == null || messageId.isEmpty() ? null : messageId);
   }
 
   private void detail(RoutingContext ctx) {

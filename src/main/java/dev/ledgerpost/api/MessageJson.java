@@ -62,7 +62,7 @@ final class MessageJson {
 
   /**
    * {@code {outcome, operator, note, at, proposal}}, or null when nobody resolved the message (docs/design.md §8.2);
-   * {@code proposal} is the reconcile proposal the resolution accepted, with its evidence (§8.3), or null.
+   * {@code proposal} is the reconcile proposal the resolution accepted, with its evidence (§8.4), or null.
    */
   static JsonObject resolution(ResolutionView r) {
     return r == null ? null : new JsonObject()

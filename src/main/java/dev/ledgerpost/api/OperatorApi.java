@@ -117,30 +117,9 @@ final class OperatorApi {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("message id must be a UUID");
     }
-    Object parsed;
-    try {
-      String text = ctx.body().asString();
-      parsed = text == null || text.isBlank() ? null : Json.decodeValue(text);
-    } catch (DecodeException e) {
-      parsed = null;
-    }
-    if (!(parsed instanceof JsonObject body)) {
-      throw new IllegalArgumentException("the body must be a JSON object: {\"outcome\": \"DELIVERED\" | \"NOT_DELIVERED\", "
-          + "\"note\": \"...\"}");
-    }
-    ResolutionOutcome outcome;
-    try {
-      outcome = ResolutionOutcome.valueOf(text(body, "outcome"));
-    } catch (IllegalArgumentException | NullPointerException e) {
-      throw new IllegalArgumentException("outcome must be DELIVERED or NOT_DELIVERED");
-    }
-    String note = text(body, "note");
-    if (note == null || note.isBlank()) {
-      throw new IllegalArgumentException("note is required: say why (what the downstream's log or the recipient showed)");
-    }
-    if (note.length() > MAX_NOTE) {
-      throw new IllegalArgumentException("note is longer than " + MAX_NOTE + " characters");
-    }
+    JsonObject body = body(ctx, "{\"outcome\": \"DELIVERED\" | \"NOT_DELIVERED\", \"note\": \"...\"}");
+    ResolutionOutcome outcome = outcome(body);
+    String note = note(body);
     String operator = operator(ctx, body);
     Integer version = null;
     if (body.containsKey("version")) {
@@ -152,7 +131,26 @@ final class OperatorApi {
     return new Resolve(id, outcome, operator, note, version);
   }
 
-  /** Who acts: the X-Operator header or the body's operator field (both given must agree); required, printable, short. */
+  static ResolutionOutcome outcome(JsonObject body) {
+    try {
+      return ResolutionOutcome.valueOf(text(body, "outcome"));
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new IllegalArgumentException("outcome must be DELIVERED or NOT_DELIVERED");
+    }
+  }
+
+  static String note(JsonObject body) {
+    String note = text(body, "note");
+    if (note == null || note.isBlank()) {
+      throw new IllegalArgumentException("note is required: say why (what the downstream's log or the recipient showed)");
+    }
+    if (note.length() > MAX_NOTE) {
+      throw new IllegalArgumentException("note is longer than " + MAX_NOTE + " characters");
+    }
+    return note;
+  }
+
+  /** Who resolves: the X-Operator header or the body's operator field (both must agree when both are given). */
   static String operator(RoutingContext ctx, JsonObject body) {
     String header = ctx.request().getHeader(OPERATOR_HEADER);
     String field = text(body, "operator");
@@ -167,6 +165,21 @@ final class OperatorApi {
       throw new IllegalArgumentException("operator must be a name of at most " + MAX_OPERATOR + " printable characters");
     }
     return operator;
+  }
+
+  /** The body as a JSON object, or a 400's detail naming the shape expected. */
+  static JsonObject body(RoutingContext ctx, String expected) {
+    Object parsed;
+    try {
+      String text = ctx.body().asString();
+      parsed = text == null || text.isBlank() ? null : Json.decodeValue(text);
+    } catch (DecodeException e) {
+      parsed = null;
+    }
+    if (!(parsed instanceof JsonObject body)) {
+      throw new IllegalArgumentException("the body must be a JSON object: " + expected);
+    }
+    return body;
   }
 
   static String text(JsonObject body, String key) {

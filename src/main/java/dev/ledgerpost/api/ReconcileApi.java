@@ -21,7 +21,7 @@ import java.util.Locale;
 import java.util.UUID;
 
 /**
- * Reconcile proposals for operators (docs/design.md §8.3): list them, accept one (which resolves its message through
+ * Reconcile proposals for operators (docs/design.md §8.4): list them, accept one (which resolves its message through
  * the resolution path of §8.2, named as the operator's, the note naming the proposal) or reject one (never proposed
  * again). Nothing here sends mail.
  */

@@ -18,7 +18,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code ledgerpost reconcile ...}: the reconcile job's proposals (docs/design.md §8.3) through the running gateway's
+ * {@code ledgerpost reconcile ...}: the reconcile job's proposals (docs/design.md §8.4) through the running gateway's
  * HTTP API. Accepting one resolves its message as the proposal says; rejecting one keeps it from being proposed again.
  * Exit codes as {@code ledgerpost messages}: 0 done, 1 refused, 2 usage, 3 unreachable.
  */

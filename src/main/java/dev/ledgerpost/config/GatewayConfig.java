@@ -166,7 +166,7 @@ public record GatewayConfig(
     }
   }
 
-  /** Whether the reconcile job resolves exact proposals itself (docs/design.md §8.3). */
+  /** Whether the reconcile job resolves exact proposals itself (docs/design.md §8.4). */
   public enum AutoResolve { NEVER, EXACT }
 
   /** The kinds of evidence source {@code reconcile.sources} may name. */

@@ -9,6 +9,7 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerWriter;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.RecipientStatus;
+import dev.ledgerpost.metrics.AuditEvent;
 import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.retry.KnownOutcome;
@@ -163,7 +164,7 @@ public final class RelayContract {
 
   private Future<DeliveryOutcome> settleUnknown(Opened opened, int pending, MessageData message, String reason,
       String sentSha256) {
-    AuditLog.critical("delivery_outcome_unknown").with("message_id", opened.id())
+    AuditLog.of(AuditEvent.DELIVERY_OUTCOME_UNKNOWN).with("message_id", opened.id())
         .with("msg_id", message.messageIdHeader()).with("reason", reason).log();
     Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.UNKNOWN, pending, null, "4.4.2", null,
         "lost after the final dot: " + reason, sentSha256);
@@ -188,7 +189,7 @@ public final class RelayContract {
       }
       Throwable e = ar.cause();
       String cause = e instanceof LedgerException le ? le.kind().name() : e.getClass().getSimpleName();
-      AuditLog.critical("delivery_result_persist_failed").with("message_id", settle.id())
+      AuditLog.of(AuditEvent.DELIVERY_RESULT_PERSIST_FAILED).with("message_id", settle.id())
           .with("msg_id", message.messageIdHeader()).with("target_status", settle.target())
           .with("downstream_accepted", downstreamAccepted).with("cause", cause).with("error", e.getMessage()).log();
       return bounded(journaled).map(j -> {
@@ -205,7 +206,7 @@ public final class RelayContract {
    */
   private Future<Boolean> journal(KnownOutcome outcome) {
     return services.outcomes().journal(outcome).otherwise(e -> {
-      AuditLog.critical("outcome_journal_failed").with("message_id", outcome.settle().id())
+      AuditLog.of(AuditEvent.OUTCOME_JOURNAL_FAILED).with("message_id", outcome.settle().id())
           .with("msg_id", outcome.messageIdHeader()).with("target_status", outcome.settle().target())
           .with("downstream_accepted", outcome.downstreamAccepted()).with("error", e.getMessage())
           .with("action", "settling without the journal").log();

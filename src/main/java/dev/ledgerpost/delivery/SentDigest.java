@@ -12,7 +12,7 @@ import java.util.HexFormat;
  * The SHA-256 of the message exactly as the smarthost was sent it (docs/design.md §1.6): the gateway's
  * {@code Received:} line, then the client's bytes with the dot-stuffing undone, as the smarthost stores them.
  * {@code body_sha256} covers the client's bytes only; this one is what a downstream that hashes what it
- * received (a downstream Ledgerpost's own {@code body_sha256}) can be matched against when reconciling (§8.3).
+ * received (a downstream Ledgerpost's own {@code body_sha256}) can be matched against when reconciling (§8.4).
  */
 final class SentDigest {
   /** Larger bodies are hashed on a worker while DATA goes downstream: a 25 MB hash would hold an event loop for tens of ms. */

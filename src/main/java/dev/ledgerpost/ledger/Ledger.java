@@ -36,7 +36,9 @@ public final class Ledger {
    * Newest first by id: ids are UUIDv7, so their order is the order they were issued in, and the
    * primary key serves the listing (no index of its own on the hot table). {@code since} bounds the id
    * too (an id is issued when its submission began, well within a day before its message was received),
-   * so the scan stops there.
+   * so the scan stops there; {@code until} bounds it from above the same way (an id is issued before its message
+   * is received), so the scan starts there. A recipient is looked up per row by the recipients' primary
+   * key (no index on addresses on the hot table): give a time range with it on a long ledger.
    */
   private static final String LIST = "SELECT " + SUMMARY_COLUMNS + """
 
@@ -45,6 +47,9 @@ public final class Ledger {
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
          AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
          AND (#{since}::timestamptz IS NULL OR (m.received_at >= #{since} AND m.id >= #{sinceId}::uuid))
+         AND (#{until}::timestamptz IS NULL OR (m.received_at < #{until} AND m.id < #{untilId}::uuid))
+         AND (#{recipient}::text IS NULL
+              OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
          AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
        ORDER BY m.id DESC
        LIMIT #{limit}""";
@@ -60,6 +65,9 @@ public final class Ledger {
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
          AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
          AND (#{since}::timestamptz IS NULL OR m.received_at >= #{since})
+         AND (#{until}::timestamptz IS NULL OR m.received_at < #{until})
+         AND (#{recipient}::text IS NULL
+              OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
          AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
        ORDER BY m.id DESC
        LIMIT #{limit}""";
@@ -94,6 +102,10 @@ public final class Ledger {
     p.put("messageId", q.messageId());
     p.put("since", q.since());
     p.put("sinceId", q.since() == null ? null : LedgerIds.lowest(q.since().toInstant().minus(java.time.Duration.ofDays(1))));
+    p.put("until", q.until());
+    // A minute on: for an id issued in the millisecond of `until`, and for a wall clock stepped back between an id and its open.
+    p.put("untilId", q.until() == null ? null : LedgerIds.lowest(q.until().toInstant().plus(java.time.Duration.ofMinutes(1))));
+    p.put("recipient", q.recipient());
     p.put("limit", q.limit() + 1);
     Cursor cursor = Cursor.decode(q.cursor());
     p.put("cursorId", cursor == null ? null : cursor.id());

@@ -51,7 +51,7 @@ public final class LedgerMessages {
    * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or
    * repeated settle fail instead of overwriting a newer fact. {@code sentSha256} is the hex SHA-256 of the
    * message as the smarthost was sent it (the gateway's Received: line, then the client's bytes unstuffed),
-   * null when no body was sent (docs/design.md §1.6); reconciliation matches it (§8.3).
+   * null when no body was sent (docs/design.md §1.6); reconciliation matches it (§8.4).
    */
   public record Settle(
       UUID id,
@@ -74,12 +74,13 @@ public final class LedgerMessages {
   public record Settled(UUID id, int version, MessageStatus status) {}
 
   /**
-   * Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. {@code messageId} matches the
-   * Message-ID header exactly (a downstream reconciling asks with it, docs/design.md §8.3); it has no index of its own,
-   * so {@code since} should bound it.
+   * Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. Every filter is
+   * optional: {@code recipient} matches any of the message's recipients, {@code until} is exclusive. {@code messageId}
+   * matches the Message-ID header exactly (a reconciling upstream asks with it, docs/design.md §8.4); it has no index of
+   * its own, so {@code since} should bound it.
    */
-  public record ListQuery(MessageStatus status, String sender, OffsetDateTime since, int limit, String cursor,
-      String messageId) {}
+  public record ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
+      int limit, String cursor, String messageId) {}
 
   public record MessageSummary(
       UUID id,
@@ -102,7 +103,7 @@ public final class LedgerMessages {
 
   /**
    * What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. {@code proposal} is
-   * the reconcile proposal it accepted, with its evidence (§8.3), or null.
+   * the reconcile proposal it accepted, with its evidence (§8.4), or null.
    */
   public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at,
       ReconcileMessages.ProposalView proposal) {}

@@ -12,12 +12,13 @@ public final class OperatorMessages {
   public static final String STALE = "ledger.stale";
   public static final String RAISE_STALE = "ledger.raiseStale";
   public static final String OPEN_COUNTS = "ledger.openCounts";
+  public static final String OPEN_ROWS = "ledger.openRows";
 
   private OperatorMessages() {}
 
   public static Class<?>[] types() {
     return new Class<?>[] {Resolve.class, Resolved.class, StaleQuery.class, StaleReport.class, RaiseStale.class,
-        StaleRaised.class, OpenCountsQuery.class, OpenCounts.class};
+        StaleRaised.class, OpenCountsQuery.class, OpenCounts.class, OpenRowsQuery.class, OpenRows.class};
   }
 
   /** What an operator found out about a message the gateway could not settle. */
@@ -69,6 +70,21 @@ public final class OperatorMessages {
 
   /** PENDING rows, the oldest one's received_at (null when none), UNKNOWN rows. */
   public record OpenCounts(long pending, OffsetDateTime oldestPendingAt, long unknown) {}
+
+  /**
+   * The rows waiting for an operator, oldest first: PENDING rows received before {@code pendingCutoff} except
+   * {@code excluded} (when {@code pending}), and UNKNOWN rows (when {@code unknown}); narrowed by the optional
+   * sender, and received at or after {@code since} and before {@code until}. What the console's "needs
+   * attention" list shows and what a bulk resolution resolves.
+   */
+  public record OpenRowsQuery(boolean pending, boolean unknown, String sender, OffsetDateTime since, OffsetDateTime until,
+      OffsetDateTime pendingCutoff, Set<UUID> excluded, Duration nodeDeadAfter, int limit) {}
+
+  public record OpenRow(UUID id, MessageStatus status, int version, String messageIdHeader, String mailFrom,
+      OffsetDateTime receivedAt, int staleRaises, OffsetDateTime lastRaisedAt) {}
+
+  /** {@code matching} counts every row the query matches; {@code rows} holds the first {@code limit} of them. */
+  public record OpenRows(long matching, List<OpenRow> rows) {}
 
   /** {@code raised} false: nothing written (raised already this period, or settled meanwhile). */
   public record StaleRaised(UUID id, boolean raised, int raise, String messageIdHeader, OffsetDateTime receivedAt) {}

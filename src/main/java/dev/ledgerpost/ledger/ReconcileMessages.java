@@ -11,7 +11,7 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The ledger's addresses for reconciliation (docs/design.md §8.3): the rows to reconcile, the facts the ledger
+ * The ledger's addresses for reconciliation (docs/design.md §8.4): the rows to reconcile, the facts the ledger
  * itself holds about them, proposals, and their acceptance (through the resolution path of §8.2) or rejection.
  */
 public final class ReconcileMessages {

@@ -38,17 +38,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import dev.ledgerpost.metrics.AuditEvent;
+import dev.ledgerpost.metrics.AuditLog;
 
 /**
- * Reconciliation's SQL (docs/design.md §8.3): which rows to look at, what the ledger itself knows of them, and the
+ * Reconciliation's SQL (docs/design.md §8.4): which rows to look at, what the ledger itself knows of them, and the
  * proposals. Accepting a proposal resolves its message with {@link Resolutions#resolveIn}, in the same transaction,
  * so a reconciled resolution is an operator's resolution that names its proposal; nothing here sends mail.
  */
 final class ReconcileRows {
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
-
   /** The open rows to reconcile; the WHERE starts with messages_open_idx's predicate, so only open rows are read. */
   private static final String CANDIDATES = """
       WITH held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held) AS h(id)
@@ -247,11 +245,11 @@ final class ReconcileRows {
       return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST, "accepting a proposal needs an operator"));
     }
     return policy.run("accept", () -> pool.withTransaction(conn -> acceptIn(conn, a)))
-        .onSuccess(done -> AUDIT.info("audit_event=reconciled_resolution message_id={} proposal={} confidence={} source=\"{}\" "
-                + "evidence_ref=\"{}\" previous_status={} status={} version={} operator=\"{}\"", done.resolved().id(),
-            done.proposal().id(), done.proposal().confidence().label(), Resolutions.printable(done.proposal().source()),
-            Resolutions.printable(done.proposal().evidenceRef()), done.resolved().previousStatus(), done.resolved().status(),
-            done.resolved().version(), Resolutions.printable(done.resolved().operator())))
+        .onSuccess(done -> AuditLog.of(AuditEvent.RECONCILED_RESOLUTION).with("message_id", done.resolved().id())
+            .with("proposal", done.proposal().id()).with("confidence", done.proposal().confidence().label())
+            .with("source", done.proposal().source()).with("evidence_ref", done.proposal().evidenceRef())
+            .with("previous_status", done.resolved().previousStatus()).with("status", done.resolved().status())
+            .with("version", done.resolved().version()).with("operator", done.resolved().operator()).log())
         .recover(e -> {
           if (e instanceof StateConflict c) {
             // The row moved on since the proposal was made (settled by a retry, resolved by hand): it no longer applies.
@@ -320,8 +318,8 @@ final class ReconcileRows {
         .compose(rows -> {
           if (rows.size() == 1) {
             ProposalView v = rows.iterator().next();
-            AUDIT.info("audit_event=reconcile_rejected message_id={} proposal={} operator=\"{}\"", v.messageId(), v.id(),
-                Resolutions.printable(r.operator()));
+            AuditLog.of(AuditEvent.RECONCILE_REJECTED).with("message_id", v.messageId()).with("proposal", v.id())
+                .with("source", v.source()).with("evidence_ref", v.evidenceRef()).with("operator", r.operator()).log();
             return Future.succeededFuture(v);
           }
           return one(r.proposalId()).compose(v -> Future.failedFuture(new ProposalConflict("proposal " + v.id() + " is "

@@ -1,5 +1,7 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.metrics.AuditEvent;
+import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.ledger.OperatorMessages.Resolve;
 import dev.ledgerpost.ledger.OperatorMessages.Resolved;
@@ -11,18 +13,15 @@ import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.templates.SqlTemplate;
 import java.util.HashMap;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Manual resolution (docs/design.md §8.2): an operator closes a PENDING or UNKNOWN message as delivered or not.
  * One versioned transaction writes the message, its open recipients, the {@code resolutions} row and
  * a {@code message.resolved} outbox event. A reconcile proposal that is accepted (by an operator, or by the
- * reconcile job under {@code reconcile.autoResolve: exact}, §8.3) goes through {@link #resolveIn} too, in the
+ * reconcile job under {@code reconcile.autoResolve: exact}, §8.4) goes through {@link #resolveIn} too, in the
  * transaction that accepts the proposal, and the resolution names it. Nothing here sends mail.
  */
 final class Resolutions {
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
 
   private static final String CURRENT_FOR_UPDATE = "SELECT status, version FROM messages WHERE id = #{id} FOR UPDATE";
   private static final String RESOLVE_MESSAGE = """
@@ -56,9 +55,9 @@ final class Resolutions {
     // A lost connection after COMMIT makes the retried attempt see the resolved row and answer 409:
     // the operator then reads the message's status as resolved, which is the truth.
     return policy.run("resolve", () -> pool.withTransaction(conn -> resolveIn(conn, r, null)))
-        .onSuccess(done -> AUDIT.info("audit_event=manual_resolution message_id={} previous_status={} status={} version={} "
-                + "operator=\"{}\" note=\"{}\"", done.id(), done.previousStatus(), done.status(), done.version(),
-            printable(done.operator()), printable(done.note())))
+        .onSuccess(done -> AuditLog.of(AuditEvent.MANUAL_RESOLUTION).with("message_id", done.id())
+            .with("previous_status", done.previousStatus()).with("status", done.status()).with("version", done.version())
+            .with("operator", done.operator()).with("note", done.note()).log())
         .recover(e -> Future.failedFuture(e instanceof LedgerException || e instanceof StateConflict
             ? e
             : new LedgerException(LedgerException.Kind.PERSISTENCE, "resolution of " + r.id() + " failed: " + e.getMessage(), e)));
@@ -122,10 +121,5 @@ final class Resolutions {
         return Ledger.outboxEvent(conn, r.id() + ":" + next, r.id(), "message.resolved", payload).map(v -> done);
       });
     });
-  }
-
-  /** Operator text in one log line: no line breaks or quotes that would forge another audit line. */
-  static String printable(String s) {
-    return s.replaceAll("[\\p{Cntrl}\"]", "_");
   }
 }

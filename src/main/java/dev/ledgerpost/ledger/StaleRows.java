@@ -3,6 +3,9 @@ package dev.ledgerpost.ledger;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
 import dev.ledgerpost.ledger.OperatorMessages.OpenCountsQuery;
+import dev.ledgerpost.ledger.OperatorMessages.OpenRow;
+import dev.ledgerpost.ledger.OperatorMessages.OpenRows;
+import dev.ledgerpost.ledger.OperatorMessages.OpenRowsQuery;
 import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
 import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
 import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
@@ -56,6 +59,25 @@ final class StaleRows {
          AND (#{dueBefore}::timestamptz IS NULL OR s.last_raised_at IS NULL OR s.last_raised_at <= #{dueBefore})
        ORDER BY m.received_at, m.id
        LIMIT #{limit}""";
+  /**
+   * Rows waiting for an operator, by the open-rows index (V40: its predicate word for word, and its key,
+   * received_at, is the order). The window count is taken before the LIMIT: every matching row. A PENDING row is
+   * listed as {@link #ROWS} finds it: not held by this process ({@code excluded}) nor by a live node ({@code held}).
+   */
+  private static final String OPEN_ROWS = "WITH " + HELD + """
+
+      SELECT m.id, m.status, m.version, m.message_id_header, m.mail_from, m.received_at,
+             COALESCE(s.raises, 0) AS raises, s.last_raised_at, count(*) OVER () AS matching
+        FROM messages m LEFT JOIN stale_raises s ON s.message_id = m.id
+       WHERE (m.settled_at IS NULL OR m.status = 'UNKNOWN')
+         AND ((#{pending} AND m.status = 'PENDING' AND m.received_at < #{cutoff} AND NOT (m.id = ANY(#{excluded}))
+               AND m.id NOT IN (SELECT id FROM held))
+              OR (#{unknown} AND m.status = 'UNKNOWN'))
+         AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
+         AND (#{since}::timestamptz IS NULL OR m.received_at >= #{since})
+         AND (#{until}::timestamptz IS NULL OR m.received_at < #{until})
+       ORDER BY m.received_at, m.id
+       LIMIT #{limit}""";
   private static final String CURRENT_FOR_SHARE = """
       SELECT status, version, message_id_header, received_at FROM messages WHERE id = #{id} FOR SHARE""";
   /** The WHERE on the conflict path is what makes "once per period" hold for concurrent watchers too. */
@@ -77,6 +99,31 @@ final class StaleRows {
     bus.serve(OperatorMessages.STALE, StaleQuery.class, this::report);
     bus.serve(OperatorMessages.RAISE_STALE, RaiseStale.class, this::raise);
     bus.serve(OperatorMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
+    bus.serve(OperatorMessages.OPEN_ROWS, OpenRowsQuery.class, this::openRows);
+  }
+
+  Future<OpenRows> openRows(OpenRowsQuery q) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("pending", q.pending());
+    p.put("unknown", q.unknown());
+    p.put("cutoff", q.pendingCutoff());
+    p.put("excluded", q.excluded().toArray(new UUID[0]));
+    p.put("sender", q.sender());
+    p.put("since", q.since());
+    p.put("until", q.until());
+    p.put("limit", q.limit());
+    p.put("deadAfter", (double) q.nodeDeadAfter().toMillis() / 1000);
+    return SqlTemplate.forQuery(pool, OPEN_ROWS).execute(p).map(rows -> {
+      List<OpenRow> items = new ArrayList<>();
+      long matching = 0;
+      for (Row r : rows) {
+        matching = r.getLong("matching");
+        items.add(new OpenRow(r.getUUID("id"), MessageStatus.valueOf(r.getString("status")), r.getInteger("version"),
+            r.getString("message_id_header"), r.getString("mail_from"), r.getOffsetDateTime("received_at"),
+            r.getInteger("raises"), r.getOffsetDateTime("last_raised_at")));
+      }
+      return new OpenRows(matching, List.copyOf(items));
+    });
   }
 
   Future<OpenCounts> openCounts() {

@@ -21,7 +21,7 @@ public interface GatewayMetrics {
   /** A MAIL of an authenticated user under auth.rateLimit: within the rate, or answered 451 4.7.1. */
   enum RateLimit { ALLOWED, LIMITED }
 
-  /** A reconcile proposal's confidence and outcome (docs/design.md §8.3). */
+  /** A reconcile proposal's confidence and outcome (docs/design.md §8.4). */
   enum ProposalConfidence { EXACT, WEAK }
 
   enum ProposalOutcome { DELIVERED, NOT_DELIVERED }

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Where evidence of what the smarthost did comes from (docs/design.md §8.3): a Postfix mail log, a downstream
+ * Where evidence of what the smarthost did comes from (docs/design.md §8.4): a Postfix mail log, a downstream
  * Ledgerpost, the ledger's own facts. A source only reads; it never changes a row and never sends mail.
  */
 interface EvidenceSource {

@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The ledger's own facts (docs/design.md §8.3): the answer stored for a send's Idempotency-Key holds the downstream's
+ * The ledger's own facts (docs/design.md §8.4): the answer stored for a send's Idempotency-Key holds the downstream's
  * reply to that very message ("250 2.0.0 Ok: queued as ..." in a 202 ACCEPTED whose settle never landed, or the 5xx
  * of a 422). It is evidence about the row itself, so it fits exactly. (The replies other rows recorded are used by
  * the matching, to tell whose a queue id is.)

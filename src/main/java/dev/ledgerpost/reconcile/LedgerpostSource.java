@@ -26,7 +26,7 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * A downstream Ledgerpost as an evidence source (docs/design.md §8.3): its own ledger says what it did with each
+ * A downstream Ledgerpost as an evidence source (docs/design.md §8.4): its own ledger says what it did with each
  * message it received. Asked with {@code GET /api/v1/messages?messageId=&since=} (or {@code sender=} for a row without
  * a Message-ID) and {@code GET /api/v1/messages/{id}} for each row it names, with its admin token. Its
  * {@code sha256} is the hash of what it received, which is what this gateway sent: the row's {@code sent_sha256}.

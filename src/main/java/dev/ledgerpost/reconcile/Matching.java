@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * Which evidence describes a ledger row, and how sure that is (docs/design.md §8.3). Pure: no I/O, no clock.
+ * Which evidence describes a ledger row, and how sure that is (docs/design.md §8.4). Pure: no I/O, no clock.
  *
  * <p>A sighting fits a row when its time is within the window around the row's received_at and nothing it knows
  * contradicts the row (another Message-ID, another sender, a recipient the row does not have, another hash of the

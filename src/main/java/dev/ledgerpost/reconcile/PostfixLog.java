@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 
 /**
- * A Postfix mail log as evidence (docs/design.md §8.3). Reads the two line formats Postfix's logs come in: syslog's
+ * A Postfix mail log as evidence (docs/design.md §8.4). Reads the two line formats Postfix's logs come in: syslog's
  * ({@code Dec  1 17:12:49 host postfix/cleanup[21285]: ...}, or with an RFC 3339 time stamp as rsyslog writes it
  * by default on Debian) and Postfix's own {@code maillog_file} ({@code Dec 01 17:12:49 host postfix/cleanup[21285]:
  * ...}), from the file and its rotated siblings ({@code mail.log.1}, {@code mail.log.2.gz}, {@code

@@ -41,7 +41,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The reconcile job (docs/design.md §8.3), run by the one node that leads {@link Job#RECONCILE}. Every
+ * The reconcile job (docs/design.md §8.4), run by the one node that leads {@link Job#RECONCILE}. Every
  * {@code reconcile.interval} it takes the UNKNOWN rows and the PENDING rows older than {@code reconcile.pendingAge}
  * that no live node's retry part holds, asks every evidence source what the smarthost did with them, and writes a
  * proposal for each row the evidence fits ({@code reconcile_proposals}, with a {@code message.reconcile_proposed}

@@ -8,7 +8,7 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * One message as one evidence source saw it (docs/design.md §8.3): a Postfix queue id with its log lines, a downstream
+ * One message as one evidence source saw it (docs/design.md §8.4): a Postfix queue id with its log lines, a downstream
  * Ledgerpost's row, or the answer the ledger stored for a row's Idempotency-Key. Fields a source does not know are
  * null (or empty): they neither match nor contradict.
  *

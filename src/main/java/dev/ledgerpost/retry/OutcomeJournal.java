@@ -1,5 +1,7 @@
 package dev.ledgerpost.retry;
 
+import dev.ledgerpost.metrics.AuditEvent;
+import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Hop;
 import dev.ledgerpost.lockfile.LockFile;
 import io.vertx.core.Context;
@@ -45,7 +47,6 @@ import org.slf4j.LoggerFactory;
  */
 final class OutcomeJournal {
   private static final Logger LOG = LoggerFactory.getLogger(OutcomeJournal.class);
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
   static final String FILE = "outcomes.log";
 
   /** Opens the journal for appending; tests substitute one that fails like a full disk. */
@@ -191,9 +192,8 @@ final class OutcomeJournal {
           copy = dir.resolve(FILE + ".corrupt-" + System.currentTimeMillis());
           Files.write(copy, data);
         }
-        AUDIT.error("CRITICAL audit_event=outcome_journal_corrupt file={} offset={} bytes={} copy={}: damaged record(s) "
-            + "skipped, the intact records after them are recovered; a message whose outcome was lost here stays "
-            + "PENDING and is raised by the stale watch", file, d.offset(), d.length(), copy);
+        AuditLog.of(AuditEvent.OUTCOME_JOURNAL_CORRUPT).with("file", file).with("offset", d.offset())
+            .with("bytes", d.length()).with("copy", copy).log();
       }
     }
     List<byte[]> keep = new ArrayList<>();

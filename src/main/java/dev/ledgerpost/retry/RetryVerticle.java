@@ -1,5 +1,7 @@
 package dev.ledgerpost.retry;
 
+import dev.ledgerpost.metrics.AuditEvent;
+import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.bus.Hop;
 import dev.ledgerpost.config.GatewayConfig;
@@ -38,7 +40,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
   private static final Logger LOG = LoggerFactory.getLogger(RetryVerticle.class);
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
 
   /** Counters for tests and, later, metrics. */
   public record Stats(int held, long settled, long dropped, long parked, long duplicates, long attempts,
@@ -207,9 +208,8 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
             journal.markDone(id);
           }
         } else {
-          AUDIT.error("CRITICAL audit_event=known_outcome_not_journaled message_id={} target_status={} error=\"{}\": "
-              + "held in memory only, lost if the process ends before the ledger takes it", id, o.settle().target(),
-              ar.cause().getMessage());
+          AuditLog.of(AuditEvent.KNOWN_OUTCOME_NOT_JOURNALED).with("message_id", id)
+              .with("target_status", o.settle().target()).with("error", ar.cause().getMessage()).log();
         }
         if (held.get(id) == fresh) {
           enqueue(fresh);
@@ -269,14 +269,15 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
           failures = 0;
           if (e.outcome.notSent()) {
             notSentClosed.incrementAndGet();
-            AUDIT.info("audit_event=not_sent_closed message_id={} msg_id={} row={} key_released={} attempts={} held_ms={}",
-                e.id(), quote(e.outcome.messageIdHeader()), ar.result() == null ? "none" : ar.result().status(),
-                e.outcome.key() != null, e.attempts, (System.nanoTime() - e.since) / 1_000_000);
+            AuditLog.of(AuditEvent.NOT_SENT_CLOSED).with("message_id", e.id()).with("msg_id", e.outcome.messageIdHeader())
+                .with("row", ar.result() == null ? "none" : ar.result().status()).with("key_released", e.outcome.key() != null)
+                .with("attempts", e.attempts).with("held_ms", (System.nanoTime() - e.since) / 1_000_000).log();
           } else {
             settled.incrementAndGet();
-            AUDIT.info("audit_event=delivery_result_persisted message_id={} msg_id={} status={} version={} attempts={} "
-                    + "held_ms={} via=retry", e.id(), quote(e.outcome.messageIdHeader()), ar.result().status(),
-                ar.result().version(), e.attempts, (System.nanoTime() - e.since) / 1_000_000);
+            AuditLog.of(AuditEvent.DELIVERY_RESULT_PERSISTED).with("message_id", e.id())
+                .with("msg_id", e.outcome.messageIdHeader()).with("status", ar.result().status())
+                .with("version", ar.result().version()).with("attempts", e.attempts)
+                .with("held_ms", (System.nanoTime() - e.since) / 1_000_000).with("via", "retry").log();
           }
           finish(e);
         } else {
@@ -326,9 +327,9 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
       failures = 0;
       parked.incrementAndGet();
       e.state = State.PARKED;
-      AUDIT.error("CRITICAL audit_event=known_outcome_unsettleable message_id={} msg_id={} target_status={} "
-          + "downstream_accepted={} error=\"{}\"", e.id(), quote(e.outcome.messageIdHeader()), e.outcome.settle().target(),
-          e.outcome.downstreamAccepted(), cause.getMessage());
+      AuditLog.of(AuditEvent.KNOWN_OUTCOME_UNSETTLEABLE).with("message_id", e.id())
+          .with("msg_id", e.outcome.messageIdHeader()).with("target_status", e.outcome.settle().target())
+          .with("downstream_accepted", e.outcome.downstreamAccepted()).with("error", cause.getMessage()).log();
       return;
     }
     failedAttempts.incrementAndGet();
@@ -389,10 +390,10 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
         LOG.warn("stopping with {} known outcomes not yet in the ledger; they stay in the journal and are settled at the "
             + "next start", journaled);
       }
-      held.values().stream().filter(e -> !e.journaled).forEach(e -> AUDIT.error(
-          "CRITICAL audit_event=known_outcome_lost_at_stop message_id={} msg_id={} target_status={} downstream_accepted={}: "
-              + "not journaled; the message stays PENDING for an operator", e.id(), quote(e.outcome.messageIdHeader()),
-          e.outcome.settle().target(), e.outcome.downstreamAccepted()));
+      held.values().stream().filter(e -> !e.journaled).forEach(e -> AuditLog.of(AuditEvent.KNOWN_OUTCOME_LOST_AT_STOP)
+          .with("message_id", e.id()).with("msg_id", e.outcome.messageIdHeader())
+          .with("target_status", e.outcome.settle().target()).with("downstream_accepted", e.outcome.downstreamAccepted())
+          .log());
     });
   }
 
@@ -402,7 +403,4 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
         failedAttempts.get(), j.appends(), j.syncs(), j.compactions(), j.open(), j.bytes(), notSentClosed.get());
   }
 
-  private static String quote(String value) {
-    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
-  }
 }

@@ -1,5 +1,7 @@
 package dev.ledgerpost.stale;
 
+import dev.ledgerpost.metrics.AuditEvent;
+import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
@@ -7,6 +9,9 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.OperatorMessages;
 import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
 import dev.ledgerpost.ledger.OperatorMessages.OpenCountsQuery;
+import dev.ledgerpost.ledger.OperatorMessages.OpenRows;
+import dev.ledgerpost.ledger.OperatorMessages.OpenRowsQuery;
+import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
 import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
 import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
@@ -15,6 +20,8 @@ import dev.ledgerpost.ledger.OperatorMessages.StaleRow;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.retry.RetryMessages.HeldOutcomes;
 import dev.ledgerpost.retry.RetryMessages.HeldQuery;
+import dev.ledgerpost.stale.StaleMessages.Attention;
+import dev.ledgerpost.stale.StaleMessages.AttentionQuery;
 import dev.ledgerpost.stale.StaleMessages.StaleList;
 import dev.ledgerpost.stale.StaleMessages.StaleListQuery;
 import io.vertx.core.Future;
@@ -40,7 +47,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private static final Logger LOG = LoggerFactory.getLogger(StaleVerticle.class);
-  private static final Logger AUDIT = LoggerFactory.getLogger("dev.ledgerpost.audit");
   /** Rows raised per scan at most; the rest follow on the next scans (the counts always cover all). */
   static final int RAISES_PER_SCAN = 500;
   private static final Duration QUERY_TIMEOUT = Duration.ofSeconds(30);
@@ -53,6 +59,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private final Duration nodeDeadAfter;
   private final Leadership leadership;
   private final Clock clock;
+  private final PendingHistory history;
   private final AtomicLong scans = new AtomicLong();
   private volatile long pending;
   private volatile long stale;
@@ -62,30 +69,38 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private volatile long lastRead = System.nanoTime();
   /** Start time of the query whose counts are shown: an older answer arriving late does not replace a newer one. */
   private long countsAsOf = Long.MIN_VALUE;
-  private boolean counting;
   private Bus bus;
   private long timer = -1;
   private long countsTimer = -1;
+  private long historyTimer = -1;
   private boolean scanning;
+  /** The counts query in flight, which a second caller joins; null when none is. */
+  private Future<Void> counting;
 
-  public StaleVerticle(GatewayConfig.Stale config, Duration nodeDeadAfter, Leadership leadership, Clock clock) {
+  /** {@code history} receives a sample of the gauges every {@link PendingHistory#INTERVAL} (the console's chart). */
+  public StaleVerticle(GatewayConfig.Stale config, Duration nodeDeadAfter, Leadership leadership, Clock clock,
+      PendingHistory history) {
     this.config = config;
     this.nodeDeadAfter = nodeDeadAfter;
     this.leadership = leadership;
     this.clock = clock;
+    this.history = history;
   }
 
   @Override
   public Future<?> start() {
     bus = Bus.of(vertx);
     bus.serve(StaleMessages.LIST, StaleListQuery.class, this::list);
+    bus.serve(StaleMessages.ATTENTION, AttentionQuery.class, this::attention);
     timer = vertx.setPeriodic(config.scanInterval().toMillis(), t -> scan());
     countsTimer = vertx.setPeriodic(COUNTS_INTERVAL.toMillis(), t -> {
       if (System.nanoTime() - lastRead < READERS_GONE_NANOS) {
         count();
       }
     });
-    Future<Void> first = scan();
+    // The chart's samples are taken whether or not anybody reads the gauges: one cheap indexed query per interval.
+    historyTimer = vertx.setPeriodic(PendingHistory.INTERVAL.toMillis(), t -> count().onComplete(ar -> sample()));
+    Future<Void> first = scan().onComplete(ar -> count().onComplete(x -> sample())); // the scan does not count UNKNOWN rows
     leadership.whenGained(Job.STALE_WATCH, this::scan); // a node that takes the job over scans at once
     return first;
   }
@@ -94,26 +109,36 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   public Future<?> stop() {
     vertx.cancelTimer(timer);
     vertx.cancelTimer(countsTimer);
+    vertx.cancelTimer(historyTimer);
     return Future.succeededFuture();
+  }
+
+  /** The gauges as they are now, without counting as a reader (a sample must not keep the counts query alive). */
+  private void sample() {
+    OffsetDateTime o = oldest;
+    OffsetDateTime now = now();
+    history.add(new PendingHistory.Sample(now.toInstant(), pending, o == null ? 0 : Math.max(0, Duration.between(o, now).toSeconds()),
+        stale, unknown));
   }
 
   /**
    * The pending and unknown counts, from the indexed open-rows query. Never overlaps itself; a failure keeps
    * the last values (a gauge that reads 0 because the ledger did not answer would be a lie).
    */
-  private void count() {
-    if (counting) {
-      return;
+  private Future<Void> count() {
+    if (counting != null) {
+      return counting;
     }
-    counting = true;
     long started = System.nanoTime();
-    bus.request(OperatorMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
+    counting = bus.request(OperatorMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
         .onSuccess(c -> {
           unknown = c.unknown();
           counted(started, c.pending(), c.oldestPendingAt());
         })
         .onFailure(e -> LOG.debug("open counts not refreshed: {}", e.getMessage()))
-        .onComplete(ar -> counting = false);
+        .<Void>mapEmpty()
+        .onComplete(ar -> counting = null);
+    return counting;
   }
 
   /** Applies pending counts read by a query that started at {@code started}, unless newer ones are shown already. */
@@ -162,9 +187,9 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     return bus.request(OperatorMessages.RAISE_STALE, new RaiseStale(row.id(), now, config.threshold()), StaleRaised.class,
         QUERY_TIMEOUT).map(r -> {
           if (r.raised()) {
-            AUDIT.error("CRITICAL audit_event=stale_pending message_id={} msg_id={} age_seconds={} raise={} "
-                    + "threshold_seconds={}", r.id(), quote(r.messageIdHeader()),
-                Math.max(0, Duration.between(r.receivedAt(), now).toSeconds()), r.raise(), config.threshold().toSeconds());
+            AuditLog.of(AuditEvent.STALE_PENDING).with("message_id", r.id()).with("msg_id", r.messageIdHeader())
+                .with("age_seconds", Math.max(0, Duration.between(r.receivedAt(), now).toSeconds()))
+                .with("raise", r.raise()).with("threshold_seconds", config.threshold().toSeconds()).log();
           }
           return null;
         });
@@ -188,6 +213,18 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
         .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
             QUERY_TIMEOUT))
         .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
+  }
+
+  /** What waits for an operator: the stale rows as {@link #list} finds them, and the UNKNOWN ones. */
+  private Future<Attention> attention(AttentionQuery q) {
+    OffsetDateTime now = now();
+    OffsetDateTime cutoff = now.minus(config.threshold());
+    boolean pendingToo = q.status() == null || q.status() == MessageStatus.PENDING;
+    boolean unknownToo = q.status() == null || q.status() == MessageStatus.UNKNOWN;
+    return (pendingToo ? held() : Future.succeededFuture(Set.<UUID>of()))
+        .compose(ids -> bus.request(OperatorMessages.OPEN_ROWS, new OpenRowsQuery(pendingToo, unknownToo, q.sender(), q.since(),
+            q.until(), cutoff, ids, nodeDeadAfter, q.limit()), OpenRows.class, QUERY_TIMEOUT))
+        .map(r -> new Attention(config.threshold(), now, r.matching(), r.rows()));
   }
 
   private OffsetDateTime now() {
@@ -223,7 +260,4 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     return scans.get();
   }
 
-  private static String quote(String value) {
-    return value == null ? "-" : value.replace('"', '\'').replace(' ', '_');
-  }
 }

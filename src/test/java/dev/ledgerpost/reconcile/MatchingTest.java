@@ -15,7 +15,7 @@ import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** Which evidence fits a row, and how sure that is (docs/design.md §8.3). */
+/** Which evidence fits a row, and how sure that is (docs/design.md §8.4). */
 class MatchingTest {
   static final Instant RECEIVED = Instant.parse("2026-12-01T17:12:48Z");
   static final Duration WINDOW = Duration.ofMinutes(15);

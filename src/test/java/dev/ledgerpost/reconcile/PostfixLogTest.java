@@ -20,7 +20,7 @@ import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Postfix mail log reader (docs/design.md §8.3) on fixture logs in the formats Postfix's lines come in: its own
+ * The Postfix mail log reader (docs/design.md §8.4) on fixture logs in the formats Postfix's lines come in: its own
  * maillog_file ("Dec 01"), classic syslog ("Dec  1"), rsyslog's RFC 3339 stamps, and rotated files, plain and gzip.
  * (PostfixReconcileTest reads the log of a real Postfix.)
  */

@@ -1,0 +1,11 @@
+package dev.ledgerpost.api;
+
+import dev.ledgerpost.stale.PendingHistory;
+import dev.ledgerpost.stale.StaleGauges;
+
+/**
+ * What the operator endpoints read in process rather than from the ledger: the stale watch's gauges (so the
+ * console shows the numbers /metrics shows) and their last hour. One of each per process, made by Gateway and
+ * shared by every API instance; both are safe to read from any thread.
+ */
+public record OperatorViews(StaleGauges gauges, PendingHistory pendingHistory) {}

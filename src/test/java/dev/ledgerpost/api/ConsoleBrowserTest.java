@@ -1,0 +1,502 @@
+package dev.ledgerpost.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.stale.StaleGauges;
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.HeadlessChrome;
+import dev.ledgerpost.testing.LedgerRows;
+import dev.ledgerpost.testing.LogCapture;
+import dev.ledgerpost.testing.MutableClock;
+import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.TcpProxy;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The operator console in a real browser (docs/design.md §8.3): Debian's chromium, headless, one browser for the
+ * class, loading the console through a TCP proxy so that a test can cut its WebSocket for real. Each test leaves
+ * the console signed in for the next; screenshots of the main pages go to target/console-screenshots/
+ * (scripts/console-screenshots.sh copies two of them into docs/ for the README).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ConsoleBrowserTest {
+  static final Path SHOTS = Path.of("target", "console-screenshots");
+  static final Duration WAIT = Duration.ofSeconds(10);
+  static final String OPERATOR = "Alice Operator";
+
+  static Vertx vertx;
+  static GatewayHarness gateway;
+  static TcpProxy proxy;
+  static HeadlessChrome chrome;
+  static WebDriver driver;
+  static MutableClock clock;
+  static String url;
+  static String base;
+  static LogCapture gatewayLog;
+
+  @BeforeAll
+  static void start() throws Exception {
+    vertx = Vertx.vertx();
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+        if (message.text().contains("Subject: lost")) {
+          return Future.succeededFuture(null); // the connection drops after the final dot: the outcome is UNKNOWN
+        }
+        return Future.succeededFuture(message.text().contains("Subject: refused")
+            ? "554 5.7.1 Message rejected by policy" : "250 2.0.0 Ok: queued as DS" + n);
+      }
+    }));
+    clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("stale.scanInterval", "100ms");
+    o.put("node.id", "relay-1"); // a name for the pictures, not this host's
+    gatewayLog = LogCapture.of(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    gateway = GatewayHarness.start(vertx, o, clock);
+    url = gateway.databaseUrl();
+    proxy = TcpProxy.to("127.0.0.1", gateway.httpPort());
+    base = "http://127.0.0.1:" + proxy.port();
+    chrome = HeadlessChrome.start(1280, 800);
+    driver = chrome.driver();
+    chrome.viewport(1280, 800);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    try {
+      if (chrome != null) {
+        chrome.close();
+      }
+      if (proxy != null) {
+        proxy.close();
+      }
+    } finally {
+      if (gatewayLog != null) {
+        gatewayLog.close();
+      }
+      gateway.close();
+      GatewayHarness.await(vertx.close());
+    }
+  }
+
+  @Test
+  @Order(1)
+  void aWrongTokenIsRefusedAndNothingIsKept() {
+    driver.get(base + "/console/");
+    WebElement token = waitFor(By.id("token"));
+    assertThat(driver.switchTo().activeElement()).as("the token field has the focus").isEqualTo(token);
+    token.sendKeys("not-the-admin-token");
+    driver.findElement(By.id("operator")).sendKeys(OPERATOR + Keys.ENTER); // Enter submits
+    WebElement error = wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("sign-in-error")));
+    assertThat(error.getText()).contains("refused");
+    assertThat(driver.findElement(By.id("nav")).isDisplayed()).isFalse();
+    assertThat(js("return sessionStorage.getItem('ledgerpost.token')")).isNull();
+    assertThat(driver.getCurrentUrl()).doesNotContain("not-the-admin-token");
+  }
+
+  @Test
+  @Order(2)
+  void signInThenAMailSentOverSmtpAppearsOnTheLivePageWithinTwoSeconds() throws Exception {
+    signIn();
+    assertThat(driver.getCurrentUrl()).doesNotContain(gateway.gateway().adminToken());
+    assertThat(js("return JSON.stringify(localStorage)")).as("nothing outlives the tab").isEqualTo("{}");
+    assertThat(js("return sessionStorage.getItem('ledgerpost.token')")).isEqualTo(gateway.gateway().adminToken());
+    awaitLive();
+
+    String id = sendMail("carol@example.com", "dave@example.net", "hello");
+    long sent = System.nanoTime();
+    WebElement row = wait(Duration.ofSeconds(2)).until(ExpectedConditions.presenceOfElementLocated(row(id)));
+    assertThat(Duration.ofNanos(System.nanoTime() - sent)).isLessThan(Duration.ofSeconds(2));
+    assertThat(row.getText()).contains("carol@example.com");
+    wait(WAIT).until(d -> "SENT".equals(d.findElement(row(id)).getAttribute("data-status")));
+
+    // A few more, one refused by the downstream, for a page worth a screenshot.
+    sendMail("billing@example.com", "erin@example.net", "invoice 42");
+    String refused = sendMail("news@example.com", "frank@example.org", "refused");
+    sendMail("carol@example.com", "grace@example.net", "lunch?");
+    wait(WAIT).until(d -> "FAILED_PERM".equals(d.findElement(row(refused)).getAttribute("data-status")));
+    wait(WAIT).until(d -> d.findElements(By.cssSelector("#ledger-table tbody tr")).size() >= 4
+        && d.findElements(By.cssSelector("#ledger-table tbody tr[data-status='PENDING']")).isEmpty()
+        && d.findElements(By.cssSelector("#ledger-table tbody tr[data-filled='false']")).isEmpty()
+        && d.findElements(By.cssSelector("#ledger-table tbody tr.fresh")).isEmpty());
+    assertThat(scrollWidth()).as("no horizontal scrolling at 1280 px").isLessThanOrEqualTo(1280);
+    chrome.screenshot(SHOTS.resolve("live.png"));
+
+    // The filters: a recipient the ledger knows, through the API's recipient filter.
+    driver.findElement(By.id("filter-recipient")).sendKeys("grace@example.net" + Keys.ENTER);
+    wait(WAIT).until(d -> d.findElements(By.cssSelector("#ledger-table tbody tr")).size() == 1);
+    assertThat(driver.findElement(By.cssSelector("#ledger-table tbody tr")).getText()).contains("carol@example.com");
+    driver.findElement(By.id("filter-clear")).click();
+    wait(WAIT).until(d -> d.findElements(By.cssSelector("#ledger-table tbody tr")).size() >= 4);
+  }
+
+  @Test
+  @Order(3)
+  void olderPagesComeByKeysetPaging() throws Exception {
+    String sender = "history@example.com";
+    List<UUID> ids = new ArrayList<>();
+    for (int i = 0; i < 55; i++) {
+      ids.add(dev.ledgerpost.ledger.LedgerIds.next()); // time-ordered, as the gateway's own ids: a new mail's sorts above
+    }
+    LedgerRows.insertPending(url, ids, Instant.now().minus(Duration.ofMinutes(2)));
+    LedgerRows.string(url, "UPDATE messages SET mail_from = '" + sender + "', status = 'SENT', version = 2, settled_at = now() "
+        + "WHERE id = ANY(ARRAY[" + String.join(",", ids.stream().map(id -> "'" + id + "'::uuid").toList()) + "]) RETURNING 1");
+    signedIn("#/live?sender=history%40example.com");
+    By rows = By.cssSelector("#ledger-table tbody tr");
+    wait(WAIT).until(d -> d.findElements(rows).size() == 50);
+    assertThat(driver.findElement(By.id("newer")).isEnabled()).isFalse();
+    List<String> first = driver.findElements(rows).stream().map(e -> e.getAttribute("data-id")).toList();
+
+    driver.findElement(By.id("older")).click();
+    wait(WAIT).until(d -> "2".equals(d.findElement(By.id("ledger-where")).getAttribute("data-page"))
+        && d.findElements(rows).size() == 5);
+    List<String> second = driver.findElements(rows).stream().map(e -> e.getAttribute("data-id")).toList();
+    assertThat(second).doesNotContainAnyElementsOf(first);
+    List<String> all = new ArrayList<>(first);
+    all.addAll(second);
+    assertThat(all).as("two pages, newest id first, every message once")
+        .containsExactlyElementsOf(ids.stream().map(UUID::toString).sorted(java.util.Comparator.reverseOrder()).toList());
+    assertThat(driver.findElement(By.id("older")).isEnabled()).isFalse();
+
+    // A message sent while an older page is on screen is first on the newest page.
+    awaitLive();
+    String fresh = sendMail(sender, "mallory@example.net", "while paging");
+    driver.findElement(By.id("newer")).click();
+    wait(WAIT).until(d -> "1".equals(d.findElement(By.id("ledger-where")).getAttribute("data-page"))
+        && d.findElements(rows).size() == 50 && fresh.equals(d.findElements(rows).get(0).getAttribute("data-id")));
+  }
+
+  @Test
+  @Order(4)
+  void aMailSentWhileTheWebSocketIsCutAppearsAfterTheReconnect() throws Exception {
+    signedIn("#/live");
+    awaitLive();
+    String before = sendMail("carol@example.com", "heidi@example.net", "before the cut");
+    waitFor(row(before));
+    js("window.notReloaded = true");
+
+    proxy.cutAll();
+    wait(WAIT).until(d -> "reconnecting".equals(d.findElement(By.id("connection")).getAttribute("data-state")));
+    assertThat(driver.findElement(By.id("connection")).getText()).contains("Reconnecting");
+    String during = sendMail("ivan@example.com", "judy@example.net", "during the cut");
+    assertThat(driver.findElements(row(during))).as("nothing can reach the page while it is cut").isEmpty();
+    chrome.screenshot(SHOTS.resolve("reconnecting.png"));
+
+    proxy.heal();
+    wait(Duration.ofSeconds(15)).until(d -> "live".equals(d.findElement(By.id("connection")).getAttribute("data-state")));
+    assertThat(driver.findElement(By.id("connection")).getAttribute("data-since")).as("resumed with since=<last seq>")
+        .matches("\\d+");
+    wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(row(during)));
+    assertThat(js("return window.notReloaded === true")).as("the page was not reloaded").isEqualTo(true);
+    assertThat(driver.findElements(row(before))).hasSize(1);
+  }
+
+  @Test
+  @Order(6)
+  void aStalePendingRowNeedsAttentionAndIsResolvedFromItsPage() throws Exception {
+    signedIn("#/attention");
+    UUID id = UUID.randomUUID();
+    insert(id, "PENDING", clock.instant().minus(Duration.ofMinutes(1)), "stuck@example.com", "<stuck-1@example.com>");
+    // As old, but opened by another gateway on this ledger whose retry part holds its outcome: not stale, not listed.
+    UUID held = UUID.randomUUID();
+    insert(held, "PENDING", clock.instant().minus(Duration.ofMinutes(1)), "stuck@example.com", "<held-1@example.com>");
+    LedgerRows.string(url, "UPDATE messages SET node_id = 'console-elsewhere' WHERE id = '" + held + "' RETURNING 1");
+    LedgerRows.string(url, "INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at, held) VALUES ('console-elsewhere', "
+        + "'elsewhere', 1, now(), now() + interval '1 hour', ARRAY['" + held + "'::uuid]) RETURNING id"); // alive for the test
+    assertThat(new JsonObject(gateway.get("/api/v1/attention").body()).getJsonArray("items").encode())
+        .as("a minute old: not stale yet").doesNotContain(id.toString());
+
+    clock.advance(Duration.ofMinutes(11)); // past stale.threshold (10 min) by the stale watch's clock
+    WebElement row = wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(row(id.toString())));
+    assertThat(row.getText()).contains("stuck@example.com").contains("12 min");
+    StaleGauges gauges = gateway.gateway().staleGauges();
+    wait(WAIT).until(d -> gauges.stalePendingMessages() == 1
+        && text(d, By.cssSelector("#gauge-stale .card-value")).equals("1")
+        && badge(d) == gauges.stalePendingMessages() + gauges.unknownMessages());
+    String metrics = gateway.get("/metrics", null).body();
+    assertThat(metrics).contains("ledgerpost_pending_stale_messages " + gauges.stalePendingMessages() + ".0")
+        .contains("ledgerpost_unknown_messages " + gauges.unknownMessages() + ".0");
+    assertThat(text(driver, By.cssSelector("#gauge-unknown .card-value"))).isEqualTo(String.valueOf(gauges.unknownMessages()));
+    assertThat(driver.findElements(row(held.toString()))).as("held by a live node").isEmpty();
+    wait(WAIT).until(d -> !d.findElements(By.cssSelector("#pending-chart svg#chart-age")).isEmpty());
+    chrome.screenshot(SHOTS.resolve("attention.png"));
+
+    // By keyboard: Tab to the row's link, Enter opens the message page, whose heading takes the focus.
+    WebElement link = driver.findElement(By.cssSelector("tr[data-id='" + id + "'] a"));
+    for (int i = 0; i < 60 && !driver.switchTo().activeElement().equals(link); i++) {
+      driver.switchTo().activeElement().sendKeys(Keys.TAB);
+    }
+    assertThat(driver.switchTo().activeElement()).as("the row's link is reachable by Tab").isEqualTo(link);
+    link.sendKeys(Keys.ENTER);
+    wait(WAIT).until(d -> d.getCurrentUrl().endsWith("#/message/" + id));
+    wait(WAIT).until(d -> "PENDING".equals(d.findElement(By.id("message-status")).getAttribute("data-status")));
+    assertThat(driver.switchTo().activeElement().getTagName()).isEqualTo("h1");
+    String timeline = waitFor(By.id("timeline")).getText();
+    assertThat(timeline).contains("Received; the ledger opened it", "b@example.net", "250 2.1.5 ok", "Not settled",
+        "No live node holds an outcome for it");
+    assertThat(flat(By.id("message-facts"))).contains("Node (not recorded)");
+
+    resolveOnPage("NOT_DELIVERED", "the smarthost's log has no trace of it");
+    WebElement done = wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("resolve-done")));
+    assertThat(done.getText()).contains("Resolved: not delivered");
+    wait(WAIT).until(d -> "RESOLVED_NOT_DELIVERED".equals(d.findElement(By.id("message-status")).getAttribute("data-status")));
+    wait(WAIT).until(d -> text(d, By.id("timeline")).contains("Resolved as not delivered by " + OPERATOR));
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM resolutions WHERE message_id = '" + id + "'")).isEqualTo(1);
+    assertThat(LedgerRows.string(url, "SELECT operator || '|' || outcome || '|' || note FROM resolutions WHERE message_id = '"
+        + id + "'")).isEqualTo(OPERATOR + "|NOT_DELIVERED|the smarthost's log has no trace of it");
+
+    // Its row changed: gone from "needs attention", resolved in the live ledger.
+    driver.findElement(By.cssSelector("[data-nav='attention']")).click();
+    wait(WAIT).until(d -> d.findElements(By.cssSelector("#attention-table")).size() == 1
+        && d.findElements(row(id.toString())).isEmpty()
+        && badge(d) == 0);
+    driver.get(base + "/console/#/live?sender=stuck%40example.com");
+    wait(WAIT).until(d -> "RESOLVED_NOT_DELIVERED".equals(d.findElement(row(id.toString())).getAttribute("data-status")));
+    assertThat(driver.findElement(row(id.toString())).getText()).contains("Resolved: not delivered");
+
+    // The held one's page names the node that opened it and the one whose retry part holds its outcome.
+    driver.get(base + "/console/#/message/" + held);
+    wait(WAIT).until(d -> "PENDING".equals(d.findElement(By.id("message-status")).getAttribute("data-status")));
+    wait(WAIT).until(d -> text(d, By.id("timeline")).contains(
+        "The retry part of node console-elsewhere holds its known outcome (journaled on disk) and is writing it to the ledger."));
+    assertThat(text(driver, By.id("timeline"))).contains("Over SMTP, by node console-elsewhere.");
+    assertThat(flat(By.id("message-facts"))).contains("Node console-elsewhere");
+    LedgerRows.string(url, "DELETE FROM nodes WHERE id = 'console-elsewhere' RETURNING id");
+    LedgerRows.string(url, "UPDATE messages SET status = 'SENT', version = 2, settled_at = now() WHERE id = '" + held + "' RETURNING 1");
+  }
+
+  // Before the stale test moves the stale watch's clock: this message must not be stale while it is PENDING
+  // (a message.stale event would be a third one on its outbox line).
+  @Test
+  @Order(5)
+  void aResolutionThatSomeoneElseMadeFirstIsShownAsAConflict() throws Exception {
+    signedIn("#/live");
+    awaitLive();
+    String id = sendMail("reports@example.com", "olivia@example.net", "lost"); // the downstream's reply never comes
+    wait(WAIT).until(d -> "UNKNOWN".equals(d.findElement(row(id)).getAttribute("data-status")));
+    driver.findElement(By.cssSelector("tr[data-id='" + id + "'] a")).click();
+    wait(WAIT).until(d -> "UNKNOWN".equals(d.findElement(By.id("message-status")).getAttribute("data-status")));
+    wait(WAIT).until(d -> text(d, By.id("timeline")).contains("Outbox: 2 of 2 events published"));
+    assertThat(text(driver, By.id("timeline"))).contains("Over SMTP, from 127.0.0.1 (HELO client.test)",
+        "olivia@example.net: 250 2.1.5 Recipient ok", "No final reply", "may or may not have delivered it", "Settled: Unknown");
+    assertThat(flat(By.id("message-facts"))).contains(id, "client.test", "Node " + gateway.gateway().nodeId());
+    assertThat(text(driver, By.id("timeline"))).contains("by node " + gateway.gateway().nodeId());
+    driver.findElement(By.cssSelector("input[name='outcome'][value='NOT_DELIVERED']")).click();
+    driver.findElement(By.id("resolve-note")).sendKeys("bounced, says the recipient");
+    chrome.screenshot(SHOTS.resolve("message.png"));
+
+    // Another operator resolves it first, through the API.
+    assertThat(gateway.post("/api/v1/messages/" + id + "/resolution",
+        "{\"outcome\": \"DELIVERED\", \"note\": \"in the inbox\", \"operator\": \"bob\"}").statusCode()).isEqualTo(200);
+    WebElement changed = wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("resolve-changed")));
+    assertThat(changed.getText()).contains("changed while you were looking", "Resolved: delivered");
+
+    driver.findElement(By.id("resolve-button")).click();
+    wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("resolve-dialog")));
+    driver.findElement(By.id("resolve-confirm")).click();
+    WebElement conflict = wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("resolve-error")));
+    assertThat(conflict.getText()).contains("Not recorded", "Resolved: delivered", "someone else resolved it");
+    assertThat(conflict.getAttribute("data-conflict")).isEqualTo("RESOLVED_DELIVERED");
+    assertThat(LedgerRows.string(url, "SELECT string_agg(operator || '|' || outcome, ',') FROM resolutions WHERE message_id = '"
+        + id + "'")).as("one resolution, the first one").isEqualTo("bob|DELIVERED");
+    wait(WAIT).until(d -> text(d, By.id("timeline")).contains("Resolved as delivered by bob"));
+  }
+
+  @Test
+  @Order(7)
+  void bulkResolveNeedsAPreviewAndTheTypedCountThenResolvesEachMessage() throws Exception {
+    List<UUID> ids = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      UUID id = UUID.randomUUID();
+      ids.add(id);
+      insert(id, "UNKNOWN", Instant.now().minus(Duration.ofMinutes(30 + i)), "outage@example.com", "<outage-" + i + "@example.com>");
+    }
+    signedIn("#/bulk");
+    new org.openqa.selenium.support.ui.Select(waitFor(By.id("bulk-status"))).selectByValue("UNKNOWN");
+    driver.findElement(By.id("bulk-sender")).sendKeys("outage@example.com");
+    driver.findElement(By.id("bulk-preview")).click();
+    wait(WAIT).until(d -> "3".equals(d.findElement(By.id("bulk-count")).getAttribute("data-count")));
+    assertThat(driver.findElements(By.cssSelector("#bulk-table tbody tr"))).hasSize(3);
+    driver.findElement(By.id("bulk-note")).sendKeys("smarthost outage 10:00-10:20; never queued");
+    WebElement typed = driver.findElement(By.id("bulk-typed"));
+    WebElement go = driver.findElement(By.id("bulk-resolve"));
+    typed.sendKeys("2");
+    assertThat(go.isEnabled()).as("the wrong count does not confirm").isFalse();
+    typed.clear();
+    typed.sendKeys("3");
+    assertThat(go.isEnabled()).isTrue();
+    chrome.screenshot(SHOTS.resolve("bulk.png"));
+    go.click();
+    WebElement summary = wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("bulk-summary")));
+    assertThat(summary.getText()).contains("Resolved 3 of 3");
+    for (UUID id : ids) {
+      assertThat(LedgerRows.string(url, "SELECT operator || '|' || outcome FROM resolutions WHERE message_id = '" + id + "'"))
+          .isEqualTo(OPERATOR + "|NOT_DELIVERED");
+      assertThat(LedgerRows.status(url, id)).isEqualTo("RESOLVED_NOT_DELIVERED");
+    }
+  }
+
+  @Test
+  @Order(8)
+  void aPhoneWidthAndTheDarkSchemeAreReadable() throws Exception {
+    String id = sendMail("carol@example.com", "kim@example.net", "on the phone");
+    signedIn("#/live");
+    waitFor(row(id));
+    String lightBackground = (String) js("return getComputedStyle(document.body).backgroundColor");
+    chrome.colorScheme("dark");
+    wait(WAIT).until(d -> !lightBackground.equals(js("return getComputedStyle(document.body).backgroundColor")));
+    chrome.screenshot(SHOTS.resolve("live-dark.png"));
+
+    chrome.viewport(390, 844);
+    driver.get(base + "/console/#/message/" + id);
+    wait(WAIT).until(d -> "SENT".equals(d.findElement(By.id("message-status")).getAttribute("data-status")));
+    assertThat(scrollWidth()).as("no horizontal scrolling at a phone's width").isLessThanOrEqualTo(390);
+    chrome.screenshot(SHOTS.resolve("message-phone-dark.png"));
+    driver.get(base + "/console/#/live");
+    waitFor(row(id));
+    assertThat(scrollWidth()).isLessThanOrEqualTo(390);
+    chrome.colorScheme("light");
+    chrome.screenshot(SHOTS.resolve("live-phone.png"));
+    chrome.viewport(1280, 800);
+  }
+
+  @Test
+  @Order(9)
+  void theBrowserSawNoPolicyViolationOrScriptErrorAndTheGatewayLoggedNoToken() {
+    List<String> problems = new ArrayList<>();
+    for (LogEntry e : driver.manage().logs().get(LogType.BROWSER)) {
+      String m = e.getMessage();
+      // A cut connection's failed requests are expected; anything the page's policy refused or a script threw is not.
+      if (m.contains("Content Security Policy") || m.contains("Uncaught") || m.contains("SyntaxError") || m.contains("TypeError")) {
+        problems.add(m);
+      }
+    }
+    assertThat(problems).isEmpty();
+    assertThat(gatewayLog.linesContaining(gateway.gateway().adminToken())).as("the token in the gateway's log").isEmpty();
+  }
+
+  // --- helpers
+
+  /** Signs in (Enter submits) unless the console is signed in already, then opens {@code route}. */
+  static void signedIn(String route) {
+    driver.get(base + "/console/" + route);
+    waitFor(By.cssSelector("#sign-in:not([hidden]), #nav:not([hidden])"));
+    if (driver.findElement(By.id("nav")).isDisplayed()) {
+      return;
+    }
+    signIn();
+    driver.get(base + "/console/" + route);
+  }
+
+  static void signIn() {
+    driver.get(base + "/console/");
+    waitFor(By.id("token")).sendKeys(gateway.gateway().adminToken());
+    WebElement operator = driver.findElement(By.id("operator"));
+    operator.clear();
+    operator.sendKeys(OPERATOR + Keys.ENTER);
+    wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("nav")));
+    assertThat(driver.findElement(By.id("operator-name")).getText()).isEqualTo(OPERATOR);
+  }
+
+  static void awaitLive() {
+    wait(WAIT).until(d -> "live".equals(d.findElement(By.id("connection")).getAttribute("data-state")));
+  }
+
+  static void resolveOnPage(String outcome, String note) {
+    driver.findElement(By.cssSelector("input[name='outcome'][value='" + outcome + "']")).click();
+    driver.findElement(By.id("resolve-note")).sendKeys(note);
+    driver.findElement(By.id("resolve-button")).click();
+    WebElement dialog = wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("resolve-dialog")));
+    assertThat(dialog.getText()).contains("Confirm the resolution", OPERATOR);
+    assertThat(driver.switchTo().activeElement().getAttribute("id")).as("the safe choice has the focus").isEqualTo("resolve-cancel");
+    // Nothing is written before the confirmation.
+    driver.findElement(By.id("resolve-confirm")).click();
+  }
+
+  static String sendMail(String from, String to, String subject) throws Exception {
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      String reply = c.sendMail(from, List.of(to), "Subject: " + subject + "\r\nMessage-ID: <" + subject.replace(' ', '-')
+          + "." + UUID.randomUUID().toString().substring(0, 8) + "@example.com>\r\n\r\nbody");
+      Matcher m = Pattern.compile("([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})").matcher(reply);
+      if (m.find()) {
+        return m.group(1);
+      }
+      // A refusal names no id: find the message in the ledger by its subject's Message-ID.
+      return LedgerRows.string(url, "SELECT id FROM messages WHERE message_id_header LIKE '<" + subject.replace(' ', '-')
+          + ".%' ORDER BY received_at DESC LIMIT 1");
+    }
+  }
+
+  static void insert(UUID id, String status, Instant receivedAt, String sender, String messageId) throws Exception {
+    LedgerRows.insert(url, id, status, status, receivedAt, messageId);
+    LedgerRows.string(url, "UPDATE messages SET mail_from = '" + sender + "'"
+        + ("UNKNOWN".equals(status) ? ", settled_at = received_at + interval '2 seconds'" : "")
+        + " WHERE id = '" + id + "' RETURNING 1");
+  }
+
+  static By row(String id) {
+    return By.cssSelector("tr[data-id='" + id + "']");
+  }
+
+  static long badge(WebDriver d) {
+    String count = d.findElement(By.id("attention-badge")).getAttribute("data-count");
+    return count == null || count.isEmpty() ? -1 : Long.parseLong(count);
+  }
+
+  static String text(WebDriver d, By by) {
+    return d.findElement(by).getText();
+  }
+
+  /** An element's text with its line breaks as spaces (a definition list's term and value, side by side or not). */
+  static String flat(By by) {
+    return text(driver, by).replaceAll("\\s+", " ");
+  }
+
+  static long scrollWidth() {
+    return ((Number) js("return document.documentElement.scrollWidth")).longValue();
+  }
+
+  static Object js(String script) {
+    return ((JavascriptExecutor) driver).executeScript(script);
+  }
+
+  static WebElement waitFor(By by) {
+    return wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(by));
+  }
+
+  static WebDriverWait wait(Duration d) {
+    WebDriverWait w = new WebDriverWait(driver, d, Duration.ofMillis(50));
+    w.ignoring(org.openqa.selenium.NoSuchElementException.class);
+    w.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
+    return w;
+  }
+}
