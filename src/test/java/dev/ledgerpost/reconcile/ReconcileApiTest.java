@@ -190,11 +190,18 @@ class ReconcileApiTest {
     assertThat(list.exit()).as(list.err()).isZero();
     assertThat(list.out()).contains(String.valueOf(p.getLong("id")), id.toString(), "DELIVERED", "exact", "OPEN", "ledger",
         "250 2.0.0 Ok: queued as Q77", "1 proposal(s)");
+    Run show = run("messages", "show", id.toString(), "--api", "http://127.0.0.1:" + gateway.httpPort(), "--token",
+        "test-admin-token");
+    assertThat(show.out()).contains("open proposal:   " + p.getLong("id") + ": DELIVERED (exact) from ledger, evidence " + id);
     Run accept = run("reconcile", "accept", String.valueOf(p.getLong("id")), "--operator", "dave", "--api",
         "http://127.0.0.1:" + gateway.httpPort(), "--token", "test-admin-token");
     assertThat(accept.exit()).as(accept.err()).isZero();
     assertThat(accept.out()).contains("proposal " + p.getLong("id") + " accepted: " + id + " PENDING -> RESOLVED_DELIVERED (version 2)",
         "resolved by dave");
+    Run shown = run("messages", "show", id.toString(), "--api", "http://127.0.0.1:" + gateway.httpPort(), "--token",
+        "test-admin-token");
+    assertThat(shown.out()).contains("resolution:      DELIVERED by dave", "evidence:        the answer stored for this send's "
+        + "Idempotency-Key holds the downstream's reply: 250 2.0.0 Ok: queued as Q77").doesNotContain("open proposal:");
     Run twice = run("reconcile", "accept", String.valueOf(p.getLong("id")), "--operator", "dave", "--api",
         "http://127.0.0.1:" + gateway.httpPort(), "--token", "test-admin-token");
     assertThat(twice.exit()).isEqualTo(1);
