@@ -44,6 +44,8 @@ import dev.ledgerpost.stale.StaleGauges;
 import dev.ledgerpost.stale.PendingHistory;
 import dev.ledgerpost.stale.StaleMessages;
 import dev.ledgerpost.stale.StaleVerticle;
+import dev.ledgerpost.webhook.WebhookMessages;
+import dev.ledgerpost.webhook.WebhookVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.net.InetAddress;
@@ -59,7 +61,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running gateway: its parts deployed in dependency order (ledger, retry, stale watch, API, then
+ * One running gateway: its parts deployed in dependency order (ledger, retry, stale watch, webhooks, API, then
  * SMTP, so no mail is taken before the ledger and the outcome journal are ready) and undeployed in reverse.
  */
 public final class Gateway {
@@ -81,6 +83,7 @@ public final class Gateway {
   /** The stale watch's gauges over the last hour, for the operator console's chart: one per process. */
   private final PendingHistory pendingHistory = new PendingHistory();
   private NotifyHub hub;
+  private WebhookVerticle webhooks;
   /** node.id, or the host's name (docs/design.md §9.1). */
   private String nodeId;
   private int smtpPort;
@@ -121,6 +124,7 @@ public final class Gateway {
     Bus.install(vertx, StaleMessages.types());
     Bus.install(vertx, IdempotencyMessages.types());
     Bus.install(vertx, ReconcileMessages.types());
+    Bus.install(vertx, WebhookMessages.types());
     Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
@@ -147,6 +151,12 @@ public final class Gateway {
           stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock, pendingHistory);
           return deploy(stale).map(shared);
         })
+        .compose(shared -> vertx.executeBlocking(() -> new WebhookVerticle(config.webhooks(), nodeId, ledger.target(), metrics,
+            clock)).compose(w -> {
+              webhooks = w;
+              reloadable.addAll(w.reloadable());
+              return deploy(w);
+            }).map(shared))
         .compose(shared -> {
           reconcile = new ReconcileVerticle(config, nodeId, node, metrics, clock);
           return deploy(reconcile).map(shared);
@@ -396,6 +406,11 @@ public final class Gateway {
   /** This node's id on the ledger. */
   public String nodeId() {
     return nodeId;
+  }
+
+  /** The webhook part: claim passes per endpoint, for tests that move the clock. */
+  public WebhookVerticle webhooks() {
+    return webhooks;
   }
 
   /** Which cluster jobs this node leads now. */

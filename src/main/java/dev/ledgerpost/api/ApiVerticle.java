@@ -14,6 +14,7 @@ import dev.ledgerpost.ledger.OutboxMessages;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.webhook.WebhookMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.function.Supplier;
@@ -105,6 +106,7 @@ public final class ApiVerticle extends VerticleBase {
     new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
     new AttentionApi(bus, views).mount(router);
     new BulkResolutions(bus).mount(router);
+    new WebhookApi(bus).mount(router);
     new ReconcileApi(bus).mount(router);
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
@@ -289,6 +291,8 @@ public final class ApiVerticle extends VerticleBase {
     Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
             READY_TIMEOUT)
         .map(held -> held.ids().contains(id));
+    Future<WebhookMessages.MessageDeliveries> webhooks = bus.request(WebhookMessages.FOR_MESSAGE,
+        new WebhookMessages.ForMessage(id), WebhookMessages.MessageDeliveries.class, READY_TIMEOUT);
     bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id, sendSetup.config().node().deadAfter()), OutboxMessages.OperationFacts.class)
         .onComplete(ar -> {
           if (ar.failed()) {
@@ -302,7 +306,8 @@ public final class ApiVerticle extends VerticleBase {
           }
           // This node's retry part answers for itself (fresher than its heartbeat), the others' heartbeats for them;
           // if it cannot answer and no other node holds the outcome, say so rather than guess.
-          retrying.onComplete(r -> {
+          Future.join(retrying, webhooks).onComplete(done -> {
+            var r = retrying;
             String self = sendSetup.config().node().effectiveId();
             List<String> on = new ArrayList<>(ar.result().heldBy());
             boolean selfOnHeartbeat = on.remove(self);
@@ -310,7 +315,8 @@ public final class ApiVerticle extends VerticleBase {
               on.add(0, self);
             }
             Boolean held = !on.isEmpty() ? Boolean.TRUE : r.succeeded() ? Boolean.FALSE : null;
-            Problem.json(ctx, 200, OperationJson.of(ar.result(), held, on, hub.attempts(id)));
+            Problem.json(ctx, 200, OperationJson.of(ar.result(), held, on, hub.attempts(id))
+                .put("webhooks", webhooks.succeeded() ? WebhookApi.forOperation(webhooks.result().deliveries()) : null));
           });
         });
   }

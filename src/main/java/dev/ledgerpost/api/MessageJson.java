@@ -41,7 +41,9 @@ final class MessageJson {
           .put("rcptReply", r.rcptReply())
           .put("reply", reply(r))
           .put("replyCode", r.replyCode())
-          .put("enhancedCode", r.enhancedCode()));
+          .put("enhancedCode", r.enhancedCode())
+          .put("dsnNotify", r.dsnNotify())
+          .put("dsnOrcpt", r.dsnOrcpt()));
     }
     JsonArray proposals = new JsonArray();
     d.proposals().forEach(p -> proposals.add(ReconcileApi.json(p)));
@@ -57,6 +59,8 @@ final class MessageJson {
         .put("sentSha256", d.sentSha256())
         .put("recipientList", recipients)
         .put("resolution", resolution(d.resolution()))
+        .put("dsn", d.dsnRet() == null && d.dsnEnvid() == null ? null
+            : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()))
         .put("proposals", proposals);
   }
 

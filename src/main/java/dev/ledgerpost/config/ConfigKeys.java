@@ -33,6 +33,8 @@ final class ConfigKeys {
    */
   static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
       "auth.sendersFile", "api.keysFile", "notify.tokensFile", "retry.journalDir");
+  /** The keys an endpoint of webhooks.endpoints may have. */
+  private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user");
 
   /** {@code LEDGERPOST_TEST_*} variables belong to the tests and benchmarks; every other unknown LEDGERPOST_ variable is an error. */
   static final String ENV_PREFIX = "LEDGERPOST_";
@@ -118,6 +120,11 @@ final class ConfigKeys {
     key("node.id", "", ConfigKeys::nodeId, "This gateway's name among the nodes on one ledger (letters, digits, `.`, `_`, `-`; at most 63); empty = this host's name. Recorded on the rows it opens; two live gateways may not share one.");
     key("node.heartbeatInterval", "1s", ConfigKeys::positiveDuration, "How often a node renews its heartbeat, checks its lock connection and tries to take the cluster's single-active jobs (fail-over starts within this).");
     key("node.deadAfter", "15s", ConfigKeys::positiveDuration, "A node whose heartbeat is older than this is dead to the others: the outcomes it held no longer keep its rows from the stale watch.");
+    key("webhooks.endpoints", "", ConfigKeys::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, never through the API; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale; default all) and `user` (only that user's messages).");
+    key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ConfigKeys::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
+    key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");
+    key("webhooks.concurrency", 4, v -> positiveInt(v), "Webhook requests in flight at once per endpoint, across every node on the ledger.");
+    key("webhooks.pollInterval", "1s", ConfigKeys::positiveDuration, "How often each node looks for webhook deliveries that have come due (new events wake it sooner).");
   }
 
   private ConfigKeys() {}
@@ -411,6 +418,142 @@ final class ConfigKeys {
       throw new IllegalArgumentException("a ledgerpost source needs a token (the downstream's admin token)");
     }
     return new GatewayConfig.ReconcileSource(name, type, null, null, url.replaceAll("/+$", ""), token);
+  }
+
+  /** {@code 0s, 5s, 5m}: a YAML list or one string split at commas and spaces; at least one delay, none negative. */
+  private static Object retrySchedule(Object v) {
+    List<Duration> delays = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    for (Object item : items(v)) {
+      try {
+        delays.add((Duration) nonNegativeDuration(item));
+      } catch (IllegalArgumentException e) {
+        bad.add(e.getMessage());
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    if (delays.isEmpty() || delays.size() > 50) {
+      throw new IllegalArgumentException("give from 1 to 50 delays, e.g. 0s, 5s, 5m");
+    }
+    return List.copyOf(delays);
+  }
+
+  private static List<Object> items(Object v) {
+    List<Object> items = new ArrayList<>();
+    if (v instanceof Collection<?> c) {
+      items.addAll(c);
+    } else if (v instanceof Map) {
+      throw new IllegalArgumentException("expected a list");
+    } else {
+      for (String part : str(v).split("[,\\s]+")) {
+        if (!part.isEmpty()) {
+          items.add(part);
+        }
+      }
+    }
+    return items;
+  }
+
+  /**
+   * The endpoints: a YAML list of maps, or (from LEDGERPOST_WEBHOOKS_ENDPOINTS) the same as a JSON array. Every
+   * problem of every endpoint is reported at once, each naming its endpoint.
+   */
+  private static Object webhookEndpoints(Object v) {
+    Object list = v;
+    if (v instanceof String text) {
+      if (text.isBlank()) {
+        return List.of();
+      }
+      try {
+        list = new io.vertx.core.json.JsonArray(text.trim()).getList();
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("expected a JSON array of endpoints: " + e.getMessage());
+      }
+    }
+    if (!(list instanceof Collection<?> items)) {
+      throw new IllegalArgumentException("expected a list of endpoints (name, url, secret or secretFile, events, user)");
+    }
+    List<GatewayConfig.WebhookEndpoint> endpoints = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    java.util.Set<String> names = new java.util.HashSet<>();
+    int i = 0;
+    for (Object item : items) {
+      String where = "endpoint " + i++;
+      Object m = item instanceof io.vertx.core.json.JsonObject j ? j.getMap() : item;
+      if (!(m instanceof Map<?, ?> map)) {
+        bad.add(where + ": expected name, url, secret or secretFile, events, user");
+        continue;
+      }
+      List<String> problems = new ArrayList<>();
+      String name = str(map.get("name"));
+      if (!name.matches("[A-Za-z0-9._-]{1,63}")) {
+        problems.add("name '" + name + "' is not a name (letters, digits, '.', '_', '-'; at most 63)");
+      } else {
+        where = "endpoint " + name;
+        if (!names.add(name)) {
+          problems.add("the name is used twice");
+        }
+      }
+      for (Object key : map.keySet()) {
+        if (!ENDPOINT_KEYS.contains(String.valueOf(key))) {
+          problems.add(key + ": unknown key");
+        }
+      }
+      String url = str(map.get("url"));
+      String urlProblem = WebhookSecrets.urlProblem(url);
+      if (urlProblem != null) {
+        problems.add("url " + urlProblem);
+      }
+      List<String> secrets = new ArrayList<>();
+      Object secret = map.get("secret");
+      if (secret instanceof Collection<?> c) {
+        c.forEach(s -> secrets.add(str(s)));
+      } else if (secret != null) {
+        secrets.add(str(secret));
+      }
+      String secretFile = map.get("secretFile") == null ? "" : str(map.get("secretFile"));
+      if (secrets.isEmpty() == secretFile.isEmpty()) {
+        problems.add("give secret or secretFile (one of them)");
+      }
+      for (String s : secrets) {
+        try {
+          WebhookSecrets.decode(s);
+        } catch (IllegalArgumentException e) {
+          problems.add("secret: " + e.getMessage());
+        }
+      }
+      List<String> events = new ArrayList<>();
+      Object ev = map.get("events");
+      if (ev == null) {
+        events.addAll(GatewayConfig.WEBHOOK_EVENTS);
+      } else {
+        for (Object e : items(ev)) {
+          String type = str(e);
+          if (!GatewayConfig.WEBHOOK_EVENTS.contains(type)) {
+            problems.add("events: '" + type + "' is not one of " + String.join(", ", GatewayConfig.WEBHOOK_EVENTS));
+          } else if (!events.contains(type)) {
+            events.add(type);
+          }
+        }
+        if (events.isEmpty() && problems.isEmpty()) {
+          problems.add("events: name at least one event, or leave it out for all");
+        }
+      }
+      String user = map.get("user") == null || str(map.get("user")).isEmpty() ? null : str(map.get("user"));
+      if (problems.isEmpty()) {
+        endpoints.add(new GatewayConfig.WebhookEndpoint(name, url, List.copyOf(secrets), secretFile, List.copyOf(events), user));
+      } else {
+        for (String p : problems) {
+          bad.add(where + ": " + p);
+        }
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    return List.copyOf(endpoints);
   }
 
   private static <E extends Enum<E>> Object enumOf(Class<E> type, Object v) {

@@ -186,11 +186,39 @@ public final class ConfigLoader {
       }
     }
     resolveSourcePaths(values, base, problems);
+    resolveSecretFiles(values, base, problems);
     crossChecks(values, problems);
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
     return build(values);
+  }
+
+  /** A webhook endpoint's {@code secretFile} resolves like every path key, and must be readable at start. */
+  @SuppressWarnings("unchecked")
+  private static void resolveSecretFiles(Map<String, Object> values, Path base, List<String> problems) {
+    if (!(values.get("webhooks.endpoints") instanceof List<?> endpoints)) {
+      return;
+    }
+    List<GatewayConfig.WebhookEndpoint> resolved = new ArrayList<>();
+    for (GatewayConfig.WebhookEndpoint e : (List<GatewayConfig.WebhookEndpoint>) endpoints) {
+      if (e.secretFile().isEmpty()) {
+        resolved.add(e);
+        continue;
+      }
+      String file;
+      try {
+        file = base.resolve(e.secretFile()).normalize().toString();
+      } catch (java.nio.file.InvalidPathException x) {
+        problems.add("webhooks.endpoints: endpoint " + e.name() + ": secretFile '" + e.secretFile() + "' is not a path");
+        continue;
+      }
+      if (!Files.isReadable(Path.of(file))) {
+        problems.add("webhooks.endpoints: endpoint " + e.name() + ": cannot read secretFile " + file);
+      }
+      resolved.add(new GatewayConfig.WebhookEndpoint(e.name(), e.url(), e.secrets(), file, e.events(), e.user()));
+    }
+    values.put("webhooks.endpoints", List.copyOf(resolved));
   }
 
   /**
@@ -452,6 +480,12 @@ public final class ConfigLoader {
         new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")),
         new GatewayConfig.Node((String) v.get("node.id"), (Duration) v.get("node.heartbeatInterval"),
             (Duration) v.get("node.deadAfter")),
+        new GatewayConfig.Webhooks(
+            (List<GatewayConfig.WebhookEndpoint>) v.get("webhooks.endpoints"),
+            (List<Duration>) v.get("webhooks.retrySchedule"),
+            (Duration) v.get("webhooks.timeout"),
+            (int) v.get("webhooks.concurrency"),
+            (Duration) v.get("webhooks.pollInterval")),
         new GatewayConfig.Reconcile(
             (List<GatewayConfig.ReconcileSource>) v.get("reconcile.sources"),
             (Duration) v.get("reconcile.interval"),

@@ -6,7 +6,7 @@ import java.util.List;
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
-    Observability observability, Retry retry, Stale stale, Node node, Reconcile reconcile) {
+    Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -163,6 +163,32 @@ public record GatewayConfig(
       }
       String plain = host.replaceAll("[^A-Za-z0-9._-]", "-");
       return plain.length() > 63 ? plain.substring(0, 63) : plain;
+    }
+  }
+
+  /**
+   * Webhooks (docs/design.md §6.6): the endpoints, the retry schedule (the delay before each attempt, the first
+   * normally 0), each attempt's timeout, the attempts in flight per endpoint across the cluster, and how often
+   * each node looks for due deliveries.
+   */
+  public record Webhooks(List<WebhookEndpoint> endpoints, List<Duration> retrySchedule, Duration timeout, int concurrency,
+      Duration pollInterval) {}
+
+  /** The events an endpoint may ask for. */
+  public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
+      "message.stale");
+
+  /**
+   * One webhook endpoint. Its URL is fixed here, never set through the API (SSRF). {@code secrets} are inline
+   * {@code whsec_} secrets; {@code secretFile} (absolute once loaded) holds them one a line instead. {@code user}
+   * null: every user's messages.
+   */
+  public record WebhookEndpoint(String name, String url, List<String> secrets, String secretFile, List<String> events,
+      String user) {
+    /** Never the secrets: a record's own toString would print them into a log. */
+    @Override
+    public String toString() {
+      return "WebhookEndpoint[" + name + " " + url + " events=" + events + (user == null ? "" : " user=" + user) + "]";
     }
   }
 

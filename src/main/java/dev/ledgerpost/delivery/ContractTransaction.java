@@ -13,16 +13,18 @@ final class ContractTransaction implements RelayTransaction {
   private final WireTransaction wire;
   private final Submission submission;
   private final String mailFrom;
+  private final Relay.MailParameters mailParameters;
   private final DownstreamReply mailReply;
   private final String route;
   private final List<RelayContract.Verdict> recipients = new ArrayList<>();
 
   ContractTransaction(RelayContract contract, WireTransaction wire, Submission submission, String mailFrom,
-      DownstreamReply mailReply, String route) {
+      Relay.MailParameters mailParameters, DownstreamReply mailReply, String route) {
     this.contract = contract;
     this.wire = wire;
     this.submission = submission;
     this.mailFrom = mailFrom;
+    this.mailParameters = mailParameters;
     this.mailReply = mailReply;
     this.route = route;
   }
@@ -46,7 +48,12 @@ final class ContractTransaction implements RelayTransaction {
       }
 
       @Override
-      public Future<DownstreamReply> rcpt(String recipient) {
+      public boolean offers(String keyword) {
+        return false;
+      }
+
+      @Override
+      public Future<DownstreamReply> rcpt(String recipient, RcptParameters parameters) {
         return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
       }
 
@@ -78,13 +85,20 @@ final class ContractTransaction implements RelayTransaction {
   }
 
   @Override
-  public Future<DownstreamReply> rcpt(String address) {
-    return wire.rcpt(address).onSuccess(reply -> recipients.add(new RelayContract.Verdict(address, reply)));
+  public boolean offers(String keyword) {
+    return wire.offers(keyword);
+  }
+
+  @Override
+  public Future<DownstreamReply> rcpt(String address, RcptParameters parameters) {
+    return wire.rcpt(address, parameters)
+        .onSuccess(reply -> recipients.add(new RelayContract.Verdict(address, reply, parameters)));
   }
 
   @Override
   public Future<DeliveryOutcome> deliver(MessageData message, Opening opening) {
-    RelayContract.Envelope envelope = new RelayContract.Envelope(submission, mailFrom, route, List.copyOf(recipients));
+    RelayContract.Envelope envelope = new RelayContract.Envelope(submission, mailFrom, mailParameters.ret(),
+        mailParameters.envid(), route, List.copyOf(recipients));
     return contract.deliver(wire, envelope, message, opening);
   }
 

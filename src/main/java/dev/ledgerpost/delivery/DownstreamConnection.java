@@ -98,10 +98,10 @@ final class DownstreamConnection {
     }
     // Opportunistic TLS cannot verify (there is nothing to fall back to); required TLS verifies unless told not to.
     boolean trustAll = config.starttls() == GatewayConfig.StartTls.OPTIONAL || config.tlsTrustAll();
-    ClientSSLOptions ssl = new ClientSSLOptions().setTrustAll(trustAll);
-    if (!trustAll) {
-      ssl.setHostnameVerificationAlgorithm("HTTPS");
-    }
+    // Vert.x 5 refuses a TLS client without a hostname verification algorithm: "" is its explicit "none",
+    // the only meaning trusting any certificate can have (found against a real Postfix, PostfixInteropTest).
+    ClientSSLOptions ssl = new ClientSSLOptions().setTrustAll(trustAll)
+        .setHostnameVerificationAlgorithm(trustAll ? "" : "HTTPS");
     return command("STARTTLS", config.replyTimeout()).compose(r -> {
       if (r.code() != 220) {
         return config.starttls() == GatewayConfig.StartTls.REQUIRED

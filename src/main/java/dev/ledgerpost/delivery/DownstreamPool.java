@@ -76,6 +76,7 @@ final class DownstreamPool {
         DownstreamConnection conn = ar.result();
         conn.closedFuture().onComplete(v -> slot.release());
         health.answered(target);
+        health.learned(target, conn.extensions());
         return Future.succeededFuture(new Lease(conn, false));
       }
       slot.release();

@@ -44,11 +44,23 @@ public final class RelayContract {
   public record Services(LedgerWriter ledger, Bus bus, OutcomeKeeper outcomes, GatewayMetrics metrics, AtomicLong handovers,
       String hostname) {}
 
-  /** A client transaction's envelope as the ledger records it: who, from whom, where, and each RCPT's verdict. */
-  record Envelope(Submission submission, String mailFrom, String route, List<Verdict> recipients) {}
+  /**
+   * A client transaction's envelope as the ledger records it: who, from whom (with MAIL's RFC 3461 RET and
+   * ENVID, null when absent), where, and each RCPT's verdict.
+   */
+  record Envelope(Submission submission, String mailFrom, String dsnRet, String dsnEnvid, String route,
+      List<Verdict> recipients) {
+    Envelope(Submission submission, String mailFrom, String route, List<Verdict> recipients) {
+      this(submission, mailFrom, null, null, route, recipients);
+    }
+  }
 
-  /** One RCPT and the downstream's verdict on it. */
-  record Verdict(String address, DownstreamReply reply) {}
+  /** One RCPT (with its RFC 3461 NOTIFY and ORCPT) and the downstream's verdict on it. */
+  record Verdict(String address, DownstreamReply reply, RelayTransaction.RcptParameters dsn) {
+    Verdict(String address, DownstreamReply reply) {
+      this(address, reply, RelayTransaction.RcptParameters.NONE);
+    }
+  }
 
   private final Services services;
 
@@ -90,12 +102,12 @@ public final class RelayContract {
     List<RecipientEntry> entries = new ArrayList<>(envelope.recipients().size());
     for (Verdict v : envelope.recipients()) {
       entries.add(new RecipientEntry(v.address(), v.reply().positive() ? RecipientStatus.PENDING : RecipientStatus.REJECTED,
-          v.reply().toString()));
+          v.reply().toString(), v.dsn().dsnNotify(), v.dsn().dsnOrcpt()));
     }
     Submission s = envelope.submission();
     return new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
         message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), OffsetDateTime.now(ZoneOffset.UTC),
-        List.copyOf(entries));
+        List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid());
   }
 
   /**
@@ -125,9 +137,10 @@ public final class RelayContract {
     byte[] trace = ReceivedHeader.build(envelope.submission(), services.hostname(), opened.id(), accepted,
         ZonedDateTime.now(ZoneOffset.UTC));
     int pending = open.pendingRecipients();
-    // Hashed while DATA goes downstream; recorded only for a body that was sent whole (§1.6).
-    Future<String> sent = SentDigest.of(trace, message.wire());
-    return wire.data(trace, message.wire()).compose(result -> result.<Future<DeliveryOutcome>>fold(
+    services.metrics().downstreamTransaction(wire.command(message.form()));
+    // Hashed while the body goes downstream; recorded only for a body that was sent whole (§1.6).
+    Future<String> sent = SentDigest.of(trace, message);
+    return wire.data(trace, message).compose(result -> result.<Future<DeliveryOutcome>>fold(
         verdict -> sentHash(sent, verdict.bodySent()).compose(hash -> settleReply(opened, pending, message, verdict.reply(), hash)),
         lost -> settleLost(opened, pending, message, lost.reason()),
         lost -> sentHash(sent, true).compose(hash -> settleUnknown(opened, pending, message, lost.reason(), hash))));

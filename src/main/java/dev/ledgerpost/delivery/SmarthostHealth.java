@@ -22,6 +22,10 @@ import org.slf4j.LoggerFactory;
  * whose back-off ends first gets one attempt, so a gateway whose smarthosts are all down notices the first
  * one back as soon as a client tries, as it does with a single smarthost, and pays one connection attempt
  * per client for it, not one per host.
+ *
+ * <p>It also keeps what each smarthost's last EHLO offered ({@link #learned}), so that SMTP intake offers a
+ * client what depends on the smarthost (DSN, BINARYMIME) only while the host new connections go to first
+ * offers it too ({@link #offers}): probed at start, refreshed with every connection a pool opens.
  */
 public final class SmarthostHealth {
   private static final Logger LOG = LoggerFactory.getLogger(SmarthostHealth.class);
@@ -34,6 +38,8 @@ public final class SmarthostHealth {
   private final long maxBackoffMillis;
   private final Clock clock;
   private final Map<Smarthost, Down> down = new ConcurrentHashMap<>();
+  private final Map<Smarthost, java.util.Set<String>> extensions = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicBoolean probeClaimed = new java.util.concurrent.atomic.AtomicBoolean();
 
   public SmarthostHealth(GatewayConfig.Downstream config, Clock clock) {
     this(config.hosts(), config.hostBackoff(), config.hostMaxBackoff(), clock);
@@ -135,5 +141,25 @@ public final class SmarthostHealth {
     if (was != null && hosts.size() > 1) {
       LOG.info("smarthost {} answers again (after {} failed round(s))", host, was.failures());
     }
+  }
+
+  /** A connection to {@code host} was opened and its EHLO (the last one, after STARTTLS) offered these keywords. */
+  void learned(Smarthost host, java.util.Set<String> keywords) {
+    java.util.Set<String> now = java.util.Set.copyOf(keywords);
+    java.util.Set<String> before = extensions.put(host, now);
+    if (!now.equals(before)) {
+      LOG.info("smarthost {} offers {}", host, new java.util.TreeSet<>(now));
+    }
+  }
+
+  /** Whether the host new connections go to first offered {@code keyword} at its last EHLO; false while unknown. */
+  public boolean offers(String keyword) {
+    java.util.Set<String> known = extensions.get(preferred());
+    return known != null && known.contains(keyword);
+  }
+
+  /** True for the first caller only: the one intake instance that probes the smarthosts at start. */
+  public boolean claimProbe() {
+    return probeClaimed.compareAndSet(false, true);
   }
 }

@@ -1,7 +1,6 @@
 package dev.ledgerpost.delivery;
 
 import io.vertx.core.Future;
-import io.vertx.core.buffer.Buffer;
 import java.util.function.Function;
 
 /**
@@ -41,14 +40,26 @@ interface WireTransaction {
     }
   }
 
-  /** Forwards RCPT TO; the reply is the downstream's verdict. */
-  Future<DownstreamReply> rcpt(String address);
+  /** Forwards RCPT TO with its DSN parameters (verbatim); the reply is the downstream's verdict. */
+  Future<DownstreamReply> rcpt(String address, RelayTransaction.RcptParameters parameters);
+
+  default Future<DownstreamReply> rcpt(String address) {
+    return rcpt(address, RelayTransaction.RcptParameters.NONE);
+  }
+
+  /** Whether the connection's EHLO offered a keyword (CHUNKING, BINARYMIME, DSN...). */
+  boolean offers(String keyword);
+
+  /** The command a body of this form goes down with on this connection: BDAT when it came with BDAT and CHUNKING is offered. */
+  dev.ledgerpost.metrics.GatewayMetrics.BodyCommand command(MessageData.Form form);
 
   /**
-   * DATA, then the trace header and the body (dot-stuffed wire form) and the final dot. Never fails: every
-   * end is a {@link DataResult}. The connection goes back to its pool, or is closed, before this completes.
+   * The trace header and the message: DATA, the trace, the body (dot-stuffed) and the final dot; or for a body
+   * that came with BDAT, to a smarthost that offers CHUNKING, one {@code BDAT <n> LAST} with the trace and the
+   * body as they are. Never fails: every end is a {@link DataResult} ("the final dot" is the last byte of the
+   * message either way). The connection goes back to its pool, or is closed, before this completes.
    */
-  Future<DataResult> data(byte[] trace, Buffer body);
+  Future<DataResult> data(byte[] trace, MessageData message);
 
   /** Resets the transaction (RSET) and releases the connection. Never fails. */
   Future<Void> abort();

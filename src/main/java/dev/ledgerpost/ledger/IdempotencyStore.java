@@ -60,15 +60,18 @@ final class IdempotencyStore {
       ,
       k AS (
         UPDATE idempotency_keys
-           SET state = 'OPENED', message_id = ($1::uuid[])[1], lease_until = now() + make_interval(secs => $20::float8),
+           SET state = 'OPENED', message_id = ($1::uuid[])[1], lease_until = now() + make_interval(secs => $LEASE::float8),
                updated_at = now()
-         WHERE owner = $18 AND key = $19 AND operation_id = ($1::uuid[])[1]
+         WHERE owner = $OWNER AND key = $KEY AND operation_id = ($1::uuid[])[1]
            AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = ($1::uuid[])[1]))
         RETURNING 1)
       SELECT m.id, NULL::int AS refused FROM m
       UNION ALL
       SELECT NULL, ledger_abort('the idempotency key of operation ' || ($1::uuid[])[1]::text || ' is no longer held by it')
-       WHERE (SELECT count(*) FROM k) = 0""";
+       WHERE (SELECT count(*) FROM k) = 0"""
+      // The key's three parameters come after the open's, however many those are.
+      .replace("$OWNER", "$" + (OpenBatch.PARAMETERS + 1)).replace("$KEY", "$" + (OpenBatch.PARAMETERS + 2))
+      .replace("$LEASE", "$" + (OpenBatch.PARAMETERS + 3));
   private static final String COMPLETE = """
       UPDATE idempotency_keys SET state = 'COMPLETED', response = #{response}, updated_at = now()
        WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op} AND state IN ('OPENED', 'COMPLETED')""";

@@ -73,11 +73,12 @@ public final class Ledger {
        LIMIT #{limit}""";
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
       , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.node_id, m.downstream_reply, m.last_error,
-        m.sent_sha256, r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
+        m.sent_sha256, m.dsn_ret, m.dsn_envid,
+        r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
         r.resolved_at AS resolution_at, r.proposal_id AS resolution_proposal
         FROM messages m LEFT JOIN resolutions r ON r.message_id = m.id WHERE m.id = #{id}""";
   private static final String RECIPIENTS = """
-      SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text
+      SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text, dsn_notify, dsn_orcpt
         FROM recipients WHERE message_id = #{id} ORDER BY idx""";
 
   private final Pool pool;
@@ -131,7 +132,8 @@ public final class Ledger {
             : Future.succeededFuture(rows.iterator().next()));
     return detail.compose(row -> SqlTemplate.forQuery(pool, RECIPIENTS)
         .mapTo(r -> new RecipientView(r.getString("address"), RecipientStatus.valueOf(r.getString("status")),
-            r.getString("rcpt_reply"), r.getInteger("reply_code"), r.getString("enhanced_code"), r.getString("reply_text")))
+            r.getString("rcpt_reply"), r.getInteger("reply_code"), r.getString("enhanced_code"), r.getString("reply_text"),
+            r.getString("dsn_notify"), r.getString("dsn_orcpt")))
         .execute(Map.of("id", get.id()))
         .compose(rows -> {
           List<RecipientView> recipients = new ArrayList<>();
@@ -151,7 +153,8 @@ public final class Ledger {
     }
     return new MessageDetail(summary(row), row.getString("auth_user"), row.getString("client_ip"), row.getString("helo"),
         row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
-        row.getString("last_error"), recipients, resolution, row.getString("sent_sha256"), proposals);
+        row.getString("last_error"), recipients, resolution, row.getString("dsn_ret"), row.getString("dsn_envid"),
+        row.getString("sent_sha256"), proposals);
   }
 
   public Future<Void> ping() {

@@ -22,10 +22,20 @@ public final class LedgerMessages {
     };
   }
 
-  /** One recipient as the transaction knows it when the ledger is opened. */
-  public record RecipientEntry(String address, RecipientStatus status, String rcptReply) {}
+  /**
+   * One recipient as the transaction knows it when the ledger is opened, with the RFC 3461 NOTIFY and ORCPT
+   * its RCPT carried (verbatim; null when absent).
+   */
+  public record RecipientEntry(String address, RecipientStatus status, String rcptReply, String dsnNotify, String dsnOrcpt) {
+    public RecipientEntry(String address, RecipientStatus status, String rcptReply) {
+      this(address, status, rcptReply, null, null);
+    }
+  }
 
-  /** Opens a PENDING entry; must commit before the body may go downstream. */
+  /**
+   * Opens a PENDING entry; must commit before the body may go downstream. {@code dsnRet} and {@code dsnEnvid}
+   * are MAIL's RFC 3461 RET and ENVID (verbatim; null when absent).
+   */
   public record Open(
       UUID id,
       Intake intake,
@@ -38,7 +48,16 @@ public final class LedgerMessages {
       String sha256,
       String route,
       OffsetDateTime receivedAt,
-      List<RecipientEntry> recipients) {
+      List<RecipientEntry> recipients,
+      String dsnRet,
+      String dsnEnvid) {
+
+    public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
+        String messageIdHeader, long size, String sha256, String route, OffsetDateTime receivedAt,
+        List<RecipientEntry> recipients) {
+      this(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt, recipients,
+          null, null);
+    }
 
     public int pendingRecipients() {
       return (int) recipients.stream().filter(r -> r.status() == RecipientStatus.PENDING).count();
@@ -99,7 +118,8 @@ public final class LedgerMessages {
   public record Get(UUID id) {}
 
   public record RecipientView(
-      String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText) {}
+      String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText,
+      String dsnNotify, String dsnOrcpt) {}
 
   /**
    * What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. {@code proposal} is
@@ -120,6 +140,8 @@ public final class LedgerMessages {
       String lastError,
       List<RecipientView> recipients,
       ResolutionView resolution,
+      String dsnRet,
+      String dsnEnvid,
       String sentSha256,
       List<ReconcileMessages.ProposalView> proposals) {}
 

@@ -24,29 +24,36 @@ import java.util.UUID;
  * finds the entries an earlier attempt committed.
  */
 final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
-  /** The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$17 ($17: the node that opens them). */
+  /**
+   * The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$21 ({@link #PARAMETERS}; $17: the
+   * node that opens them; $18..$21 (V80): the RFC 3461 DSN parameters, RET and ENVID per message, NOTIFY and
+   * ORCPT per recipient).
+   */
   static final String WRITES = """
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
       m AS (
         INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
-                              body_sha256, route, status, version, received_at, open_seq, node_id)
+                              body_sha256, route, status, version, received_at, open_seq, node_id, dsn_ret, dsn_envid)
         SELECT t.id, t.intake, t.auth_user, t.client_ip, t.helo, t.mail_from, t.message_id_header, t.size_bytes,
-               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text
+               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text, t.dsn_ret, t.dsn_envid
           FROM q, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
-                         $9::text[], $10::text[], $11::timestamptz[])
+                         $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[])
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
-                    received_at)
+                    received_at, dsn_ret, dsn_envid)
         %s
         RETURNING id),
       r AS (
-        INSERT INTO recipients (message_id, idx, address, status, rcpt_reply)
-        SELECT x.message_id, x.idx, x.address, x.status, x.reply
-          FROM unnest($12::uuid[], $13::int[], $14::text[], $15::text[], $16::text[]) AS x(message_id, idx, address, status, reply)
+        INSERT INTO recipients (message_id, idx, address, status, rcpt_reply, dsn_notify, dsn_orcpt)
+        SELECT x.message_id, x.idx, x.address, x.status, x.reply, x.dsn_notify, x.dsn_orcpt
+          FROM unnest($12::uuid[], $13::int[], $14::text[], $15::text[], $16::text[], $20::text[], $21::text[])
+               AS x(message_id, idx, address, status, reply, dsn_notify, dsn_orcpt)
          WHERE x.message_id IN (SELECT id FROM m)),
       o AS (
         INSERT INTO outbox (seq, type, message_ids, versions)
         SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)""";
   static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
+  /** How many parameters {@link #WRITES} takes: a statement built on it numbers its own from {@code PARAMETERS + 1}. */
+  static final int PARAMETERS = 21;
   private static final String FIRST = WRITES.formatted("") + "\nSELECT id FROM m";
   private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + "\nSELECT id FROM m";
 
@@ -75,7 +82,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     return written.compose(rows -> answers(pool, batch, inserted(rows)));
   }
 
-  /** The seventeen parameters of {@link #WRITES}: sixteen arrays, and the node's id. */
+  /** The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, and four arrays of DSN parameters. */
   static List<Object> params(List<Open> batch, String nodeId) {
     int n = batch.size();
     UUID[] ids = new UUID[n];
@@ -89,6 +96,10 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     String[] hashes = new String[n];
     String[] routes = new String[n];
     OffsetDateTime[] received = new OffsetDateTime[n];
+    String[] rets = new String[n];
+    String[] envids = new String[n];
+    List<String> rNotify = new ArrayList<>();
+    List<String> rOrcpt = new ArrayList<>();
     List<UUID> rMessage = new ArrayList<>();
     List<Integer> rIdx = new ArrayList<>();
     List<String> rAddress = new ArrayList<>();
@@ -107,6 +118,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       hashes[i] = o.sha256();
       routes[i] = o.route();
       received[i] = o.receivedAt();
+      rets[i] = o.dsnRet();
+      envids[i] = LedgerText.storable(o.dsnEnvid());
       List<RecipientEntry> rs = o.recipients();
       for (int j = 0; j < rs.size(); j++) {
         rMessage.add(o.id());
@@ -114,11 +127,14 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         rAddress.add(LedgerText.storable(rs.get(j).address()));
         rStatus.add(rs.get(j).status().name());
         rReply.add(LedgerText.storable(rs.get(j).rcptReply()));
+        rNotify.add(rs.get(j).dsnNotify());
+        rOrcpt.add(LedgerText.storable(rs.get(j).dsnOrcpt()));
       }
     }
     return new ArrayList<>(List.of(ids, intakes, users, ips, helos, froms, messageIds, sizes, hashes, routes, received,
         rMessage.toArray(new UUID[0]), rIdx.toArray(new Integer[0]), rAddress.toArray(new String[0]),
-        rStatus.toArray(new String[0]), rReply.toArray(new String[0]), nodeId));
+        rStatus.toArray(new String[0]), rReply.toArray(new String[0]), nodeId, rets, envids,
+        rNotify.toArray(new String[0]), rOrcpt.toArray(new String[0])));
   }
 
   static Set<UUID> inserted(RowSet<Row> rows) {

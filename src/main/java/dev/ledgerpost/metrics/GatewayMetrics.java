@@ -25,6 +25,14 @@ public interface GatewayMetrics {
   enum ProposalConfidence { EXACT, WEAK }
 
   enum ProposalOutcome { DELIVERED, NOT_DELIVERED }
+  /** The command that carried an SMTP message body: DATA, or BDAT chunks (RFC 3030). */
+  enum BodyCommand { DATA, BDAT }
+
+  /**
+   * How one webhook attempt ended: delivered (2xx), retrying (another attempt follows), failed (the schedule's
+   * last attempt failed: the delivery is FAILED), gone (410: the endpoint is disabled).
+   */
+  enum WebhookResult { DELIVERED, RETRYING, FAILED, GONE }
 
   /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
   void smtpReply(int code, Stage stage, long nanos);
@@ -42,6 +50,18 @@ public interface GatewayMetrics {
 
   /** A reconcile proposal written by this node. */
   void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome);
+
+  /** An SMTP message body was received whole (DATA's final dot, BDAT LAST), whatever became of it. */
+  void smtpTransaction(BodyCommand command);
+
+  /** A message body went to the smarthost, as DATA or as BDAT (a smarthost's own log may not say which). */
+  void downstreamTransaction(BodyCommand command);
+
+  /** One webhook attempt's end; {@code endpoint} is a configured endpoint's name (a bounded set). */
+  void webhookAttempt(String endpoint, WebhookResult result);
+
+  /** A configured webhook endpoint: its counters exist (at zero) from the start. */
+  default void webhookEndpoint(String endpoint) {}
 
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
   void gauge(String name, String help, DoubleSupplier value);
@@ -70,6 +90,15 @@ public interface GatewayMetrics {
 
     @Override
     public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {}
+
+    @Override
+    public void smtpTransaction(BodyCommand command) {}
+
+    @Override
+    public void downstreamTransaction(BodyCommand command) {}
+
+    @Override
+    public void webhookAttempt(String endpoint, WebhookResult result) {}
 
     @Override
     public void gauge(String name, String help, DoubleSupplier value) {}

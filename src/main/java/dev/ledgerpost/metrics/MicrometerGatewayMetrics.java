@@ -35,6 +35,9 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<AuthFailure, Counter> authFailures = new EnumMap<>(AuthFailure.class);
   private final Map<RateLimit, Counter> rateLimits = new EnumMap<>(RateLimit.class);
   private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
+  private final Map<BodyCommand, Counter> bodies = new EnumMap<>(BodyCommand.class);
+  private final Map<BodyCommand, Counter> relayed = new EnumMap<>(BodyCommand.class);
+  private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
   private final Timer delivery;
 
   public MicrometerGatewayMetrics(MeterRegistry registry) {
@@ -68,6 +71,14 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
             .description("Reconcile proposals written by this node, by confidence and outcome")
             .tag("confidence", tag(c)).tag("outcome", tag(o)).register(registry));
       }
+    }
+    for (BodyCommand c : BodyCommand.values()) {
+      bodies.put(c, Counter.builder("ledgerpost.smtp.transactions")
+          .description("SMTP message bodies received whole, by the command that carried them: data, bdat (RFC 3030)")
+          .tag("command", tag(c)).register(registry));
+      relayed.put(c, Counter.builder("ledgerpost.downstream.transactions")
+          .description("Message bodies sent to the smarthost, by command: data, bdat (when it offers CHUNKING)")
+          .tag("command", tag(c)).register(registry));
     }
     for (String cause : RETRY_CAUSES) {
       retries.put(cause, Counter.builder("ledgerpost.ledger.retries").description("Whole-transaction retries by SQLSTATE")
@@ -136,6 +147,32 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {
     proposals.get(confidence.name() + outcome.name()).increment();
+  }
+
+  @Override
+  public void smtpTransaction(BodyCommand command) {
+    bodies.get(command).increment();
+  }
+
+  @Override
+  public void downstreamTransaction(BodyCommand command) {
+    relayed.get(command).increment();
+  }
+
+  @Override
+  public void webhookAttempt(String endpoint, WebhookResult result) {
+    webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(result), k -> Counter.builder("ledgerpost.webhook.deliveries")
+        .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
+        .tag("endpoint", endpoint).tag("result", tag(result)).register(registry)).increment();
+  }
+
+  @Override
+  public void webhookEndpoint(String endpoint) {
+    for (WebhookResult r : WebhookResult.values()) {
+      webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(r), k -> Counter.builder("ledgerpost.webhook.deliveries")
+          .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
+          .tag("endpoint", endpoint).tag("result", tag(r)).register(registry));
+    }
   }
 
   @Override

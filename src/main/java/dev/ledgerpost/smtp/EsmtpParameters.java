@@ -14,15 +14,37 @@ import java.util.Map;
 final class EsmtpParameters {
   private EsmtpParameters() {}
 
+  /** Which of the parameters that depend on the smarthost this session's EHLO offered. */
+  record Offered(boolean dsn, boolean binaryMime) {
+    static final Offered NONE = new Offered(false, false);
+  }
+
   /** What MAIL's parameters say, or the reply that refuses them (then the rest is meaningless). */
-  record Mail(Reply refusal, long declaredSize, boolean eightBit, boolean smtpUtf8) {
+  record Mail(Reply refusal, long declaredSize, boolean eightBit, boolean smtpUtf8, boolean binaryMime, String ret,
+      String envid) {
     static Mail refused(Reply reply) {
-      return new Mail(reply, 0, false, false);
+      return new Mail(reply, 0, false, false, false, null, null);
     }
   }
 
-  /** MAIL's parameters: SIZE (RFC 1870), BODY (RFC 6152), SMTPUTF8 (RFC 6531) and AUTH (RFC 4954, advisory). */
+  /** What RCPT's parameters say (RFC 3461's NOTIFY and ORCPT, verbatim), or the reply that refuses them. */
+  record Rcpt(Reply refusal, String dsnNotify, String dsnOrcpt) {
+    static final Rcpt NONE = new Rcpt(null, null, null);
+  }
+
+  /** RFC 3461 §4.4: an ENVID is at most 100 characters; §4.2: an ORCPT at most 500. */
+  static final int MAX_ENVID = 100;
+  static final int MAX_ORCPT = 500;
+
   static Mail mail(List<String> words, long maxMessageSize) {
+    return mail(words, maxMessageSize, Offered.NONE);
+  }
+
+  /**
+   * MAIL's parameters: SIZE (RFC 1870), BODY (RFC 6152; BINARYMIME, RFC 3030, when offered), SMTPUTF8
+   * (RFC 6531), AUTH (RFC 4954, advisory), and RET and ENVID (RFC 3461, when DSN was offered).
+   */
+  static Mail mail(List<String> words, long maxMessageSize, Offered offered) {
     Map<String, String> values = new LinkedHashMap<>();
     Reply syntax = parse(words, values);
     if (syntax != null) {
@@ -30,7 +52,10 @@ final class EsmtpParameters {
     }
     long declaredSize = 0;
     boolean eightBit = false;
+    boolean binaryMime = false;
     boolean smtpUtf8 = false;
+    String ret = null;
+    String envid = null;
     for (Map.Entry<String, String> p : values.entrySet()) {
       String value = p.getValue();
       switch (p.getKey()) {
@@ -48,8 +73,10 @@ final class EsmtpParameters {
             return Mail.refused(Replies.SYNTAX);
           }
           String body = value.toUpperCase(Locale.ROOT);
-          if (!body.equals("8BITMIME") && !body.equals("7BIT")) {
-            return Mail.refused(Replies.UNSUPPORTED_PARAMETER); // BINARYMIME needs CHUNKING, not offered
+          if (body.equals("BINARYMIME") && offered.binaryMime()) {
+            binaryMime = true;
+          } else if (!body.equals("8BITMIME") && !body.equals("7BIT")) {
+            return Mail.refused(Replies.UNSUPPORTED_PARAMETER); // BINARYMIME only while the smarthost takes it
           }
           eightBit = body.equals("8BITMIME");
         }
@@ -64,22 +91,147 @@ final class EsmtpParameters {
             return Mail.refused(Replies.SYNTAX);
           }
         }
+        case "RET" -> {
+          if (!offered.dsn()) {
+            return Mail.refused(Replies.UNSUPPORTED_PARAMETER);
+          }
+          if (value == null || !(value.equalsIgnoreCase("FULL") || value.equalsIgnoreCase("HDRS"))) {
+            return Mail.refused(Replies.BAD_DSN_PARAMETER);
+          }
+          ret = value;
+        }
+        case "ENVID" -> {
+          if (!offered.dsn()) {
+            return Mail.refused(Replies.UNSUPPORTED_PARAMETER);
+          }
+          if (value == null || value.length() > MAX_ENVID || !xtext(value, false)) {
+            return Mail.refused(Replies.BAD_DSN_PARAMETER);
+          }
+          envid = value;
+        }
         default -> {
           return Mail.refused(Replies.UNSUPPORTED_PARAMETER);
         }
       }
     }
-    return new Mail(null, declaredSize, eightBit, smtpUtf8);
+    return new Mail(null, declaredSize, eightBit, smtpUtf8, binaryMime, ret, envid);
   }
 
-  /** RCPT's parameters: none is offered (no DSN), so any well-formed one is 555; null when there are none. */
+  /** RCPT's parameters without DSN offered: any well-formed one is 555; null when there are none. */
   static Reply rcpt(List<String> words) {
+    return rcpt(words, false, false).refusal();
+  }
+
+  /**
+   * RCPT's parameters: NOTIFY and ORCPT (RFC 3461) when DSN was offered, validated and kept verbatim;
+   * anything else is 555. {@code smtpUtf8}: the transaction's MAIL said SMTPUTF8, so a {@code utf-8} ORCPT
+   * may carry UTF-8 as it is (RFC 6533 §3).
+   */
+  static Rcpt rcpt(List<String> words, boolean dsnOffered, boolean smtpUtf8) {
     Map<String, String> values = new LinkedHashMap<>();
     Reply syntax = parse(words, values);
     if (syntax != null) {
-      return syntax;
+      return new Rcpt(syntax, null, null);
     }
-    return values.isEmpty() ? null : Replies.UNSUPPORTED_PARAMETER;
+    String notify = null;
+    String orcpt = null;
+    for (Map.Entry<String, String> p : values.entrySet()) {
+      String value = p.getValue();
+      switch (p.getKey()) {
+        case "NOTIFY" -> {
+          if (!dsnOffered) {
+            return new Rcpt(Replies.UNSUPPORTED_PARAMETER, null, null);
+          }
+          if (!notify(value)) {
+            return new Rcpt(Replies.BAD_DSN_PARAMETER, null, null);
+          }
+          notify = value;
+        }
+        case "ORCPT" -> {
+          if (!dsnOffered) {
+            return new Rcpt(Replies.UNSUPPORTED_PARAMETER, null, null);
+          }
+          if (!orcpt(value, smtpUtf8)) {
+            return new Rcpt(Replies.BAD_DSN_PARAMETER, null, null);
+          }
+          orcpt = value;
+        }
+        default -> {
+          return new Rcpt(Replies.UNSUPPORTED_PARAMETER, null, null);
+        }
+      }
+    }
+    return notify == null && orcpt == null ? Rcpt.NONE : new Rcpt(null, notify, orcpt);
+  }
+
+  /** RFC 3461 §4.1: "NEVER", or one or more of SUCCESS, FAILURE, DELAY, comma-separated, each at most once. */
+  static boolean notify(String value) {
+    if (value == null || value.isEmpty()) {
+      return false;
+    }
+    String[] words = value.toUpperCase(Locale.ROOT).split(",", -1);
+    if (words.length == 1 && words[0].equals("NEVER")) {
+      return true;
+    }
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (String w : words) {
+      if (!(w.equals("SUCCESS") || w.equals("FAILURE") || w.equals("DELAY")) || !seen.add(w)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * RFC 3461 §4.2: {@code addr-type ";" xtext}, at most 500 characters. The addr-type is an atom (rfc822,
+   * utf-8...); UTF-8 as it is only in a {@code utf-8} address of an SMTPUTF8 transaction (RFC 6533 §3).
+   */
+  static boolean orcpt(String value, boolean smtpUtf8) {
+    if (value == null || value.length() > MAX_ORCPT) {
+      return false;
+    }
+    int semi = value.indexOf(';');
+    if (semi <= 0 || semi == value.length() - 1) {
+      return false;
+    }
+    String type = value.substring(0, semi);
+    for (int i = 0; i < type.length(); i++) {
+      char c = type.charAt(i);
+      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+        return false;
+      }
+    }
+    return xtext(value.substring(semi + 1), smtpUtf8 && type.equalsIgnoreCase("utf-8"));
+  }
+
+  /**
+   * RFC 3461 §4: xtext is printable US-ASCII but "+" and "=", and "+" followed by two upper-case hex
+   * digits for any other octet. {@code utf8}: characters beyond ASCII are allowed as they are too.
+   */
+  static boolean xtext(String value, boolean utf8) {
+    if (value.isEmpty()) {
+      return false;
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == '+') {
+        if (i + 2 >= value.length() || !upperHex(value.charAt(i + 1)) || !upperHex(value.charAt(i + 2))) {
+          return false;
+        }
+        i += 2;
+      } else if (c >= 0x80) {
+        if (!utf8) {
+          return false;
+        }
+      } else if (c < '!' || c > '~' || c == '=') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean upperHex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
   }
 
   /** Fills keyword (upper case) to value (null when none); the 501 reply when one is malformed or repeated. */

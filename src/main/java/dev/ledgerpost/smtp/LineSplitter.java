@@ -38,6 +38,24 @@ public final class LineSplitter {
     }
   }
 
+  /**
+   * Feeds bytes up to and including the first LF, and no further: the transport pulls one line at a time,
+   * so that the bytes after a BDAT command are never cut into lines. Answers how many bytes it took (all of
+   * them when there is no LF among them; the line then stays {@link #partial()}).
+   */
+  public int feedLine(byte[] data, int off, int len, Consumer<Line> sink) {
+    int end = off + len;
+    for (int i = off; i < end; i++) {
+      byte b = data[i];
+      if (b == '\n') {
+        emit(sink);
+        return i + 1 - off;
+      }
+      append(b);
+    }
+    return len;
+  }
+
   /** True while part of a line has arrived without its end. */
   public boolean partial() {
     return len > 0 || overflow;

@@ -21,7 +21,7 @@ public final class Replies {
   public static final Reply SENDER_OK = Reply.of(250, "2.1.0", "Sender OK");
   public static final Reply VRFY = Reply.of(252, "2.5.0", "Cannot VRFY user, but will accept message and attempt delivery");
   public static final Reply HELP = new Reply(214, "2.0.0", java.util.List.of(
-      "Commands: EHLO HELO MAIL RCPT DATA RSET NOOP QUIT VRFY HELP STARTTLS AUTH",
+      "Commands: EHLO HELO MAIL RCPT DATA BDAT RSET NOOP QUIT VRFY HELP STARTTLS AUTH",
       "Ledgerpost relays to its smarthost and records every message in its ledger"));
   public static final Reply START_DATA = Reply.plain(354, "End data with <CR><LF>.<CR><LF>");
   public static final Reply READY_TLS = Reply.of(220, "2.0.0", "Ready to start TLS");
@@ -52,6 +52,8 @@ public final class Replies {
   public static final Reply SYNTAX = Reply.of(501, "5.5.4", "Syntax error in parameters or arguments");
   public static final Reply BAD_SIZE = Reply.of(501, "5.5.4", "SIZE= needs a number of octets (RFC 1870)");
   public static final Reply REPEATED_PARAMETER = Reply.of(501, "5.5.4", "A MAIL/RCPT parameter is given more than once");
+  public static final Reply BAD_DSN_PARAMETER = Reply.of(501, "5.5.4", "Bad DSN parameter (RFC 3461: RET, ENVID, NOTIFY or ORCPT)");
+  public static final Reply BDAT_SYNTAX = Reply.of(501, "5.5.4", "Syntax: BDAT <octets> [LAST]; closing, as the chunk cannot be skipped");
   public static final Reply BAD_SENDER = Reply.of(501, "5.1.7", "Bad sender address syntax");
   public static final Reply BAD_RECIPIENT = Reply.of(501, "5.1.3", "Bad recipient address syntax");
   public static final Reply HELO_REQUIRED = Reply.of(501, "5.5.4", "HELO/EHLO requires a domain or address literal");
@@ -61,6 +63,8 @@ public final class Replies {
   public static final Reply NEED_HELO = Reply.of(503, "5.5.1", "Send HELO or EHLO first");
   public static final Reply NESTED_MAIL = Reply.of(503, "5.5.1", "Sender already given; RSET first");
   public static final Reply NEED_MAIL = Reply.of(503, "5.5.1", "Send MAIL FROM first");
+  public static final Reply DATA_AFTER_BDAT = Reply.of(503, "5.5.1", "DATA not allowed after BDAT in one transaction; RSET first");
+  public static final Reply BINARYMIME_NEEDS_BDAT = Reply.of(503, "5.5.1", "BODY=BINARYMIME needs BDAT, not DATA");
   public static final Reply NEED_RCPT = Reply.of(503, "5.5.1", "Send RCPT TO first");
   public static final Reply ALREADY_AUTHENTICATED = Reply.of(503, "5.5.1", "Already authenticated");
   public static final Reply AUTH_IN_TRANSACTION = Reply.of(503, "5.5.1", "AUTH not allowed during a mail transaction");
@@ -77,7 +81,14 @@ public final class Replies {
   public static final Reply NO_VALID_RECIPIENTS = Reply.of(554, "5.5.1", "No valid recipients");
   public static final Reply BARE_LINE_ENDING = Reply.of(554, "5.6.0", "Message refused: bare CR or LF; lines must end with CRLF");
   public static final Reply DATA_LINE_TOO_LONG = Reply.of(554, "5.6.0", "Message refused: a line exceeds 1000 octets");
+  public static final Reply BODY_NOT_RELAYABLE = Reply.of(554, "5.6.1",
+      "Message refused: the smarthost does not take BDAT (or BINARYMIME), and this body cannot go as DATA unchanged");
   public static final Reply UNSUPPORTED_PARAMETER = Reply.of(555, "5.5.4", "Unsupported MAIL/RCPT parameter");
+
+  /** A BDAT chunk that is not the last, received whole (RFC 3030 §2: each chunk has its reply). */
+  public static Reply chunkReceived(long octets) {
+    return Reply.of(250, "2.0.0", octets + " octets received");
+  }
 
   /** A downstream verdict on MAIL or RCPT, passed on with its class, enhanced code and text. */
   public static Reply mirror(DownstreamReply r, String defaultDetail) {

@@ -15,16 +15,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The thin transport between a socket and a {@link SmtpSession}: cuts input into lines, feeds them
- * one at a time (pipelined commands wait their turn), writes replies, upgrades to TLS, and enforces
- * the idle and command timeouts and the minimum DATA rate.
+ * The thin transport between a socket and a {@link SmtpSession}: keeps the bytes read and not yet used, cuts
+ * the next line off them only when the session is ready for it (pipelined commands wait their turn), hands a
+ * BDAT chunk's bytes over as they are, writes replies, upgrades to TLS, and enforces the idle and command
+ * timeouts and the minimum DATA rate.
  */
 final class SmtpConnection {
   private static final Logger LOG = LoggerFactory.getLogger(SmtpConnection.class);
   /** Generous for AUTH lines (RFC 4954 allows 12288 octets); DATA lines are held to 998 by the reader. */
   private static final int MAX_LINE = 12288;
-  /** Pipelined lines buffered before the socket is paused. */
-  private static final int MAX_QUEUED = 1000;
+  /** Bytes read and not yet used (pipelined commands, a chunk while a reply is worked out) before the socket is paused. */
+  private static final int MAX_UNREAD = 256 * 1024;
 
   private enum Timer { NONE, IDLE, COMMAND }
 
@@ -42,7 +43,14 @@ final class SmtpConnection {
   private final Duration idleTimeout;
   private final Duration commandTimeout;
   private final LineSplitter splitter = new LineSplitter(MAX_LINE);
-  private final Deque<Line> queue = new ArrayDeque<>();
+  /**
+   * What the client sent that the session has not taken yet. Lines are cut off it one at a time, when the
+   * session is ready for the next: after a BDAT command the bytes that follow are its chunk, never lines.
+   */
+  private final Deque<byte[]> unread = new ArrayDeque<>();
+  /** Bytes of the first array of {@link #unread} already used. */
+  private int unreadOffset;
+  private long unreadBytes;
   private final Runnable onClosed;
   private final GatewayMetrics metrics;
   private final DataRate minDataRate;
@@ -101,7 +109,7 @@ final class SmtpConnection {
       cancelTimer();
       stopDataRate();
       closing = true;
-      queue.clear();
+      clearUnread();
       session.closed();
       onClosed.run();
     });
@@ -133,25 +141,41 @@ final class SmtpConnection {
         return;
       }
     }
-    if (!busy && queue.isEmpty() && !splitter.partial() && session.readingData()) {
-      // The fast path of a message body: its bytes go to the session as they are, not line by line.
-      int end = session.body(bytes, 0, bytes.length);
-      dataBytes += end < 0 ? bytes.length : end;
-      if (end >= 0) {
-        stopDataRate(); // the final dot: what follows is the relay's time, not the client's
-        react(session.endOfData(), GatewayMetrics.Stage.DATA, System.nanoTime());
-        if (end < bytes.length) {
-          splitter.feed(bytes, end, bytes.length - end, queue::add); // commands pipelined after the dot
-        }
-      }
-    } else {
-      splitter.feed(bytes, 0, bytes.length, queue::add);
+    if (bytes.length > 0) {
+      unread.add(bytes);
+      unreadBytes += bytes.length;
     }
-    if (queue.size() > MAX_QUEUED && !paused) {
+    pump();
+    if (unreadBytes > MAX_UNREAD && !paused && !closing) {
       paused = true;
       socket.pause();
     }
-    pump();
+  }
+
+  private void clearUnread() {
+    unread.clear();
+    unreadOffset = 0;
+    unreadBytes = 0;
+  }
+
+  /** The first {@code n} bytes of {@link #unread} are used. */
+  private void consumed(int n) {
+    unreadOffset += n;
+    unreadBytes -= n;
+    if (unreadOffset == unread.peekFirst().length) {
+      unread.pollFirst();
+      unreadOffset = 0;
+    }
+  }
+
+  /** The next whole line of {@link #unread}, or null when it holds none (a part of one stays in the splitter). */
+  private Line nextLine() {
+    Line[] line = {null};
+    while (line[0] == null && !unread.isEmpty()) {
+      byte[] head = unread.peekFirst();
+      consumed(splitter.feedLine(head, unreadOffset, head.length - unreadOffset, l -> line[0] = l));
+    }
+    return line[0];
   }
 
   /** The bytes to go on with, or null while undecided or after refusing a PROXY header. */
@@ -178,7 +202,42 @@ final class SmtpConnection {
 
   private void pump() {
     while (!busy && !closing) {
-      Line line = queue.poll();
+      if (session.readingChunk()) {
+        // A BDAT chunk: exactly its bytes go to the session as they are; what follows is the next command.
+        if (session.chunkRemaining() > 0) {
+          if (unread.isEmpty()) {
+            break;
+          }
+          byte[] head = unread.peekFirst();
+          int n = (int) Math.min(session.chunkRemaining(), head.length - unreadOffset);
+          session.chunk(head, unreadOffset, n);
+          consumed(n);
+          dataBytes += n;
+        }
+        if (session.chunkRemaining() == 0) {
+          stopDataRate(); // the chunk is in: what follows is the gateway's time (for BDAT LAST, the relay's)
+          if (session.lastChunkOfMessage()) {
+            metrics.smtpTransaction(GatewayMetrics.BodyCommand.BDAT);
+          }
+          react(session.endOfChunk(), GatewayMetrics.Stage.DATA, System.nanoTime());
+        }
+        continue;
+      }
+      if (session.readingData() && !splitter.partial() && !unread.isEmpty()) {
+        // The fast path of a message body: its bytes go to the session as they are, not line by line.
+        byte[] head = unread.peekFirst();
+        int end = session.body(head, unreadOffset, head.length - unreadOffset);
+        int used = end < 0 ? head.length - unreadOffset : end - unreadOffset;
+        consumed(used);
+        dataBytes += used;
+        if (end >= 0) {
+          stopDataRate(); // the final dot: what follows is the relay's time, not the client's
+          metrics.smtpTransaction(GatewayMetrics.BodyCommand.DATA);
+          react(session.endOfData(), GatewayMetrics.Stage.DATA, System.nanoTime());
+        }
+        continue;
+      }
+      Line line = nextLine();
       if (line == null) {
         break;
       }
@@ -191,22 +250,26 @@ final class SmtpConnection {
       Future<SmtpSession.Step> step = session.input(line);
       if (inData && !session.readingData()) {
         stopDataRate(); // the final dot: what follows is the relay's time, not the client's
+        metrics.smtpTransaction(GatewayMetrics.BodyCommand.DATA);
       }
       if (step.isComplete() && step.succeeded() && step.result().reply() == null) {
-        continue; // a DATA body line: nothing to say yet
+        if (step.result().action() == SmtpSession.Action.READ_CHUNK) {
+          startDataRate(); // a BDAT chunk follows: the minimum rate holds for it as for a DATA body
+        }
+        continue; // a DATA body line, or a BDAT command: nothing to say yet
       }
       react(step, stage, started);
     }
-    if (paused && queue.size() < MAX_QUEUED / 2) {
+    if (paused && unreadBytes < MAX_UNREAD / 2) {
       paused = false;
       socket.resume();
     }
     if (!busy && !closing) {
-      if (session.readingData()) {
+      if (session.readingData() || session.readingChunk()) {
         if (timerKind != Timer.COMMAND) {
           arm(Timer.COMMAND);
         }
-      } else if (!splitter.partial() && queue.isEmpty()) {
+      } else if (!splitter.partial() && unread.isEmpty()) {
         arm(Timer.IDLE);
       }
     }
@@ -249,7 +312,7 @@ final class SmtpConnection {
     }
     switch (action) {
       case CLOSE -> closeAfter(reply);
-      case READ_DATA -> {
+      case READ_DATA, READ_CHUNK -> {
         arm(Timer.COMMAND);
         startDataRate();
       }
@@ -264,7 +327,7 @@ final class SmtpConnection {
 
   private void startTls(Reply ready) {
     // Anything the client pipelined after STARTTLS was sent in clear and must not be acted on.
-    queue.clear();
+    clearUnread();
     splitter.reset();
     busy = true;
     // The 220 goes out as the last plaintext message of the upgrade itself: written separately, the
@@ -276,7 +339,7 @@ final class SmtpConnection {
         close();
         return;
       }
-      session.tlsStarted();
+      session.tlsStarted(cipher(socket));
       pump();
     });
   }
@@ -346,7 +409,7 @@ final class SmtpConnection {
    */
   private void checkDataRate() {
     rateTimerId = -1;
-    if (closing || !session.readingData()) {
+    if (closing || !(session.readingData() || session.readingChunk())) {
       return;
     }
     long elapsedNanos = System.nanoTime() - dataStartNanos;
@@ -367,6 +430,16 @@ final class SmtpConnection {
     if (rateTimerId >= 0) {
       vertx.cancelTimer(rateTimerId);
       rateTimerId = -1;
+    }
+  }
+
+  /** "TLSv1.3 with cipher TLS_AES_256_GCM_SHA384", as Postfix's Received: header says it; null if unknown. */
+  static String cipher(NetSocket socket) {
+    try {
+      javax.net.ssl.SSLSession ssl = socket.sslSession();
+      return ssl == null ? null : ssl.getProtocol() + " with cipher " + ssl.getCipherSuite();
+    } catch (RuntimeException e) {
+      return null;
     }
   }
 

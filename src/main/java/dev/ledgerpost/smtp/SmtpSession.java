@@ -3,6 +3,7 @@ package dev.ledgerpost.smtp;
 import dev.ledgerpost.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.DownstreamUnavailable;
+import dev.ledgerpost.delivery.MessageData;
 import dev.ledgerpost.delivery.Relay;
 import dev.ledgerpost.delivery.RelayTransaction;
 import dev.ledgerpost.delivery.Submission;
@@ -26,8 +27,12 @@ public final class SmtpSession {
   private static final Logger LOG = LoggerFactory.getLogger(SmtpSession.class);
   private static final int MAX_AUTH_FAILURES = 3;
 
-  /** What the transport does after writing the step's reply. */
-  public enum Action { NONE, READ_DATA, START_TLS, CLOSE }
+  /**
+   * What the transport does after writing the step's reply. READ_CHUNK: the next {@link #chunkRemaining()}
+   * bytes are a BDAT chunk, to be handed to {@link #chunk} as they are (never cut into lines), then
+   * {@link #endOfChunk()}; the step has no reply, the chunk's comes from {@link #endOfChunk()}.
+   */
+  public enum Action { NONE, READ_DATA, READ_CHUNK, START_TLS, CLOSE }
 
   /** A reply (null: none, mid-DATA) and the transport's next move. */
   public record Step(Reply reply, Action action) {
@@ -83,6 +88,10 @@ public final class SmtpSession {
   private String helo;
   private boolean esmtp;
   private boolean tls;
+  /** The client's TLS protocol and cipher, for the Received: header; null without TLS or when unknown. */
+  private String tlsCipher;
+  /** What this session's EHLO offered that depends on the smarthost (DSN, BINARYMIME): MAIL and RCPT hold to it. */
+  private EsmtpParameters.Offered offered = EsmtpParameters.Offered.NONE;
   private String authUser;
   private int authFailures;
   private AuthExchange auth;
@@ -96,7 +105,20 @@ public final class SmtpSession {
   private int recipientCount;
   /** MAIL's SIZE=, if any: the body's buffer starts that large instead of growing to it. */
   private long declaredSize;
+  private boolean binaryMime;
   private DataReader data;
+
+  // BDAT (RFC 3030): the transaction's body so far, and the chunk being read.
+  private ChunkReader chunks;
+  /** A chunk is being read: {@link #chunkLeft} more bytes, then {@link #endOfChunk()}. */
+  private boolean readingChunk;
+  private long chunkLeft;
+  private long chunkSize;
+  private boolean chunkLast;
+  /** The reply the chunk being read gets whatever it holds (no MAIL, no recipient...): its bytes are dropped. */
+  private Reply chunkRefusal;
+  /** A chunk of this transaction failed (over the size limit): the rest of its chunks get this reply, up to BDAT LAST or RSET. */
+  private Reply chunksFailed;
 
   public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, String clientIp) {
     this(settings, relay, authenticator, policy, Guards.none(), clientIp);
@@ -122,9 +144,24 @@ public final class SmtpSession {
     return data != null;
   }
 
-  /** True between MAIL and the end of DATA (or RSET). */
+  /** True between MAIL and the end of DATA or BDAT LAST (or RSET). */
   public boolean inTransaction() {
-    return txn != null || data != null;
+    return txn != null || data != null || readingChunk || chunks != null || chunksFailed != null;
+  }
+
+  /** True while a BDAT chunk is being read: the transport hands its bytes to {@link #chunk}, not to {@link #input}. */
+  public boolean readingChunk() {
+    return readingChunk;
+  }
+
+  /** Bytes of the current chunk still to come. */
+  public long chunkRemaining() {
+    return chunkLeft;
+  }
+
+  /** The current chunk is a BDAT LAST whose body will be delivered or refused (for the transaction count). */
+  public boolean lastChunkOfMessage() {
+    return readingChunk && chunkLast && chunkRefusal == null;
   }
 
   /** Shutdown has begun: the next command is answered 421 4.3.2; what is in flight finishes. */
@@ -138,7 +175,14 @@ public final class SmtpSession {
 
   /** RFC 3207: after the handshake the session starts over, as if just connected. */
   public void tlsStarted() {
+    tlsStarted(null);
+  }
+
+  /** The same, with the TLS protocol and cipher for the Received: header ("TLSv1.3 with cipher ..."), if known. */
+  public void tlsStarted(String cipher) {
     tls = true;
+    tlsCipher = cipher;
+    offered = EsmtpParameters.Offered.NONE;
     helo = null;
     esmtp = false;
     auth = null;
@@ -148,12 +192,16 @@ public final class SmtpSession {
   /** The connection is gone: release whatever the transaction holds downstream. */
   public void closed() {
     data = null;
+    readingChunk = false;
     abortTransaction();
   }
 
   public Future<Step> input(Line line) {
     if (data != null) {
       return dataLine(line);
+    }
+    if (readingChunk) {
+      throw new IllegalStateException("a BDAT chunk's bytes go to chunk(), not input()");
     }
     if (auth != null) {
       return authContinuation(line);
@@ -179,6 +227,7 @@ public final class SmtpSession {
         case "MAIL" -> mail(args);
         case "RCPT" -> rcpt(args);
         case "DATA" -> data(args, line.crlf());
+        case "BDAT" -> bdat(args);
         case "RSET" -> rset(args);
         case "NOOP" -> reply(Replies.OK);
         case "QUIT" -> quit();
@@ -186,7 +235,7 @@ public final class SmtpSession {
         case "HELP" -> reply(Replies.HELP);
         case "STARTTLS" -> startTls(args);
         case "AUTH" -> auth(args);
-        case "EXPN", "TURN", "ETRN", "BDAT" -> reply(Replies.NOT_IMPLEMENTED);
+        case "EXPN", "TURN", "ETRN" -> reply(Replies.NOT_IMPLEMENTED);
         default -> reply(Replies.UNRECOGNIZED);
       };
     } catch (RuntimeException e) {
@@ -203,6 +252,7 @@ public final class SmtpSession {
     abortTransaction();
     helo = args;
     esmtp = extended;
+    offered = EsmtpParameters.Offered.NONE;
     if (!extended) {
       return reply(Reply.plain(250, settings.hostname()));
     }
@@ -211,6 +261,17 @@ public final class SmtpSession {
     lines.add("PIPELINING");
     lines.add("SIZE " + settings.maxMessageSize());
     lines.add("8BITMIME");
+    // What the smarthost must take too is offered only while it does (RFC 3461: the gateway never
+    // originates a notification, so it cannot take DSN requests it could not pass on).
+    offered = new EsmtpParameters.Offered(relay.downstreamOffers("DSN"),
+        relay.downstreamOffers("CHUNKING") && relay.downstreamOffers("BINARYMIME"));
+    if (offered.binaryMime()) {
+      lines.add("BINARYMIME");
+    }
+    lines.add("CHUNKING");
+    if (offered.dsn()) {
+      lines.add("DSN");
+    }
     lines.add("ENHANCEDSTATUSCODES");
     lines.add("SMTPUTF8");
     if (settings.tlsAvailable() && !tls) {
@@ -231,7 +292,7 @@ public final class SmtpSession {
     if (helo == null) {
       return reply(Replies.NEED_HELO);
     }
-    if (txn != null || txnBroken) {
+    if (txn != null || txnBroken || chunksFailed != null) {
       return reply(Replies.NESTED_MAIL);
     }
     if (!args.regionMatches(true, 0, "FROM:", 0, 5)) {
@@ -245,7 +306,7 @@ public final class SmtpSession {
     if (from == null || argument.path().isEmpty()) {
       return reply(Replies.BAD_SENDER);
     }
-    EsmtpParameters.Mail parameters = EsmtpParameters.mail(argument.parameters(), settings.maxMessageSize());
+    EsmtpParameters.Mail parameters = EsmtpParameters.mail(argument.parameters(), settings.maxMessageSize(), offered);
     if (parameters.refusal() != null) {
       return reply(parameters.refusal());
     }
@@ -259,9 +320,11 @@ public final class SmtpSession {
     if (authUser != null && !guards.quota().tryTake(authUser)) {
       return reply(Replies.USER_RATE_LIMITED);
     }
-    Submission submission = new Submission(Intake.SMTP, clientIp, helo, authUser, tls, esmtp);
+    Submission submission = new Submission(Intake.SMTP, clientIp, helo, authUser, tls, esmtp, tlsCipher,
+        parameters.smtpUtf8());
     return relay.begin(submission, from,
-            new Relay.MailParameters(parameters.declaredSize(), parameters.eightBit(), parameters.smtpUtf8()))
+            new Relay.MailParameters(parameters.declaredSize(), parameters.eightBit(), parameters.smtpUtf8(),
+                parameters.binaryMime(), parameters.ret(), parameters.envid()))
         .map(t -> {
           if (!t.mailReply().positive()) {
             return Step.reply(Replies.mirror(t.mailReply(), "1.0"));
@@ -269,6 +332,7 @@ public final class SmtpSession {
           txn = t;
           declaredSize = parameters.declaredSize();
           smtpUtf8 = parameters.smtpUtf8();
+          binaryMime = parameters.binaryMime();
           acceptedRecipients = 0;
           recipientCount = 0;
           return Step.reply(Replies.SENDER_OK);
@@ -299,9 +363,9 @@ public final class SmtpSession {
     if (to == null || to.isEmpty()) {
       return reply(Replies.BAD_RECIPIENT);
     }
-    Reply refusal = EsmtpParameters.rcpt(argument.parameters());
-    if (refusal != null) {
-      return reply(refusal);
+    EsmtpParameters.Rcpt parameters = EsmtpParameters.rcpt(argument.parameters(), offered.dsn(), smtpUtf8);
+    if (parameters.refusal() != null) {
+      return reply(parameters.refusal());
     }
     if (!smtpUtf8 && !Addresses.ascii(to)) {
       return reply(Replies.NEEDS_SMTPUTF8);
@@ -314,7 +378,7 @@ public final class SmtpSession {
     }
     recipientCount++;
     RelayTransaction current = txn;
-    return current.rcpt(to)
+    return current.rcpt(to, new RelayTransaction.RcptParameters(parameters.dsnNotify(), parameters.dsnOrcpt()))
         .map(verdict -> {
           if (verdict.positive()) {
             acceptedRecipients++;
@@ -336,11 +400,17 @@ public final class SmtpSession {
     if (txnBroken) {
       return reply(Replies.DOWNSTREAM_UNAVAILABLE);
     }
+    if (chunks != null || chunksFailed != null) {
+      return reply(Replies.DATA_AFTER_BDAT); // RFC 3030 §3: DATA and BDAT do not mix in one transaction
+    }
     if (txn == null) {
       return reply(Replies.NEED_MAIL);
     }
     if (acceptedRecipients == 0) {
       return reply(recipientCount == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS);
+    }
+    if (binaryMime) {
+      return reply(Replies.BINARYMIME_NEEDS_BDAT);
     }
     data = new DataReader(settings.maxMessageSize(), crlf, declaredSize);
     return Future.succeededFuture(new Step(Replies.START_DATA, Action.READ_DATA));
@@ -375,11 +445,16 @@ public final class SmtpSession {
       case TOO_BIG -> Replies.TOO_BIG;
       case NONE -> null;
     };
+    return finishBody(current, refusal, finished::result);
+  }
+
+  /** The body of a transaction is complete (DATA's dot, BDAT LAST): refused (the downstream is reset), or delivered. */
+  private Future<Step> finishBody(RelayTransaction current, Reply refusal, java.util.function.Supplier<MessageData> body) {
     if (refusal != null) {
       current.abort();
       return afterTransaction(Future.succeededFuture(refusal));
     }
-    return afterTransaction(current.deliver(finished.result())
+    return afterTransaction(current.deliver(body.get())
         .map(outcome -> Replies.forOutcome(outcome, settings.unknownOutcomeReply()))
         .recover(e -> {
           // deliver() maps every end to an outcome; reaching here is a bug, and the safe answer is 451.
@@ -390,6 +465,113 @@ public final class SmtpSession {
 
   private Future<Step> afterTransaction(Future<Reply> reply) {
     return reply.map(r -> draining ? new Step(r, Action.CLOSE) : Step.reply(r));
+  }
+
+  // --- BDAT (RFC 3030)
+
+  /**
+   * {@code BDAT <octets> [LAST]}. Its chunk follows at once (a client need not wait for a reply), so
+   * whatever the answer it is read whole before anything else: a refused chunk is read and dropped, and
+   * only then answered. A size that cannot be read leaves nothing to tell where the chunk ends: then
+   * {@code 501} and the connection is closed rather than reading a chunk's bytes as commands.
+   */
+  private Future<Step> bdat(String args) {
+    String[] words = args.split(" ", -1);
+    long size = words.length >= 1 ? EsmtpParameters.size(words[0]) : -1;
+    boolean last = words.length == 2 && words[1].equalsIgnoreCase("LAST");
+    if (size < 0 || size == Long.MAX_VALUE || words.length > 2 || (words.length == 2 && !last)) {
+      abortTransaction();
+      return close(Replies.BDAT_SYNTAX);
+    }
+    Reply refusal = null;
+    if (helo == null) {
+      refusal = Replies.NEED_HELO;
+    } else if (chunksFailed != null) {
+      refusal = chunksFailed;
+    } else if (txnBroken) {
+      refusal = Replies.DOWNSTREAM_UNAVAILABLE;
+    } else if (txn == null) {
+      refusal = Replies.NEED_MAIL;
+    } else if (acceptedRecipients == 0) {
+      refusal = recipientCount == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS;
+    } else if (chunks == null) {
+      chunks = new ChunkReader(settings.maxMessageSize(), binaryMime, declaredSize);
+    }
+    readingChunk = true;
+    chunkLeft = size;
+    chunkSize = size;
+    chunkLast = last;
+    chunkRefusal = refusal;
+    return Future.succeededFuture(new Step(null, Action.READ_CHUNK));
+  }
+
+  /** Bytes of the current chunk as they came off the socket, at most {@link #chunkRemaining()}. */
+  public void chunk(byte[] bytes, int off, int len) {
+    if (len > chunkLeft) {
+      throw new IllegalArgumentException(len + " bytes given, " + chunkLeft + " left in the chunk");
+    }
+    chunkLeft -= len;
+    if (chunkRefusal == null) {
+      chunks.add(bytes, off, len);
+    }
+  }
+
+  /**
+   * The chunk is complete: a chunk that is not the last is answered 250 (or 552 once the body passed the
+   * size limit: the transaction is then failed, and so are the rest of its chunks); BDAT LAST ends the
+   * transaction, the body refused or delivered as DATA's is, with the relay contract's reply.
+   */
+  public Future<Step> endOfChunk() {
+    if (!readingChunk || chunkLeft > 0) {
+      throw new IllegalStateException("no complete chunk");
+    }
+    readingChunk = false;
+    if (chunkRefusal != null) {
+      Reply r = chunkRefusal;
+      chunkRefusal = null;
+      if (chunkLast) {
+        abortTransaction(); // BDAT LAST ends the transaction, refused or not
+      }
+      return reply(r);
+    }
+    if (chunks.problem() == DataReader.Problem.TOO_BIG) {
+      boolean last = chunkLast;
+      abortTransaction();
+      if (!last) {
+        chunksFailed = Replies.TOO_BIG; // RFC 3030 §2: the rest of the chunks are dropped with the same answer
+      }
+      return afterTransaction(Future.succeededFuture(Replies.TOO_BIG));
+    }
+    if (!chunkLast) {
+      return reply(Replies.chunkReceived(chunkSize));
+    }
+    ChunkReader finished = chunks;
+    chunks = null;
+    finished.finish();
+    RelayTransaction current = txn;
+    txn = null;
+    Reply refusal = switch (finished.problem()) {
+      case BARE_LINE_ENDING -> Replies.BARE_LINE_ENDING;
+      case LINE_TOO_LONG -> Replies.DATA_LINE_TOO_LONG;
+      case TOO_BIG -> Replies.TOO_BIG;
+      case NONE -> null;
+    };
+    if (refusal == null && !relayable(finished, current)) {
+      refusal = Replies.BODY_NOT_RELAYABLE; // before the ledger is opened: nothing is recorded, nothing sent
+    }
+    return finishBody(current, refusal, finished::result);
+  }
+
+  /**
+   * Whether the transaction's smarthost can take the body unchanged: with CHUNKING anything (BINARYMIME
+   * with BINARYMIME too); without it, as DATA, only a body whose every line ends in CRLF and that is not
+   * BINARYMIME (the same rule as DATA intake's, so BDAT is no way round it).
+   */
+  private static boolean relayable(ChunkReader body, RelayTransaction txn) {
+    if (body.binary()) {
+      return txn.offers("CHUNKING") && txn.offers("BINARYMIME");
+    }
+    return txn.offers("CHUNKING") || body.fitForData();
   }
 
   private Future<Step> rset(String args) {
@@ -557,10 +739,13 @@ public final class SmtpSession {
     txn = null;
     txnBroken = false;
     data = null;
+    chunks = null;
+    chunksFailed = null;
     acceptedRecipients = 0;
     recipientCount = 0;
     declaredSize = 0;
     smtpUtf8 = false;
+    binaryMime = false;
   }
 
   private static Future<Step> reply(Reply r) {

@@ -88,7 +88,8 @@ public final class SmtpVerticle extends VerticleBase {
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
     policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
-    server = vertx.createNetServer(new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port));
+    NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
+    server = vertx.createNetServer(options);
     dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
     server.connectHandler(socket -> {
       if (shared.draining().get()) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
@@ -103,8 +104,11 @@ public final class SmtpVerticle extends VerticleBase {
         serve(socket, peer, Buffer.buffer(), proxy.protocol() != GatewayConfig.ProxyProtocol.NONE);
       }
     });
-    return server.listen().onSuccess(s -> {
-      SharedServerTls.shareSslContextManager(s);
+    // The first instance asks the smarthosts what they offer before the intake listens, so that the first
+    // client's EHLO already offers what depends on them (DSN, BINARYMIME: docs/design.md §1.1).
+    Future<Void> probed = shared.smarthosts().claimProbe() ? relay.probe() : Future.succeededFuture();
+    return probed.compose(v -> server.listen()).onSuccess(s -> {
+      SharedServerTls.giveSslContextManager(s, options);
       LOG.info("SMTP listening on {}:{}", smtp.host(), s.actualPort());
     });
   }

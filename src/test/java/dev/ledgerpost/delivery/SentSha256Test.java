@@ -99,8 +99,11 @@ class SentSha256Test {
     String unstuffed = body.toString().replace("\r\n..", "\r\n.");
     String expected = sha256(("Received: from x\r\n" + unstuffed).getBytes(StandardCharsets.US_ASCII));
     assertThat(SentDigest.compute(trace, wire)).isEqualTo(expected);
-    String onWorker = GatewayHarness.await(Future.<String>future(p -> vertx.runOnContext(v -> SentDigest.of(trace, wire).onComplete(p))));
+    String onWorker = GatewayHarness.await(Future.<String>future(p -> vertx.runOnContext(v -> SentDigest.of(trace, new MessageData(wire, 0, "x", null)).onComplete(p))));
     assertThat(onWorker).isEqualTo(expected);
+    // A BDAT body (RFC 3030) is never stuffed: it is hashed as it is.
+    assertThat(SentDigest.compute(trace, Buffer.buffer("..as is\r\n"), false))
+        .isEqualTo(sha256("Received: from x\r\n..as is\r\n".getBytes(StandardCharsets.US_ASCII)));
   }
 
   private static String send(String messageId) throws Exception {

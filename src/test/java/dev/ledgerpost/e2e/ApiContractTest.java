@@ -56,6 +56,12 @@ class ApiContractTest {
     assertThat(paths.get("/api/v1/reconcile/proposals")).containsKey("get");
     assertThat(paths.get("/api/v1/reconcile/proposals/{id}/accept")).containsKey("post");
     assertThat(paths.get("/api/v1/reconcile/proposals/{id}/reject")).containsKey("post");
+    assertThat(paths.get("/api/v1/webhooks")).containsKey("get");
+    assertThat(paths.get("/api/v1/webhooks/{name}/enable")).containsKey("post");
+    assertThat(paths.get("/api/v1/webhooks/{name}/deliveries")).containsKey("get");
+    assertThat(paths.get("/api/v1/webhooks/{name}/deliveries/{id}")).containsKey("get");
+    assertThat(paths.get("/api/v1/webhooks/{name}/deliveries/{id}/retry")).containsKey("post");
+    assertThat(paths.get("/api/v1/webhooks/{name}/replay")).containsKey("post");
   }
 
   @Test

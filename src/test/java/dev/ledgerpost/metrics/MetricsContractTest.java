@@ -30,6 +30,11 @@ class MetricsContractTest {
     ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
     var o = GatewayHarness.defaults(downstream.port());
     o.put("stale.scanInterval", "200ms");
+    // A webhook endpoint, so that its counters exist (they are per endpoint).
+    dev.ledgerpost.testing.WebhookReceiver receiver = GatewayHarness.await(dev.ledgerpost.testing.WebhookReceiver.start(vertx,
+        r -> dev.ledgerpost.testing.WebhookReceiver.Answer.of(200)));
+    o.put("webhooks.endpoints", List.of(java.util.Map.of("name", "probe", "url", receiver.url("/h"), "secret",
+        dev.ledgerpost.webhook.WebhookDeliveryTest.secret(3))));
     gateway = GatewayHarness.start(vertx, o);
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();

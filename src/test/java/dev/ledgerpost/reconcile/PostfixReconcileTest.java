@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.PostfixServer;
+import dev.ledgerpost.testing.PostfixInstance;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TcpProxy;
@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 class PostfixReconcileTest {
   static Vertx vertx;
   static ScriptedSmtpServer nextHop;
-  static PostfixServer postfix;
+  static PostfixInstance postfix;
   static TcpProxy proxy;
   static GatewayHarness gateway;
   static final Map<String, String> replies = new java.util.concurrent.ConcurrentHashMap<>();
@@ -40,7 +40,14 @@ class PostfixReconcileTest {
   static void start() throws Exception {
     vertx = Vertx.vertx();
     nextHop = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    postfix = PostfixServer.start(nextHop.port(), List.of("/^Subject: REJECTME/ REJECT message content rejected"));
+    // The header check is read by Postfix's cleanup, which runs as postfix: its directory must be open to it.
+    java.nio.file.Path checks = GatewayHarness.tempDir("postfix-checks-");
+    java.nio.file.Files.setPosixFilePermissions(checks, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    java.nio.file.Files.writeString(checks.resolve("header_checks"), "/^Subject: REJECTME/ REJECT message content rejected\n");
+    postfix = PostfixInstance.start("smarthost", Map.of(
+        "relayhost", "[127.0.0.1]:" + nextHop.port(),
+        "smtpd_relay_restrictions", "permit_mynetworks, reject",
+        "header_checks", "regexp:" + checks.resolve("header_checks")), true);
     proxy = TcpProxy.to("127.0.0.1", postfix.port());
     proxy.dropRepliesToFinalDot();
     Map<String, Object> o = GatewayHarness.defaults(proxy.port());
@@ -48,7 +55,7 @@ class PostfixReconcileTest {
     o.put("reconcile.pendingAge", "3s");
     o.put("reconcile.interval", "300ms");
     o.put("reconcile.autoResolve", "exact");
-    o.put("reconcile.sources", List.of(Map.of("type", "postfix-log", "name", "postfix", "path", postfix.maillog().toString())));
+    o.put("reconcile.sources", List.of(Map.of("type", "postfix-log", "name", "postfix", "path", maillog().toString())));
     o.put("stale.threshold", "1s");
     o.put("stale.scanInterval", "200ms");
     gateway = GatewayHarness.start(vertx, o);
@@ -172,7 +179,7 @@ class PostfixReconcileTest {
     Poll.until(Duration.ofSeconds(30), "three more reconcile passes", () -> gateway.gateway().reconcile().passes() >= before + 3);
     assertThat(proxy.repliesDropped()).isEqualTo(3);
     for (String m : List.of("<acc-1@example.com>", "<acc-2@example.com>", "<rej-1@example.com>")) {
-      assertThat(postfix.logLines("message-id=" + m)).as("Postfix received %s once", m).hasSize(1);
+      assertThat(logLines("message-id=" + m)).as("Postfix received %s once", m).hasSize(1);
       assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages WHERE message_id_header = '" + m + "'"))
           .isEqualTo(1);
       assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM reconcile_proposals p JOIN messages m "
@@ -187,6 +194,16 @@ class PostfixReconcileTest {
         "ledgerpost_reconcile_proposals_total{confidence=\"exact\",outcome=\"not_delivered\"} 1.0");
   }
 
+  /** Postfix's own log file (its maillog_file). */
+  private static java.nio.file.Path maillog() {
+    return postfix.dir().resolve("maillog");
+  }
+
+  /** The lines of Postfix's log that contain {@code text}. */
+  private static List<String> logLines(String text) {
+    return postfix.log().lines().filter(l -> l.contains(text)).toList();
+  }
+
   private static String idOf(String messageId) throws Exception {
     String id = LedgerRows.string(gateway.databaseUrl(), "SELECT id FROM messages WHERE message_id_header = '" + messageId + "'");
     assertThat(id).as("the ledger row of %s", messageId).isNotNull();
@@ -195,7 +212,7 @@ class PostfixReconcileTest {
 
   /** The queue id Postfix's cleanup logged with this Message-ID. */
   private static String queueIdOf(String messageId) throws Exception {
-    List<String> lines = postfix.logLines("message-id=" + messageId);
+    List<String> lines = logLines("message-id=" + messageId);
     assertThat(lines).hasSize(1);
     String line = lines.get(0);
     String before = line.substring(0, line.indexOf(": message-id="));

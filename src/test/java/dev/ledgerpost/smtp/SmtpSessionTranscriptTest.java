@@ -339,7 +339,8 @@ class SmtpSessionTranscriptTest {
   @Test
   void knownButUnimplementedCommandsAre502() {
     assertThat(say("EXPN staff")).isEqualTo("502 5.5.1 Command not implemented");
-    assertThat(say("BDAT 100 LAST")).startsWith("502 5.5.1");
+    assertThat(say("TURN")).startsWith("502 5.5.1");
+    assertThat(say("ETRN example.net")).startsWith("502 5.5.1");
   }
 
   @Test
@@ -1237,12 +1238,20 @@ class SmtpSessionTranscriptTest {
     final List<MessageData> delivered = new ArrayList<>();
     final Map<String, DownstreamReply> rcptReplies = new HashMap<>();
     final List<String> rcptUnreachable = new ArrayList<>();
+    /** What the smarthost offers (EHLO keywords): its transactions' connections offer the same. */
+    final java.util.Set<String> extensions = new java.util.HashSet<>();
+    final List<RelayTransaction.RcptParameters> rcptParameters = new ArrayList<>();
     DownstreamReply mailReply = new DownstreamReply(250, "2.1.0", "Sender ok");
     RuntimeException beginFailure;
     boolean throwOnBegin;
     RuntimeException deliverFailure;
     DeliveryOutcome outcome =
         new DeliveryOutcome.Accepted(LEDGER_ID, new DownstreamReply(250, "2.0.0", "Ok: queued as D0WN"), true);
+
+    @Override
+    public boolean downstreamOffers(String keyword) {
+      return extensions.contains(keyword);
+    }
 
     @Override
     public Future<RelayTransaction> begin(Submission submission, String mailFrom, MailParameters params) {
@@ -1281,8 +1290,14 @@ class SmtpSessionTranscriptTest {
       }
 
       @Override
-      public Future<DownstreamReply> rcpt(String recipient) {
+      public boolean offers(String keyword) {
+        return extensions.contains(keyword);
+      }
+
+      @Override
+      public Future<DownstreamReply> rcpt(String recipient, RcptParameters parameters) {
         calls.add("RCPT " + recipient);
+        rcptParameters.add(parameters);
         if (rcptUnreachable.contains(recipient)) {
           return Future.failedFuture(new DownstreamUnavailable("connection reset", null));
         }

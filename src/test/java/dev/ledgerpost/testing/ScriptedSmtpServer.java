@@ -24,8 +24,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class ScriptedSmtpServer {
 
-  /** One message as the downstream received it: the body is unstuffed, without the terminating dot. */
-  public record Received(String mailFrom, List<String> recipients, byte[] data) {
+  /**
+   * One message as the downstream received it: the body is unstuffed, without the terminating dot (or the
+   * chunks of BDAT, joined). {@code envelope}: its MAIL and RCPT command lines as they came (parameters and
+   * all); {@code command}: "DATA" or "BDAT".
+   */
+  public record Received(String mailFrom, List<String> recipients, byte[] data, List<String> envelope, String command) {
+    public Received(String mailFrom, List<String> recipients, byte[] data) {
+      this(mailFrom, recipients, data, List.of(), "DATA");
+    }
+
     public String text() {
       return new String(data, StandardCharsets.UTF_8);
     }
@@ -65,6 +73,7 @@ public final class ScriptedSmtpServer {
   private final AtomicInteger connections = new AtomicInteger();
   private final List<String> commands = new CopyOnWriteArrayList<>();
   private final List<String> bareLineEndings = new CopyOnWriteArrayList<>();
+  private final List<String> authentications = new CopyOnWriteArrayList<>();
   private final ByteArrayOutputStream allReceived = new ByteArrayOutputStream();
   private NetServer server;
   /** Load tests send a lot through here: raw bytes are kept up to this much (the checks go on past it). */
@@ -109,6 +118,11 @@ public final class ScriptedSmtpServer {
     return Collections.unmodifiableList(commands);
   }
 
+  /** Every AUTH PLAIN it took, as "user:password". */
+  public List<String> authentications() {
+    return Collections.unmodifiableList(authentications);
+  }
+
   /**
    * Every bare CR (not followed by LF) and bare LF (not preceded by CR) received, as "connection N,
    * byte B: ..." with the bytes before it; empty when every line ended in CRLF.
@@ -131,7 +145,15 @@ public final class ScriptedSmtpServer {
   private void session(NetSocket socket) {
     int connection = connections.incrementAndGet();
     State st = new State();
-    RecordParser parser = RecordParser.newDelimited("\n", line -> onLine(socket, st, line));
+    RecordParser parser = RecordParser.newDelimited("\n");
+    st.parser = parser;
+    parser.handler(record -> {
+      if (st.chunkLeft > 0) {
+        chunk(socket, st, record);
+      } else {
+        onLine(socket, st, record);
+      }
+    });
     socket.handler(data -> {
       audit(connection, st, data);
       parser.handle(data);
@@ -147,7 +169,13 @@ public final class ScriptedSmtpServer {
   private static final class State {
     String from;
     List<String> rcpts = new ArrayList<>();
+    List<String> envelope = new ArrayList<>();
     ByteArrayOutputStream body;
+    // BDAT: the parser, the chunk being read, whether it is the last, the chunks so far.
+    RecordParser parser;
+    int chunkLeft;
+    boolean chunkLast;
+    ByteArrayOutputStream chunks;
     // The byte check: where we are in the connection's stream, and the last bytes for context.
     long offset;
     boolean lastWasCr;
@@ -191,20 +219,9 @@ public final class ScriptedSmtpServer {
     int len = bytes.length > 0 && bytes[bytes.length - 1] == '\r' ? bytes.length - 1 : bytes.length;
     if (st.body != null) {
       if (len == 1 && bytes[0] == '.') {
-        Received r = new Received(st.from, List.copyOf(st.rcpts), st.body.toByteArray());
+        Received r = new Received(st.from, List.copyOf(st.rcpts), st.body.toByteArray(), List.copyOf(st.envelope), "DATA");
         st.body = null;
-        st.from = null;
-        st.rcpts = new ArrayList<>();
-        received.add(r);
-        int n = received.size();
-        script.endOfData(r, n).onComplete(ar -> {
-          String reply = ar.succeeded() ? ar.result() : "451 4.3.0 script failed";
-          if (reply == null) {
-            socket.close();
-          } else {
-            reply(socket, reply);
-          }
-        });
+        finish(socket, st, r);
         return;
       }
       int start = len > 0 && bytes[0] == '.' ? 1 : 0;
@@ -232,6 +249,8 @@ public final class ScriptedSmtpServer {
       if (reply.startsWith("2")) {
         st.from = from;
         st.rcpts = new ArrayList<>();
+        st.envelope = new ArrayList<>(List.of(line));
+        st.chunks = null;
       }
       reply(socket, reply);
     } else if (upper.startsWith("RCPT TO:")) {
@@ -239,8 +258,23 @@ public final class ScriptedSmtpServer {
       String reply = script.rcpt(to);
       if (reply.startsWith("2")) {
         st.rcpts.add(to);
+        st.envelope.add(line);
       }
       reply(socket, reply);
+    } else if (upper.startsWith("BDAT ")) {
+      // RFC 3030: the chunk's bytes follow the command at once; read exactly that many, then answer.
+      String[] words = line.split(" ");
+      int size = Integer.parseInt(words[1]);
+      st.chunkLast = words.length > 2 && words[2].equalsIgnoreCase("LAST");
+      if (st.chunks == null) {
+        st.chunks = new ByteArrayOutputStream();
+      }
+      if (size == 0) {
+        endOfChunk(socket, st);
+      } else {
+        st.chunkLeft = size;
+        st.parser.fixedSizeMode(size);
+      }
     } else if (upper.equals("DATA")) {
       dataCommands.incrementAndGet();
       String reply = script.data();
@@ -255,7 +289,15 @@ public final class ScriptedSmtpServer {
     } else if (upper.equals("RSET")) {
       st.from = null;
       st.rcpts = new ArrayList<>();
+      st.envelope = new ArrayList<>();
+      st.chunks = null;
       reply(socket, "250 2.0.0 Ok");
+    } else if (upper.startsWith("AUTH PLAIN ")) {
+      // Downstream AUTH (downstream.username/password): the credentials are recorded, any are accepted.
+      String[] f = new String(java.util.Base64.getDecoder().decode(line.substring(11).trim()), StandardCharsets.UTF_8)
+          .split("\0", -1);
+      authentications.add(f.length == 3 ? f[1] + ":" + f[2] : "malformed");
+      reply(socket, "235 2.7.0 Authentication successful");
     } else if (upper.equals("NOOP")) {
       reply(socket, "250 2.0.0 Ok");
     } else if (upper.equals("QUIT")) {
@@ -263,6 +305,40 @@ public final class ScriptedSmtpServer {
     } else {
       reply(socket, "502 5.5.2 Unrecognized");
     }
+  }
+
+  private void chunk(NetSocket socket, State st, Buffer bytes) {
+    st.chunks.writeBytes(bytes.getBytes());
+    st.chunkLeft = 0;
+    st.parser.delimitedMode("\n");
+    endOfChunk(socket, st);
+  }
+
+  private void endOfChunk(NetSocket socket, State st) {
+    if (!st.chunkLast) {
+      reply(socket, "250 2.0.0 chunk received");
+      return;
+    }
+    Received r = new Received(st.from, List.copyOf(st.rcpts), st.chunks.toByteArray(), List.copyOf(st.envelope), "BDAT");
+    st.chunks = null;
+    finish(socket, st, r);
+  }
+
+  /** A message is in (the final dot, BDAT LAST): recorded, and answered as the script says. */
+  private void finish(NetSocket socket, State st, Received r) {
+    st.from = null;
+    st.rcpts = new ArrayList<>();
+    st.envelope = new ArrayList<>();
+    received.add(r);
+    int n = received.size();
+    script.endOfData(r, n).onComplete(ar -> {
+      String reply = ar.succeeded() ? ar.result() : "451 4.3.0 script failed";
+      if (reply == null) {
+        socket.close();
+      } else {
+        reply(socket, reply);
+      }
+    });
   }
 
   /** The mailbox between "<" and its ">", read as RFC 5321 does: a quoted local part may hold ">" and quoted pairs. */

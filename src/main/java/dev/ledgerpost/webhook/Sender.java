@@ -1,0 +1,145 @@
+package dev.ledgerpost.webhook;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+
+/**
+ * One endpoint's HTTP client (its own connection pool, at most {@code webhooks.concurrency} connections), so a
+ * slow or hanging receiver holds only its own connections. One POST per attempt, never a redirect followed (the
+ * URL is the configured one, and stays it: SSRF). The whole attempt, connecting included, is bounded by
+ * {@code webhooks.timeout}: then the request is reset. Runs on the webhook verticle's event loop.
+ */
+final class Sender {
+  /** How much of a refusal's body is kept for the operator (the rest is read and dropped). */
+  private static final int KEPT_BODY = 200;
+
+  /** How an attempt ended: the status (null if none came), or what went wrong; a Retry-After the receiver gave. */
+  record Outcome(Integer status, String error, Duration retryAfter, long nanos) {
+    boolean delivered() {
+      return status != null && status >= 200 && status < 300;
+    }
+  }
+
+  private final Vertx vertx;
+  private final String url;
+  private final Duration timeout;
+  private final HttpClientAgent client;
+
+  Sender(Vertx vertx, String name, String url, Duration timeout, int concurrency) {
+    this.vertx = vertx;
+    this.url = url;
+    this.timeout = timeout;
+    this.client = vertx.createHttpClient(new HttpClientOptions()
+            .setName("ledgerpost-webhook-" + name)
+            .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
+            .setKeepAlive(true)
+            .setMaxRedirects(0),
+        new PoolOptions().setHttp1MaxSize(concurrency));
+  }
+
+  Future<Outcome> post(String id, long timestamp, String signature, String body) {
+    long start = System.nanoTime();
+    Promise<Outcome> done = Promise.promise();
+    HttpClientRequest[] request = new HttpClientRequest[1];
+    Integer[] status = new Integer[1];
+    long timer = vertx.setTimer(timeout.toMillis(), t -> {
+      // A status already received counts (the receiver answered); only the rest of its body was late.
+      String error = status[0] != null ? null : "no answer within " + timeout.toMillis() + " ms (webhooks.timeout)";
+      done.tryComplete(new Outcome(status[0], error, null, System.nanoTime() - start));
+      if (request[0] != null) {
+        request[0].reset();
+      }
+    });
+    RequestOptions options = new RequestOptions()
+        .setMethod(HttpMethod.POST)
+        .setAbsoluteURI(url)
+        .setFollowRedirects(false)
+        .setConnectTimeout(timeout.toMillis())
+        .putHeader("content-type", "application/json")
+        .putHeader("user-agent", "Ledgerpost-Webhooks/1")
+        .putHeader("webhook-id", id)
+        .putHeader("webhook-timestamp", Long.toString(timestamp))
+        .putHeader("webhook-signature", signature);
+    client.request(options).onComplete(ar -> {
+      if (ar.failed()) {
+        done.tryComplete(new Outcome(null, describe(ar.cause()), null, System.nanoTime() - start));
+        return;
+      }
+      HttpClientRequest r = ar.result();
+      if (done.future().isComplete()) {
+        r.reset();
+        return;
+      }
+      request[0] = r;
+      r.send(Buffer.buffer(body)).onComplete(sent -> {
+        if (sent.failed()) {
+          done.tryComplete(new Outcome(null, describe(sent.cause()), null, System.nanoTime() - start));
+          return;
+        }
+        var response = sent.result();
+        status[0] = response.statusCode();
+        Duration retryAfter = retryAfter(response.statusCode(), response.getHeader("retry-after"));
+        StringBuilder kept = new StringBuilder();
+        response.handler(chunk -> {
+          if (kept.length() < KEPT_BODY) {
+            kept.append(chunk.toString(java.nio.charset.StandardCharsets.UTF_8), 0,
+                Math.min(chunk.length(), KEPT_BODY - kept.length()));
+          }
+        });
+        response.exceptionHandler(e -> done.tryComplete(new Outcome(status[0], null, retryAfter, System.nanoTime() - start)));
+        response.endHandler(v -> {
+          int code = response.statusCode();
+          String error = code >= 200 && code < 300 ? null : refusal(code, response.statusMessage(), kept.toString());
+          done.tryComplete(new Outcome(code, error, retryAfter, System.nanoTime() - start));
+        });
+      });
+    });
+    return done.future().onComplete(x -> vertx.cancelTimer(timer));
+  }
+
+  /** "HTTP 500 Internal Server Error: <the start of its body>", printable ASCII only. */
+  private static String refusal(int code, String reason, String body) {
+    String text = body.replaceAll("[^\\x20-\\x7E]+", " ").trim();
+    return "HTTP " + code + (reason == null || reason.isEmpty() ? "" : " " + reason) + (text.isEmpty() ? "" : ": " + text);
+  }
+
+  private static String describe(Throwable e) {
+    String m = e.getMessage();
+    return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+  }
+
+  /** A receiver's Retry-After on 429 or 503, in seconds or as an HTTP date; null when absent or unreadable. */
+  static Duration retryAfter(int status, String header) {
+    if ((status != 429 && status != 503) || header == null || header.isBlank()) {
+      return null;
+    }
+    String h = header.trim();
+    try {
+      long seconds = Long.parseLong(h);
+      return seconds < 0 ? null : Duration.ofSeconds(seconds);
+    } catch (NumberFormatException e) {
+      try {
+        Duration d = Duration.between(java.time.Instant.now(), ZonedDateTime.parse(h, DateTimeFormatter.RFC_1123_DATE_TIME));
+        return d.isNegative() ? Duration.ZERO : d;
+      } catch (DateTimeParseException x) {
+        return null;
+      }
+    }
+  }
+
+  Future<Void> close() {
+    return client.close();
+  }
+}

@@ -1,0 +1,78 @@
+package dev.ledgerpost.webhook;
+
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.UUID;
+
+/** Event-bus messages of the webhook part (docs/design.md §6.6): what the API asks of it. */
+public final class WebhookMessages {
+  /** The configured endpoints with their state: a {@link ListEndpoints} answered by an {@link EndpointList}. */
+  public static final String LIST = "webhook.list";
+  /** Re-enables an endpoint a 410 disabled: {@link Enable}, answered by its {@link EndpointView}. */
+  public static final String ENABLE = "webhook.enable";
+  /** One endpoint's deliveries, newest first: {@link DeliveryQuery}, answered by a {@link DeliveryPage}. */
+  public static final String DELIVERIES = "webhook.deliveries";
+  /** One delivery with its attempts: {@link DeliveryGet}, answered by a {@link DeliveryDetail}. */
+  public static final String DELIVERY = "webhook.delivery";
+  /** Makes one delivery due now with a fresh schedule: {@link Retry}, answered by its {@link DeliveryView}. */
+  public static final String RETRY = "webhook.retry";
+  /** Delivers a range of published events again: {@link Replay}, answered by {@link Replayed}. */
+  public static final String REPLAY = "webhook.replay";
+  /** Every endpoint's deliveries of one message, for the operation status: {@link ForMessage}, {@link MessageDeliveries}. */
+  public static final String FOR_MESSAGE = "webhook.message";
+
+  private WebhookMessages() {}
+
+  public static Class<?>[] types() {
+    return new Class<?>[] {
+      ListEndpoints.class, EndpointList.class, Enable.class, EndpointView.class, DeliveryQuery.class, DeliveryPage.class,
+      DeliveryGet.class, DeliveryDetail.class, Retry.class, DeliveryView.class, Replay.class, Replayed.class,
+      ForMessage.class, MessageDeliveries.class
+    };
+  }
+
+  public record ListEndpoints() {}
+
+  /** The retry schedule as configured (e.g. "5s"), each attempt's timeout, the cluster-wide concurrency. */
+  public record EndpointList(List<EndpointView> endpoints, List<String> retrySchedule, String timeout, int concurrency) {}
+
+  public record Enable(String endpoint) {}
+
+  /**
+   * One endpoint as the API shows it: never its secrets, only how many sign. {@code recordedThrough}: every
+   * published event up to this pub_seq has its delivery row (when it matched the filter).
+   */
+  public record EndpointView(String name, String url, List<String> events, String user, int secrets, boolean enabled,
+      OffsetDateTime disabledAt, String disabledReason, long recordedThrough, long pending, long attempted, long failed,
+      long inFlight, OffsetDateTime oldestOpenAt) {}
+
+  /** {@code state} null: every state; {@code before} null: the newest; else ids below it. */
+  public record DeliveryQuery(String endpoint, String state, int limit, Long before) {}
+
+  /** {@code next}: the {@code before} of the following page, null on the last. */
+  public record DeliveryPage(List<DeliveryView> items, Long next) {}
+
+  public record DeliveryGet(String endpoint, long id) {}
+
+  public record DeliveryDetail(DeliveryView delivery, List<AttemptView> attempts) {}
+
+  /** One attempt: its number, the node that made it, when, the HTTP status or the error, how long it took. */
+  public record AttemptView(int n, String node, OffsetDateTime at, Integer status, String error, Double latencyMs) {}
+
+  public record Retry(String endpoint, long id) {}
+
+  /** One delivery of one event to one endpoint; {@code eventId} is its webhook-id. */
+  public record DeliveryView(long id, String endpoint, String eventId, long pubSeq, String type, UUID messageId, String state,
+      int attempts, boolean inFlight, OffsetDateTime nextAttemptAt, OffsetDateTime lastAttemptAt, Integer lastStatus,
+      String lastError, OffsetDateTime deliveredAt, OffsetDateTime createdAt) {}
+
+  /** Events with pub_seq in ({@code since}, {@code until}]; {@code until} null: as far as the endpoint has recorded. */
+  public record Replay(String endpoint, long since, Long until) {}
+
+  /** {@code recorded}: events that had no delivery row yet; {@code rearmed}: deliveries made due again. */
+  public record Replayed(String endpoint, long since, long until, int recorded, int rearmed) {}
+
+  public record ForMessage(UUID messageId) {}
+
+  public record MessageDeliveries(List<DeliveryView> deliveries) {}
+}
