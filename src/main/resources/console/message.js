@@ -5,6 +5,7 @@
 
 import {api, ProblemError, session} from './api.js';
 import {announce, bytes, h, replace, statusBadge, throttle, timeEl, words} from './dom.js';
+import {evidence, proposalsPanel} from './proposals.js';
 
 const RESOLVABLE = new Set(['PENDING', 'UNKNOWN']);
 
@@ -15,6 +16,7 @@ export function mount(container, ctx) {
   const facts = h('dl', {class: 'facts', id: 'message-facts'});
   const timeline = h('ol', {class: 'timeline', id: 'timeline'});
   const resolveArea = h('div', {id: 'resolve-area'});
+  const proposals = proposalsPanel(id, () => load(), ctx);
   const error = h('p', {class: 'error', role: 'alert', hidden: true});
   // The story first (left, or on top on a phone), then what can be done about it and the plain facts.
   container.append(
@@ -22,7 +24,8 @@ export function mount(container, ctx) {
     title, status, error,
     h('div', {class: 'message-layout'},
       h('section', {'aria-labelledby': 'timeline-title'}, h('h2', {id: 'timeline-title'}, 'Timeline'), timeline),
-      h('div', {}, resolveArea, h('section', {'aria-labelledby': 'facts-title'}, h('h2', {id: 'facts-title'}, 'Facts'), facts))));
+      h('div', {}, proposals.element, resolveArea,
+        h('section', {'aria-labelledby': 'facts-title'}, h('h2', {id: 'facts-title'}, 'Facts'), facts))));
 
   let panel = null; // the resolve form while it is on the page
   let shown = null; // the detail last drawn
@@ -48,6 +51,7 @@ export function mount(container, ctx) {
     status.dataset.version = String(d.version);
     drawFacts(facts, d, op);
     drawTimeline(timeline, d, op);
+    proposals.draw(d);
     if (RESOLVABLE.has(d.status)) {
       if (!panel) {
         panel = resolvePanel(d);
@@ -271,10 +275,17 @@ function drawTimeline(ol, d, op) {
       : h('ul', {class: 'replies'}, receipts.map((r) => h('li', {},
         `${r.subscriber}: ${r.state} (seq ${r.seq}) at `, timeEl(r.at)))));
 
+  // The reconcile job's proposals (docs/design.md §8.4), when it made them.
+  for (const p of (Array.isArray(d.proposals) ? [...d.proposals].reverse() : [])) {
+    item('proposed', p.proposedAt, `Reconcile proposed: ${p.outcome === 'DELIVERED' ? 'delivered' : 'not delivered'} (${p.confidence})`,
+      h('p', {}, `From ${p.source}, evidence ${p.evidenceRef}. ${p.state === 'OPEN' ? 'Open.' : `${words(p.state)}.`}`));
+  }
+
   if (d.resolution) {
     const r = d.resolution;
     item('resolved', r.at, `Resolved ${r.outcome === 'DELIVERED' ? 'as delivered' : 'as not delivered'} by ${r.operator}`,
       h('blockquote', {class: 'note'}, r.note),
+      r.proposal ? evidence(r.proposal) : '',
       h('p', {}, `Now ${words(d.status)}, version ${d.version}.`));
   }
   replace(ol, items);

@@ -29,6 +29,8 @@ import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.operator.OperatorStore;
+import dev.ledgerpost.reconcile.ReconcileStore;
+import dev.ledgerpost.reconcile.ReconcileVerticle;
 import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
@@ -79,6 +81,7 @@ public final class Gateway {
   private NodeVerticle node;
   private RetryVerticle retry;
   private StaleVerticle stale;
+  private ReconcileVerticle reconcile;
   /** The stale watch's gauges over the last hour, for the operator console's chart: one per process. */
   private final PendingHistory pendingHistory = new PendingHistory();
   private NotifyHub hub;
@@ -149,6 +152,10 @@ public final class Gateway {
               return deploy(w);
             }).map(shared))
         .compose(shared -> {
+          reconcile = new ReconcileVerticle(config, nodeId, node, metrics, clock);
+          return deploy(reconcile).map(shared);
+        })
+        .compose(shared -> {
           bindLedgerGauges();
           hub = new NotifyHub(vertx, eventTokens, config.notifications().sendQueueBytes());
           metrics.gauge("ledgerpost.notify.clients", "Connected WebSocket subscribers", hub::clients);
@@ -183,7 +190,7 @@ public final class Gateway {
    */
   private List<Function<LedgerAccess, LedgerStore>> stores() {
     List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
-        StaleRows::new, OperatorStore::new));
+        StaleRows::new, OperatorStore::new, ReconcileStore::new));
     if (config.observability().chaosEnabled()) {
       stores.add(ChaosLocks::new);
     }
@@ -395,6 +402,11 @@ public final class Gateway {
   /** Pending, oldest pending and stale gauges, for the metrics part. */
   public StaleGauges staleGauges() {
     return stale;
+  }
+
+  /** The reconcile job's part on this node (docs/design.md §8.4). */
+  public ReconcileVerticle reconcile() {
+    return reconcile;
   }
 
   /** This node's id on the ledger. */

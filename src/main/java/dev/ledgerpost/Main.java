@@ -2,6 +2,7 @@ package dev.ledgerpost;
 
 import dev.ledgerpost.cli.KeysCommand;
 import dev.ledgerpost.cli.MessagesCommand;
+import dev.ledgerpost.cli.ReconcileCommand;
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.ConfigLoader;
 import dev.ledgerpost.config.GatewayConfig;
@@ -33,7 +34,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "ledgerpost", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.",
-    subcommands = {MessagesCommand.class, KeysCommand.class})
+    subcommands = {MessagesCommand.class, ReconcileCommand.class, KeysCommand.class})
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
   static final int CONFIGURATION = 2;

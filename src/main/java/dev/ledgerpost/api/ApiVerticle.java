@@ -12,6 +12,8 @@ import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.operator.OperatorMessages;
+import dev.ledgerpost.reconcile.ReconcileMessages;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
@@ -105,6 +107,7 @@ public final class ApiVerticle extends VerticleBase {
     new AttentionApi(bus, views).mount(router);
     new BulkResolutions(bus).mount(router);
     new WebhookApi(bus).mount(router);
+    new ReconcileApi(bus).mount(router);
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
       LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
@@ -203,15 +206,17 @@ public final class ApiVerticle extends VerticleBase {
     String status = in.string("status");
     String sender = in.string("sender");
     String recipient = in.string("recipient");
+    String messageId = in.string("messageId");
     ListQuery query = new ListQuery(status == null ? null : MessageStatus.valueOf(status),
         sender == null || sender.isEmpty() ? null : sender, recipient == null || recipient.isEmpty() ? null : recipient, since,
-        until, in.number("limit").intValue(), in.string("cursor"));
+        until, in.number("limit").intValue(), in.string("cursor"), messageId == null || messageId.isEmpty() ? null : messageId);
     Problem.answer(ctx, bus.request(LedgerMessages.LIST, query, MessagePage.class), MessageJson::page);
   }
 
   private void detail(RoutingContext ctx) {
     UUID id = UUID.fromString(Input.of(ctx).path("id"));
-    Problem.answer(ctx, bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class), MessageJson::detail);
+    Future<MessageDetail> detail = bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class);
+    Problem.answer(ctx, detail.compose(d -> proposals(id).map(p -> MessageJson.detail(d, p))), json -> json);
   }
 
   private void metrics(RoutingContext ctx) {
@@ -237,6 +242,12 @@ public final class ApiVerticle extends VerticleBase {
         });
   }
 
+  /** The reconcile proposals of one message, newest first (docs/design.md §8.4). */
+  private Future<List<ProposalView>> proposals(UUID id) {
+    return bus.request(ReconcileMessages.OF_MESSAGE, new ReconcileMessages.OfMessage(id), ReconcileMessages.Proposals.class)
+        .map(ReconcileMessages.Proposals::items);
+  }
+
   /** docs/design.md §4.6: an operation's status is a set of facts, each saying where it was read from. */
   private void operation(RoutingContext ctx) {
     UUID id = UUID.fromString(Input.of(ctx).path("id"));
@@ -245,8 +256,10 @@ public final class ApiVerticle extends VerticleBase {
         .map(held -> held.ids().contains(id));
     Future<WebhookMessages.MessageDeliveries> webhooks = bus.request(WebhookMessages.FOR_MESSAGE,
         new WebhookMessages.ForMessage(id), WebhookMessages.MessageDeliveries.class, READY_TIMEOUT);
+    Future<List<ProposalView>> proposals = proposals(id);
     bus.request(OperatorMessages.OPERATION, new OperatorMessages.Operation(id, sendSetup.config().node().deadAfter()),
             OperatorMessages.OperationFacts.class)
+        .compose(facts -> proposals.map(p -> facts))
         .onComplete(ar -> {
           if (ar.failed()) {
             Problem.ledgerFailure(ctx, ar.cause());
@@ -268,7 +281,7 @@ public final class ApiVerticle extends VerticleBase {
               on.add(0, self);
             }
             Boolean held = !on.isEmpty() ? Boolean.TRUE : r.succeeded() ? Boolean.FALSE : null;
-            Problem.json(ctx, 200, OperationJson.of(ar.result(), held, on, hub.attempts(id))
+            Problem.json(ctx, 200, OperationJson.of(ar.result(), proposals.result(), held, on, hub.attempts(id))
                 .put("webhooks", webhooks.succeeded() ? WebhookApi.forOperation(webhooks.result().deliveries()) : null));
           });
         });

@@ -74,6 +74,11 @@ final class Input {
     return (String) value(request.getPathParameters(), name);
   }
 
+  /** A path parameter the contract types as an integer. */
+  long pathNumber(String name) {
+    return ((Number) value(request.getPathParameters(), name)).longValue();
+  }
+
   String header(String name) {
     return (String) value(request.getHeaders(), name);
   }

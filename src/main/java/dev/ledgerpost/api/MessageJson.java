@@ -6,6 +6,8 @@ import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
 import dev.ledgerpost.ledger.LedgerMessages.ResolutionView;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
+import java.util.List;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -33,7 +35,8 @@ final class MessageJson {
         .put("settledAt", s.settledAt() == null ? null : s.settledAt().toString());
   }
 
-  static JsonObject detail(MessageDetail d) {
+  /** The ledger's detail of a message with the reconcile part's proposals for it (newest first). */
+  static JsonObject detail(MessageDetail d, List<ProposalView> proposalList) {
     JsonArray recipients = new JsonArray();
     for (RecipientView r : d.recipients()) {
       recipients.add(new JsonObject()
@@ -46,6 +49,8 @@ final class MessageJson {
           .put("dsnNotify", r.dsnNotify())
           .put("dsnOrcpt", r.dsnOrcpt()));
     }
+    JsonArray proposals = new JsonArray();
+    proposalList.forEach(p -> proposals.add(ReconcileApi.json(p)));
     return summary(d.summary())
         .put("authUser", d.authUser())
         .put("clientIp", d.clientIp())
@@ -55,19 +60,27 @@ final class MessageJson {
         .put("node", d.node())
         .put("downstreamReply", d.downstreamReply())
         .put("lastError", d.lastError())
+        .put("sentSha256", d.sentSha256())
         .put("recipientList", recipients)
-        .put("resolution", resolution(d.resolution()))
+        .put("resolution", resolution(d.resolution(), proposalList))
         .put("dsn", d.dsnRet() == null && d.dsnEnvid() == null ? null
-            : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()));
+            : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()))
+        .put("proposals", proposals);
   }
 
-  /** {@code {outcome, operator, note, at}}, or null when nobody resolved the message (docs/design.md §8.2). */
-  static JsonObject resolution(ResolutionView r) {
+  /**
+   * {@code {outcome, operator, note, at, proposal}}, or null when nobody resolved the message (docs/design.md §8.2);
+   * {@code proposal} is the reconcile proposal the resolution accepted, with its evidence (§8.4), or null.
+   */
+  static JsonObject resolution(ResolutionView r, List<ProposalView> proposals) {
+    ProposalView accepted = r == null || r.proposalId() == null ? null
+        : proposals.stream().filter(p -> p.id() == r.proposalId()).findFirst().orElse(null);
     return r == null ? null : new JsonObject()
         .put("outcome", r.outcome())
         .put("operator", r.operator())
         .put("note", r.note())
-        .put("at", r.at() == null ? null : r.at().toString());
+        .put("at", r.at() == null ? null : r.at().toString())
+        .put("proposal", accepted == null ? null : ReconcileApi.json(accepted));
   }
 
   /**

@@ -5,6 +5,7 @@ import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.operator.OperatorMessages.OperationFacts;
 import dev.ledgerpost.operator.OperatorMessages.ReceiptView;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.OffsetDateTime;
@@ -15,7 +16,7 @@ import java.util.List;
 final class OperationJson {
   private OperationJson() {}
 
-  static JsonObject of(OperationFacts facts, Boolean retrying, List<String> retryingOn, int attempted) {
+  static JsonObject of(OperationFacts facts, List<ProposalView> proposalList, Boolean retrying, List<String> retryingOn, int attempted) {
     MessageDetail d = facts.message();
     JsonArray recipients = new JsonArray();
     for (RecipientView r : d.recipients()) {
@@ -28,6 +29,8 @@ final class OperationJson {
       receipts.add(new JsonObject().put("subscriber", r.subscriber()).put("state", r.state()).put("seq", r.pubSeq())
           .put("at", r.at().toString()));
     }
+    JsonArray proposals = new JsonArray();
+    proposalList.forEach(p -> proposals.add(ReconcileApi.json(p)));
     boolean allPublished = facts.events() > 0 && facts.publishedEvents() == facts.events();
     return new JsonObject()
         .put("id", d.summary().id().toString())
@@ -38,7 +41,8 @@ final class OperationJson {
             .put("route", d.route())
             .put("node", d.node())
             .put("downstreamReply", d.downstreamReply())
-            .put("resolution", MessageJson.resolution(d.resolution())))
+            .put("resolution", MessageJson.resolution(d.resolution(), proposalList))
+            .put("proposals", proposals))
         .put("recipients", recipients)
         .put("ledger", new JsonObject()
             .put("settled", d.summary().status() != MessageStatus.PENDING)

@@ -196,6 +196,19 @@ public final class MessagesCommand {
       if (resolution != null) {
         out.printf("%-16s %s by %s at %s: %s%n", "resolution:", resolution.getString("outcome"), resolution.getString("operator"),
             resolution.getString("at"), resolution.getString("note"));
+        JsonObject accepted = resolution.getJsonObject("proposal");
+        if (accepted != null) {
+          out.printf("%-16s %s%n", "evidence:", accepted.getJsonObject("evidence", new JsonObject()).getString("summary", "-"));
+        }
+      }
+      JsonArray proposals = m.getJsonArray("proposals", new JsonArray());
+      for (int i = 0; i < proposals.size(); i++) {
+        JsonObject p = proposals.getJsonObject(i);
+        if ("OPEN".equals(p.getString("state"))) {
+          out.printf("%-16s %d: %s (%s) from %s, evidence %s; `ledgerpost reconcile accept|reject %d`%n", "open proposal:",
+              p.getLong("id"), p.getString("outcome"), p.getString("confidence"), p.getString("source"), p.getString("evidenceRef"),
+              p.getLong("id"));
+        }
       }
       JsonArray recipients = m.getJsonArray("recipientList", new JsonArray());
       out.printf("%n%-40s  %-22s  %-30s  %s%n", "RECIPIENT", "STATUS", "RCPT REPLY", "FINAL REPLY");
@@ -276,7 +289,7 @@ public final class MessagesCommand {
     }
   }
 
-  private static void query(StringBuilder path, String name, String value) {
+  static void query(StringBuilder path, String name, String value) {
     if (value != null && !value.isEmpty()) {
       path.append('&').append(name).append('=').append(URLEncoder.encode(value, StandardCharsets.UTF_8));
     }

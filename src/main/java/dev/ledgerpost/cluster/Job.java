@@ -15,7 +15,9 @@ public enum Job {
   /** Deletes published outbox rows past notify.retention. */
   OUTBOX_RETENTION(3),
   /** Deletes idempotency keys past api.idempotencyRetention. */
-  IDEMPOTENCY_RETENTION(4);
+  IDEMPOTENCY_RETENTION(4),
+  /** Reconciles UNKNOWN and stale PENDING rows with the smarthost's record (its proposals' unique indexes keep one per row anyway). */
+  RECONCILE(5);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

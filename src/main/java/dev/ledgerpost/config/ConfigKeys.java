@@ -112,6 +112,11 @@ final class ConfigKeys {
     key("retry.concurrency", 4, v -> positiveInt(v), "Settle retries in flight at once while the ledger answers (one probe while it fails).");
     key("stale.scanInterval", "30s", ConfigKeys::positiveDuration, "How often the stale watch looks for old PENDING rows (and once at start).");
     key("stale.threshold", "10m", ConfigKeys::positiveDuration, "Age from which a PENDING row nobody is settling is stale; it is raised once per this period.");
+    key("reconcile.sources", "", ConfigKeys::reconcileSources, "Evidence sources of the reconcile job (a YAML list; as a variable, a JSON array): `{type: postfix-log, path: /var/log/mail.log}` (rotated `mail.log.1`, `mail.log.2.gz`... too; `zone` for timestamps without an offset, default this host's), `{type: ledgerpost, url: https://next-hop:8080, token: ...}` (a downstream Ledgerpost's API and admin token); `name` (default the type) names the source in proposals and in `reconcile:<name>`. The ledger's own facts are always used.");
+    key("reconcile.interval", "1m", ConfigKeys::positiveDuration, "How often the node that leads the reconcile job looks at UNKNOWN and old PENDING rows (and once when it takes the job). A row without evidence is looked at again after a back-off, doubling up to an hour.");
+    key("reconcile.autoResolve", "never", v -> enumOf(GatewayConfig.AutoResolve.class, v), "`never`: proposals wait for an operator; `exact`: an exact proposal (Message-ID, envelope and time, or the sent bytes' hash and time) is resolved by the job as `reconcile:<source>`. Weak ones always wait.");
+    key("reconcile.window", "15m", ConfigKeys::positiveDuration, "Evidence counts only when its time is within this of the row's received_at (both ways: clocks differ).");
+    key("reconcile.pendingAge", "30m", ConfigKeys::positiveDuration, "A PENDING row is reconciled once it is older than this; must be longer than downstream.dataTimeout, so that no delivery of it can still be waiting for its reply.");
     key("node.id", "", ConfigKeys::nodeId, "This gateway's name among the nodes on one ledger (letters, digits, `.`, `_`, `-`; at most 63); empty = this host's name. Recorded on the rows it opens; two live gateways may not share one.");
     key("node.heartbeatInterval", "1s", ConfigKeys::positiveDuration, "How often a node renews its heartbeat, checks its lock connection and tries to take the cluster's single-active jobs (fail-over starts within this).");
     key("node.deadAfter", "15s", ConfigKeys::positiveDuration, "A node whose heartbeat is older than this is dead to the others: the outcomes it held no longer keep its rows from the stale watch.");
@@ -308,6 +313,111 @@ final class ConfigKeys {
       throw new IllegalArgumentException(String.join("; ", bad));
     }
     return List.copyOf(result);
+  }
+
+  /**
+   * {@code reconcile.sources}: a list of maps (YAML), or a JSON array in one string (an environment variable). Each
+   * source is checked whole here, so a start names every bad member; relative paths are resolved by the loader.
+   */
+  private static Object reconcileSources(Object v) {
+    List<Object> items = new ArrayList<>();
+    if (v instanceof Collection<?> c) {
+      items.addAll(c);
+    } else if (v instanceof Map) {
+      throw new IllegalArgumentException("expected a list of sources, e.g. [{type: postfix-log, path: /var/log/mail.log}]");
+    } else if (!str(v).isEmpty()) {
+      try {
+        items.addAll(new io.vertx.core.json.JsonArray(str(v)).getList());
+      } catch (io.vertx.core.json.DecodeException e) {
+        throw new IllegalArgumentException("expected a JSON array of sources, e.g. [{\"type\": \"postfix-log\", \"path\": "
+            + "\"/var/log/mail.log\"}]");
+      }
+    }
+    List<GatewayConfig.ReconcileSource> result = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    Map<String, Integer> names = new java.util.HashMap<>();
+    for (int i = 0; i < items.size(); i++) {
+      Object item = items.get(i) instanceof io.vertx.core.json.JsonObject j ? j.getMap() : items.get(i);
+      String where = "source " + (i + 1);
+      if (!(item instanceof Map<?, ?> m)) {
+        bad.add(where + ": expected a map such as {type: postfix-log, path: ...}");
+        continue;
+      }
+      try {
+        GatewayConfig.ReconcileSource s = reconcileSource(m, names);
+        if (names.merge(s.name(), 1, Integer::sum) > 1) {
+          throw new IllegalArgumentException("name '" + s.name() + "' is given to two sources");
+        }
+        result.add(s);
+      } catch (IllegalArgumentException e) {
+        bad.add(where + ": " + e.getMessage());
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    return List.copyOf(result);
+  }
+
+  private static GatewayConfig.ReconcileSource reconcileSource(Map<?, ?> m, Map<String, Integer> names) {
+    String typeText = str(m.get("type"));
+    GatewayConfig.SourceType type = null;
+    for (GatewayConfig.SourceType t : GatewayConfig.SourceType.values()) {
+      if (t.label().equals(typeText)) {
+        type = t;
+      }
+    }
+    if (type == null) {
+      throw new IllegalArgumentException("type must be postfix-log or ledgerpost" + (typeText.isEmpty() ? "" : ", not '" + typeText + "'"));
+    }
+    Set<String> allowed = type == GatewayConfig.SourceType.POSTFIX_LOG ? Set.of("type", "name", "path", "zone")
+        : Set.of("type", "name", "url", "token");
+    for (Object k : m.keySet()) {
+      if (!allowed.contains(String.valueOf(k))) {
+        throw new IllegalArgumentException("unknown member '" + k + "' of a " + type.label() + " source (it takes "
+            + String.join(", ", new java.util.TreeSet<>(allowed)) + ")");
+      }
+    }
+    String name = str(m.get("name"));
+    if (name.isEmpty()) {
+      name = type.label();
+      for (int n = 2; names.containsKey(name); n++) {
+        name = type.label() + "-" + n;
+      }
+    } else if (!name.matches("[A-Za-z0-9._-]{1,40}")) {
+      throw new IllegalArgumentException("name '" + name + "' is not a plain name (letters, digits, '.', '_', '-'; at most 40)");
+    }
+    if (type == GatewayConfig.SourceType.POSTFIX_LOG) {
+      String path = str(m.get("path"));
+      if (path.isEmpty()) {
+        throw new IllegalArgumentException("a postfix-log source needs a path (the mail log, e.g. /var/log/mail.log)");
+      }
+      java.time.ZoneId zone = java.time.ZoneId.systemDefault();
+      if (!str(m.get("zone")).isEmpty()) {
+        try {
+          zone = java.time.ZoneId.of(str(m.get("zone")));
+        } catch (java.time.DateTimeException e) {
+          throw new IllegalArgumentException("zone '" + str(m.get("zone")) + "' is not a time zone (e.g. UTC, Europe/Berlin)");
+        }
+      }
+      return new GatewayConfig.ReconcileSource(name, type, path, zone, null, null);
+    }
+    String url = str(m.get("url"));
+    java.net.URI uri;
+    try {
+      uri = new java.net.URI(url);
+    } catch (java.net.URISyntaxException e) {
+      uri = null;
+    }
+    if (uri == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
+      throw new IllegalArgumentException("a ledgerpost source needs the url of its HTTP API (http(s)://host:port)"
+          + (url.isEmpty() ? "" : ", not '" + url + "'"));
+    }
+    String token = str(m.get("token"));
+    if (token.isEmpty()) {
+      throw new IllegalArgumentException("a ledgerpost source needs a token (the downstream's admin token)");
+    }
+    return new GatewayConfig.ReconcileSource(name, type, null, null, url.replaceAll("/+$", ""), token);
   }
 
   /** {@code 0s, 5s, 5m}: a YAML list or one string split at commas and spaces; at least one delay, none negative. */

@@ -185,6 +185,7 @@ public final class ConfigLoader {
         }
       }
     }
+    resolveSourcePaths(values, base, problems);
     resolveSecretFiles(values, base, problems);
     crossChecks(values, problems);
     if (!problems.isEmpty()) {
@@ -296,6 +297,28 @@ public final class ConfigLoader {
     }
   }
 
+  /** A postfix-log source's path follows the rule of every path key: relative to the configuration file's directory. */
+  @SuppressWarnings("unchecked")
+  private static void resolveSourcePaths(Map<String, Object> values, Path base, List<String> problems) {
+    if (!(values.get("reconcile.sources") instanceof List<?> sources)) {
+      return;
+    }
+    List<GatewayConfig.ReconcileSource> resolved = new ArrayList<>();
+    for (GatewayConfig.ReconcileSource s : (List<GatewayConfig.ReconcileSource>) sources) {
+      if (s.path() == null) {
+        resolved.add(s);
+        continue;
+      }
+      try {
+        resolved.add(new GatewayConfig.ReconcileSource(s.name(), s.type(), base.resolve(s.path()).normalize().toString(),
+            s.zone(), s.url(), s.token()));
+      } catch (java.nio.file.InvalidPathException e) {
+        problems.add("reconcile.sources: " + s.name() + ": '" + s.path() + "' is not a path");
+      }
+    }
+    values.put("reconcile.sources", List.copyOf(resolved));
+  }
+
   private static void crossChecks(Map<String, Object> values, List<String> problems) {
     boolean cert = !((String) values.getOrDefault("smtp.tls.certFile", "")).isEmpty();
     boolean key = !((String) values.getOrDefault("smtp.tls.keyFile", "")).isEmpty();
@@ -322,6 +345,11 @@ public final class ConfigLoader {
     if (beat != null && dead != null && dead.compareTo(beat.multipliedBy(3)) < 0) {
       problems.add("node.deadAfter: at least 3 x node.heartbeatInterval (" + Durations.format(beat.multipliedBy(3))
           + "), or one late heartbeat makes a live node look dead");
+    }
+    if (values.get("reconcile.pendingAge") instanceof Duration age && values.get("downstream.dataTimeout") instanceof Duration data
+        && age.compareTo(data) <= 0) {
+      problems.add("reconcile.pendingAge: " + Durations.format(age) + " must be longer than downstream.dataTimeout ("
+          + Durations.format(data) + "): a PENDING row that young may still be waiting for its final reply");
     }
     if (values.get("smtp.proxyProtocol") instanceof GatewayConfig.ProxyProtocol p && p != GatewayConfig.ProxyProtocol.NONE
         && values.get("smtp.proxyNetworks") instanceof List<?> proxies && proxies.isEmpty()) {
@@ -457,7 +485,13 @@ public final class ConfigLoader {
             (List<Duration>) v.get("webhooks.retrySchedule"),
             (Duration) v.get("webhooks.timeout"),
             (int) v.get("webhooks.concurrency"),
-            (Duration) v.get("webhooks.pollInterval")));
+            (Duration) v.get("webhooks.pollInterval")),
+        new GatewayConfig.Reconcile(
+            (List<GatewayConfig.ReconcileSource>) v.get("reconcile.sources"),
+            (Duration) v.get("reconcile.interval"),
+            (GatewayConfig.AutoResolve) v.get("reconcile.autoResolve"),
+            (Duration) v.get("reconcile.window"),
+            (Duration) v.get("reconcile.pendingAge")));
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

@@ -6,7 +6,7 @@ import java.util.List;
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
-    Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks) {
+    Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -191,4 +191,41 @@ public record GatewayConfig(
       return "WebhookEndpoint[" + name + " " + url + " events=" + events + (user == null ? "" : " user=" + user) + "]";
     }
   }
+
+  /** Whether the reconcile job resolves exact proposals itself (docs/design.md §8.4). */
+  public enum AutoResolve { NEVER, EXACT }
+
+  /** The kinds of evidence source {@code reconcile.sources} may name. */
+  public enum SourceType {
+    POSTFIX_LOG("postfix-log"), LEDGERPOST("ledgerpost");
+
+    private final String label;
+
+    SourceType(String label) {
+      this.label = label;
+    }
+
+    public String label() {
+      return label;
+    }
+  }
+
+  /**
+   * One evidence source: a Postfix mail log ({@code path}, its rotated siblings too; {@code zone} for timestamps
+   * without an offset) or a downstream Ledgerpost ({@code url}, {@code token}). {@code name} is what proposals and
+   * the resolutions they make ({@code reconcile:<name>}) call it.
+   */
+  public record ReconcileSource(String name, SourceType type, String path, java.time.ZoneId zone, String url, String token) {
+    @Override
+    public String toString() {
+      return name + " (" + type.label() + (path != null ? " " + path : "") + (url != null ? " " + url : "") + ")";
+    }
+  }
+
+  /**
+   * The reconcile job: its sources, how often it looks, whether it resolves exact proposals itself, the time window
+   * around a row's received_at in which evidence counts, and from what age a PENDING row is looked at.
+   */
+  public record Reconcile(List<ReconcileSource> sources, Duration interval, AutoResolve autoResolve, Duration window,
+      Duration pendingAge) {}
 }

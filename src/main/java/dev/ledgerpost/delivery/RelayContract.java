@@ -138,17 +138,31 @@ public final class RelayContract {
         ZonedDateTime.now(ZoneOffset.UTC));
     int pending = open.pendingRecipients();
     services.metrics().downstreamTransaction(wire.command(message.form()));
+    // Hashed while the body goes downstream; recorded only for a body that was sent whole (§1.6).
+    Future<String> sent = SentDigest.of(trace, message);
     return wire.data(trace, message).compose(result -> result.<Future<DeliveryOutcome>>fold(
-        verdict -> settleReply(opened, pending, message, verdict.reply()),
+        verdict -> sentHash(sent, verdict.bodySent()).compose(hash -> settleReply(opened, pending, message, verdict.reply(), hash)),
         lost -> settleLost(opened, pending, message, lost.reason()),
-        lost -> settleUnknown(opened, pending, message, lost.reason())));
+        lost -> sentHash(sent, true).compose(hash -> settleUnknown(opened, pending, message, lost.reason(), hash))));
   }
 
-  private Future<DeliveryOutcome> settleReply(Opened opened, int pending, MessageData message, DownstreamReply reply) {
+  /** The sent bytes' hash when the whole body left the gateway, else null. Never fails: a hash is not worth a lost fact. */
+  private static Future<String> sentHash(Future<String> sent, boolean bodySent) {
+    if (!bodySent) {
+      return Future.succeededFuture(null);
+    }
+    return sent.otherwise(e -> {
+      LOG.warn("hashing the sent message failed; its sent_sha256 stays empty: {}", e.toString());
+      return null;
+    });
+  }
+
+  private Future<DeliveryOutcome> settleReply(Opened opened, int pending, MessageData message, DownstreamReply reply,
+      String sentSha256) {
     MessageStatus target = reply.positive() ? MessageStatus.SENT
         : reply.transientFailure() ? MessageStatus.FAILED_TEMP : MessageStatus.FAILED_PERM;
     Settle settle = new Settle(opened.id(), opened.version(), target, pending, reply.code(), reply.enhancedCode(),
-        reply.text(), null);
+        reply.text(), null, sentSha256);
     return settle(settle, message, reply.positive()).map(settled -> switch (target) {
       case SENT -> new DeliveryOutcome.Accepted(opened.id(), reply, settled);
       case FAILED_TEMP -> new DeliveryOutcome.Deferred(opened.id(), reply, settled);
@@ -161,11 +175,12 @@ public final class RelayContract {
     return settle(settle, message, false).map(settled -> new DeliveryOutcome.LostBeforeDot(opened.id(), reason, settled));
   }
 
-  private Future<DeliveryOutcome> settleUnknown(Opened opened, int pending, MessageData message, String reason) {
+  private Future<DeliveryOutcome> settleUnknown(Opened opened, int pending, MessageData message, String reason,
+      String sentSha256) {
     AuditLog.of(AuditEvent.DELIVERY_OUTCOME_UNKNOWN).with("message_id", opened.id())
         .with("msg_id", message.messageIdHeader()).with("reason", reason).log();
     Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.UNKNOWN, pending, null, "4.4.2", null,
-        "lost after the final dot: " + reason);
+        "lost after the final dot: " + reason, sentSha256);
     return settle(settle, message, false).map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
   }
 

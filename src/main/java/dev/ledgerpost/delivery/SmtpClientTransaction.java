@@ -74,7 +74,7 @@ final class SmtpClientTransaction implements WireTransaction {
   private Future<DataResult> notSendable() {
     releaseAfterReset();
     return Future.succeededFuture(new DataResult.Verdict(
-        new DownstreamReply(554, "5.6.1", "Downstream does not offer CHUNKING; this body cannot go as DATA")));
+        new DownstreamReply(554, "5.6.1", "Downstream does not offer CHUNKING; this body cannot go as DATA"), false));
   }
 
   /**
@@ -99,7 +99,7 @@ final class SmtpClientTransaction implements WireTransaction {
         } else {
           releaseAfterReset(); // RFC 3030 §2: a refused BDAT leaves the transaction to be reset
         }
-        return Future.succeededFuture(new DataResult.Verdict(reply));
+        return Future.succeededFuture(new DataResult.Verdict(reply, true)); // a reply to the whole chunk: the body was sent
       }
       connection.close();
       return written.transform(dw -> Future.succeededFuture(dw.succeeded()
@@ -142,7 +142,7 @@ final class SmtpClientTransaction implements WireTransaction {
       if (go.code() != 354) {
         // No body was sent: the downstream's verdict on DATA is the message's verdict.
         releaseAfterReset();
-        return Future.succeededFuture(new DataResult.Verdict(go));
+        return Future.succeededFuture(new DataResult.Verdict(go, false));
       }
       connection.write(Buffer.buffer(trace));
       connection.write(body);
@@ -155,7 +155,7 @@ final class SmtpClientTransaction implements WireTransaction {
           } else {
             pool.release(connection);
           }
-          return Future.succeededFuture(new DataResult.Verdict(reply));
+          return Future.succeededFuture(new DataResult.Verdict(reply, true));
         }
         connection.close();
         // Whether the final dot left us decides between "nothing delivered" and "outcome unknown".

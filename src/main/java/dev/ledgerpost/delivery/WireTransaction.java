@@ -15,8 +15,8 @@ interface WireTransaction {
     /** One function per kind of end, all required: a new kind is a compile error where it is not handled. */
     <R> R fold(Function<Verdict, R> verdict, Function<LostBeforeDot, R> lostBefore, Function<LostAfterDot, R> lostAfter);
 
-    /** The downstream answered DATA (not 354) or the final dot. */
-    record Verdict(DownstreamReply reply) implements DataResult {
+    /** The downstream answered DATA (not 354: {@code bodySent} false) or the final dot ({@code bodySent} true). */
+    record Verdict(DownstreamReply reply, boolean bodySent) implements DataResult {
       @Override
       public <R> R fold(Function<Verdict, R> verdict, Function<LostBeforeDot, R> lostBefore, Function<LostAfterDot, R> lostAfter) {
         return verdict.apply(this);

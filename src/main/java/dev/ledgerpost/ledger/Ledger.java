@@ -45,6 +45,7 @@ public final class Ledger {
         FROM messages m
        WHERE (#{status}::text IS NULL OR m.status = #{status})
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
+         AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
          AND (#{since}::timestamptz IS NULL OR (m.received_at >= #{since} AND m.id >= #{sinceId}::uuid))
          AND (#{until}::timestamptz IS NULL OR (m.received_at < #{until} AND m.id < #{untilId}::uuid))
          AND (#{recipient}::text IS NULL
@@ -62,6 +63,7 @@ public final class Ledger {
         FROM messages m
        WHERE (m.settled_at IS NULL OR m.status = 'UNKNOWN') AND m.status = #{status}
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
+         AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
          AND (#{since}::timestamptz IS NULL OR m.received_at >= #{since})
          AND (#{until}::timestamptz IS NULL OR m.received_at < #{until})
          AND (#{recipient}::text IS NULL
@@ -71,9 +73,9 @@ public final class Ledger {
        LIMIT #{limit}""";
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
       , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.node_id, m.downstream_reply, m.last_error,
-        m.dsn_ret, m.dsn_envid,
+        m.sent_sha256, m.dsn_ret, m.dsn_envid,
         r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
-        r.resolved_at AS resolution_at
+        r.resolved_at AS resolution_at, r.proposal_id AS resolution_proposal
         FROM messages m LEFT JOIN resolutions r ON r.message_id = m.id WHERE m.id = #{id}""";
   private static final String RECIPIENTS = """
       SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text, dsn_notify, dsn_orcpt
@@ -99,6 +101,7 @@ public final class Ledger {
     Map<String, Object> p = new HashMap<>();
     p.put("status", q.status() == null ? null : q.status().name());
     p.put("sender", q.sender());
+    p.put("messageId", q.messageId());
     p.put("since", q.since());
     p.put("sinceId", q.since() == null ? null : LedgerIds.lowest(q.since().toInstant().minus(java.time.Duration.ofDays(1))));
     p.put("until", q.until());
@@ -123,28 +126,33 @@ public final class Ledger {
   }
 
   public Future<MessageDetail> get(Get get) {
-    Future<MessageDetail> detail = SqlTemplate.forQuery(pool, DETAIL)
-        .mapTo(row -> new MessageDetail(summary(row), row.getString("auth_user"), row.getString("client_ip"),
-            row.getString("helo"), row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
-            row.getString("last_error"), List.of(), row.getString("resolution_outcome") == null ? null
-                : new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
-                    row.getString("resolution_note"), row.getOffsetDateTime("resolution_at")),
-            row.getString("dsn_ret"), row.getString("dsn_envid")))
+    Future<Row> detail = SqlTemplate.forQuery(pool, DETAIL)
         .execute(Map.of("id", get.id()))
         .compose(rows -> rows.size() == 0
             ? Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + get.id()))
             : Future.succeededFuture(rows.iterator().next()));
-    return detail.compose(d -> SqlTemplate.forQuery(pool, RECIPIENTS)
-        .mapTo(row -> new RecipientView(row.getString("address"), RecipientStatus.valueOf(row.getString("status")),
-            row.getString("rcpt_reply"), row.getInteger("reply_code"), row.getString("enhanced_code"), row.getString("reply_text"),
-            row.getString("dsn_notify"), row.getString("dsn_orcpt")))
+    return detail.compose(row -> SqlTemplate.forQuery(pool, RECIPIENTS)
+        .mapTo(r -> new RecipientView(r.getString("address"), RecipientStatus.valueOf(r.getString("status")),
+            r.getString("rcpt_reply"), r.getInteger("reply_code"), r.getString("enhanced_code"), r.getString("reply_text"),
+            r.getString("dsn_notify"), r.getString("dsn_orcpt")))
         .execute(Map.of("id", get.id()))
-        .map(rows -> {
+        .compose(rows -> {
           List<RecipientView> recipients = new ArrayList<>();
           rows.forEach(recipients::add);
-          return new MessageDetail(d.summary(), d.authUser(), d.clientIp(), d.helo(), d.sha256(), d.route(),
-              d.node(), d.downstreamReply(), d.lastError(), List.copyOf(recipients), d.resolution(), d.dsnRet(), d.dsnEnvid());
+          return Future.succeededFuture(detail(row, List.copyOf(recipients)));
         }));
+  }
+
+  private static MessageDetail detail(Row row, List<RecipientView> recipients) {
+    ResolutionView resolution = null;
+    if (row.getString("resolution_outcome") != null) {
+      resolution = new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
+          row.getString("resolution_note"), row.getOffsetDateTime("resolution_at"), row.getLong("resolution_proposal"));
+    }
+    return new MessageDetail(summary(row), row.getString("auth_user"), row.getString("client_ip"), row.getString("helo"),
+        row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
+        row.getString("last_error"), recipients, resolution, row.getString("dsn_ret"), row.getString("dsn_envid"),
+        row.getString("sent_sha256"));
   }
 
   public Future<Void> ping() {

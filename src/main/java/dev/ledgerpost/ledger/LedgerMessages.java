@@ -68,7 +68,9 @@ public final class LedgerMessages {
 
   /**
    * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or
-   * repeated settle fail instead of overwriting a newer fact.
+   * repeated settle fail instead of overwriting a newer fact. {@code sentSha256} is the hex SHA-256 of the
+   * message as the smarthost was sent it (the gateway's Received: line, then the client's bytes unstuffed),
+   * null when no body was sent (docs/design.md §1.6); reconciliation matches it (§8.4).
    */
   public record Settle(
       UUID id,
@@ -78,7 +80,15 @@ public final class LedgerMessages {
       Integer replyCode,
       String enhancedCode,
       String replyText,
-      String error) {}
+      String error,
+      String sentSha256) {
+
+    /** A settle that records no sent bytes (nothing was sent, or tests that do not care). */
+    public Settle(UUID id, int expectedVersion, MessageStatus target, int pendingRecipients, Integer replyCode,
+        String enhancedCode, String replyText, String error) {
+      this(id, expectedVersion, target, pendingRecipients, replyCode, enhancedCode, replyText, error, null);
+    }
+  }
 
   public record Settled(UUID id, int version, MessageStatus status) {}
 
@@ -98,10 +108,12 @@ public final class LedgerMessages {
 
   /**
    * Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. Every filter is
-   * optional: {@code recipient} matches any of the message's recipients, {@code until} is exclusive.
+   * optional: {@code recipient} matches any of the message's recipients, {@code until} is exclusive. {@code messageId}
+   * matches the Message-ID header exactly (a reconciling upstream asks with it, docs/design.md §8.4); it has no index of
+   * its own, so {@code since} should bound it.
    */
   public record ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
-      int limit, String cursor) {}
+      int limit, String cursor, String messageId) {}
 
   public record MessageSummary(
       UUID id,
@@ -125,8 +137,11 @@ public final class LedgerMessages {
       String address, RecipientStatus status, String rcptReply, Integer replyCode, String enhancedCode, String replyText,
       String dsnNotify, String dsnOrcpt) {}
 
-  /** What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. */
-  public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at) {}
+  /**
+   * What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. {@code proposalId}
+   * is the reconcile proposal it accepted (§8.4; the reconcile part holds its evidence), or null.
+   */
+  public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at, Long proposalId) {}
 
   public record MessageDetail(
       MessageSummary summary,
@@ -141,7 +156,8 @@ public final class LedgerMessages {
       List<RecipientView> recipients,
       ResolutionView resolution,
       String dsnRet,
-      String dsnEnvid) {}
+      String dsnEnvid,
+      String sentSha256) {}
 
   public static final String PING = "ledger.ping";
 

@@ -29,12 +29,12 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
       s AS (
         SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
-                             $9::text[], $10::int[])
-               AS s(id, version, status, reply, error, recipient_status, code, enhanced, text, expected)),
+                             $9::text[], $10::int[], $11::text[])
+               AS s(id, version, status, reply, error, recipient_status, code, enhanced, text, expected, sent)),
       m AS (
         UPDATE messages
            SET status = s.status, version = messages.version + 1, downstream_reply = s.reply, last_error = s.error,
-               settled_at = now(), settle_seq = q.seq
+               settled_at = now(), settle_seq = q.seq, sent_sha256 = s.sent
           FROM s, q
          WHERE messages.id = ANY($1::uuid[]) AND messages.id = s.id AND messages.version = s.version
            AND messages.status = 'PENDING'
@@ -78,6 +78,7 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
         .add(Settle::enhancedCode, String[]::new)
         .add(s -> LedgerText.storable(s.replyText()), String[]::new)
         .add(Settle::pendingRecipients, Integer[]::new)
+        .add(Settle::sentSha256, String[]::new)
         .arrays());
     return pool.preparedQuery(SETTLE).execute(params).compose(rows -> {
       Map<UUID, Integer> updated = new HashMap<>();

@@ -24,7 +24,11 @@ public enum AuditEvent {
   STALE_PENDING(Level.CRITICAL, null, "message_id", "msg_id", "age_seconds", "raise", "threshold_seconds"),
   DELIVERY_RESULT_PERSISTED(Level.NOTICE, null, "message_id", "msg_id", "status", "version", "attempts", "held_ms", "via"),
   NOT_SENT_CLOSED(Level.NOTICE, null, "message_id", "msg_id", "row", "key_released", "attempts", "held_ms"),
-  MANUAL_RESOLUTION(Level.NOTICE, null, "message_id", "previous_status", "status", "version", "operator", "note");
+  MANUAL_RESOLUTION(Level.NOTICE, null, "message_id", "previous_status", "status", "version", "operator", "note"),
+  RECONCILED_RESOLUTION(Level.NOTICE, null, "message_id", "proposal", "confidence", "source", "evidence_ref", "previous_status",
+      "status", "version", "operator"),
+  RECONCILE_REJECTED(Level.NOTICE, "the evidence is not proposed for this message again", "message_id", "proposal", "source",
+      "evidence_ref", "operator");
 
   /** CRITICAL: an ERROR line starting "CRITICAL"; NOTICE: an INFO line. */
   public enum Level { CRITICAL, NOTICE }

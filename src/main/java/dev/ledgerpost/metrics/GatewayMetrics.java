@@ -21,6 +21,10 @@ public interface GatewayMetrics {
   /** A MAIL of an authenticated user under auth.rateLimit: within the rate, or answered 451 4.7.1. */
   enum RateLimit { ALLOWED, LIMITED }
 
+  /** A reconcile proposal's confidence and outcome (docs/design.md §8.4). */
+  enum ProposalConfidence { EXACT, WEAK }
+
+  enum ProposalOutcome { DELIVERED, NOT_DELIVERED }
   /** The command that carried an SMTP message body: DATA, or BDAT chunks (RFC 3030). */
   enum BodyCommand { DATA, BDAT }
 
@@ -43,6 +47,9 @@ public interface GatewayMetrics {
   void authFailure(AuthFailure result);
 
   void userRateLimit(RateLimit outcome);
+
+  /** A reconcile proposal written by this node. */
+  void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome);
 
   /** An SMTP message body was received whole (DATA's final dot, BDAT LAST), whatever became of it. */
   void smtpTransaction(BodyCommand command);
@@ -80,6 +87,9 @@ public interface GatewayMetrics {
 
     @Override
     public void userRateLimit(RateLimit outcome) {}
+
+    @Override
+    public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {}
 
     @Override
     public void smtpTransaction(BodyCommand command) {}

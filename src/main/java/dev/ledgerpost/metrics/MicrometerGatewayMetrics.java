@@ -34,6 +34,7 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
   private final Map<AuthFailure, Counter> authFailures = new EnumMap<>(AuthFailure.class);
   private final Map<RateLimit, Counter> rateLimits = new EnumMap<>(RateLimit.class);
+  private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
   private final Map<BodyCommand, Counter> bodies = new EnumMap<>(BodyCommand.class);
   private final Map<BodyCommand, Counter> relayed = new EnumMap<>(BodyCommand.class);
   private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
@@ -63,6 +64,13 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
       rateLimits.put(r, Counter.builder("ledgerpost.auth.rate.limit")
           .description("MAIL commands of authenticated users under auth.rateLimit, by outcome")
           .tag("outcome", tag(r)).register(registry));
+    }
+    for (ProposalConfidence c : ProposalConfidence.values()) {
+      for (ProposalOutcome o : ProposalOutcome.values()) {
+        proposals.put(c.name() + o.name(), Counter.builder("ledgerpost.reconcile.proposals")
+            .description("Reconcile proposals written by this node, by confidence and outcome")
+            .tag("confidence", tag(c)).tag("outcome", tag(o)).register(registry));
+      }
     }
     for (BodyCommand c : BodyCommand.values()) {
       bodies.put(c, Counter.builder("ledgerpost.smtp.transactions")
@@ -134,6 +142,11 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void userRateLimit(RateLimit outcome) {
     rateLimits.get(outcome).increment();
+  }
+
+  @Override
+  public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {
+    proposals.get(confidence.name() + outcome.name()).increment();
   }
 
   @Override

@@ -22,9 +22,11 @@ import java.util.Map;
 /**
  * Manual resolution (docs/design.md §8.2): an operator closes a PENDING or UNKNOWN message as delivered or not.
  * One versioned transaction writes the message, its open recipients, the {@code resolutions} row and
- * a {@code message.resolved} outbox event. The gateway itself never resolves anything.
+ * a {@code message.resolved} outbox event. A reconcile proposal that is accepted (by an operator, or by the
+ * reconcile job under {@code reconcile.autoResolve: exact}, §8.4) goes through {@link #resolveIn} too, in the
+ * transaction that accepts the proposal, and the resolution names it. Nothing here sends mail.
  */
-final class Resolutions {
+public final class Resolutions {
 
   private static final String CURRENT_FOR_UPDATE = "SELECT status, version FROM messages WHERE id = #{id} FOR UPDATE";
   private static final String RESOLVE_MESSAGE = """
@@ -34,8 +36,8 @@ final class Resolutions {
       UPDATE recipients SET status = #{status}
        WHERE message_id = #{id} AND status IN ('PENDING', 'UNKNOWN')""";
   private static final String INSERT_RESOLUTION = """
-      INSERT INTO resolutions (message_id, outcome, operator, note)
-      VALUES (#{id}, #{outcome}, #{operator}, #{note})
+      INSERT INTO resolutions (message_id, outcome, operator, note, proposal_id)
+      VALUES (#{id}, #{outcome}, #{operator}, #{note}, #{proposal})
       RETURNING resolved_at""";
 
   private final Pool pool;
@@ -53,7 +55,7 @@ final class Resolutions {
     }
     // A lost connection after COMMIT makes the retried attempt see the resolved row and answer 409:
     // the operator then reads the message's status as resolved, which is the truth.
-    return policy.run("resolve", () -> pool.withTransaction(conn -> resolveIn(conn, r)))
+    return policy.run("resolve", () -> pool.withTransaction(conn -> resolveIn(conn, r, null)))
         .onSuccess(done -> AuditLog.of(AuditEvent.MANUAL_RESOLUTION).with("message_id", done.id())
             .with("previous_status", done.previousStatus()).with("status", done.status()).with("version", done.version())
             .with("operator", done.operator()).with("note", done.note()).log())
@@ -62,7 +64,12 @@ final class Resolutions {
             : new LedgerException(LedgerException.Kind.PERSISTENCE, "resolution of " + r.id() + " failed: " + e.getMessage(), e)));
   }
 
-  private Future<Resolved> resolveIn(SqlConnection conn, Resolve r) {
+  /**
+   * The resolution inside a caller's transaction: locks the message, checks its status and version, and writes
+   * the message, its recipients, the resolutions row ({@code proposal}: the reconcile proposal it accepts, or
+   * null) and the outbox event. Fails with {@link StateConflict} or a NOT_FOUND {@link LedgerException}.
+   */
+  public static Future<Resolved> resolveIn(SqlConnection conn, Resolve r, Long proposal) {
     return SqlTemplate.forQuery(conn, CURRENT_FOR_UPDATE).execute(Map.of("id", r.id())).compose(rows -> {
       if (rows.size() == 0) {
         return Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + r.id()));
@@ -85,7 +92,12 @@ final class Resolutions {
       m.put("version", version);
       m.put("from", current.name());
       Map<String, Object> rec = Map.of("id", r.id(), "status", RecipientStatus.settledFor(target).name());
-      Map<String, Object> res = Map.of("id", r.id(), "outcome", r.outcome().name(), "operator", r.operator(), "note", r.note());
+      Map<String, Object> res = new HashMap<>();
+      res.put("id", r.id());
+      res.put("outcome", r.outcome().name());
+      res.put("operator", r.operator());
+      res.put("note", r.note());
+      res.put("proposal", proposal);
       return SqlTemplate.forUpdate(conn, RESOLVE_MESSAGE).execute(m).compose(updated -> {
         if (updated.rowCount() != 1) {
           // The row is locked FOR UPDATE above; a miss here is a bug, never something to skip quietly.
@@ -104,6 +116,9 @@ final class Resolutions {
             .put("outcome", r.outcome().name())
             .put("operator", r.operator())
             .put("note", r.note());
+        if (proposal != null) {
+          payload.put("proposal", proposal);
+        }
         return Ledger.outboxEvent(conn, r.id() + ":" + next, r.id(), "message.resolved", payload).map(v -> done);
       });
     });

@@ -22,7 +22,8 @@ import java.util.zip.CRC32C;
  * The payload starts with a type byte: 1 = an outcome (the versioned settle and what the audit log
  * needs), 2 = done (its settle committed, or was dropped as stale), 3 = a not-sent outcome (the ledger
  * open was not confirmed): the fields of 1, then the Idempotency-Key to release (owner, key, operation
- * id; a null owner when the send had no key). Strings are an i32 byte count
+ * id; a null owner when the send had no key). An outcome (1) may end with one more string, the SHA-256 of
+ * the bytes sent (absent in records written before it existed, and read as null). Strings are an i32 byte count
  * (-1 for null) and UTF-8. The checksum covers the length too, so a damaged length is detected and the
  * reader resynchronises on the next magic that starts a record with a valid checksum: damage in the
  * middle costs only the damaged records, and a record cut short at the end is told apart as torn.
@@ -81,6 +82,8 @@ final class JournalFormat {
       if (key != null) {
         w.uuid(key.operationId());
       }
+    } else if (s.sentSha256() != null) {
+      w.string(s.sentSha256()); // optional and last: a record without it is read as before
     }
     return frame(w.bytes());
   }
@@ -185,11 +188,14 @@ final class JournalFormat {
     String messageId = string(b);
     boolean accepted = b.get() == 1;
     long at = b.getLong();
-    Settle settle = new Settle(id, expectedVersion, target, pendingRecipients, code == NULL_CODE ? null : code, enhanced,
-        text, error);
     if (type == OUTCOME) {
+      String sent = b.hasRemaining() ? string(b) : null;
+      Settle settle = new Settle(id, expectedVersion, target, pendingRecipients, code == NULL_CODE ? null : code, enhanced,
+          text, error, sent);
       return new Outcome(new KnownOutcome(settle, messageId, accepted), at, raw);
     }
+    Settle settle = new Settle(id, expectedVersion, target, pendingRecipients, code == NULL_CODE ? null : code, enhanced,
+        text, error);
     String owner = string(b);
     String key = string(b);
     KeyRef ref = owner == null ? null : new KeyRef(owner, key, new UUID(b.getLong(), b.getLong()));

@@ -58,6 +58,10 @@ final class DataReader {
     }
   }
 
+  private static boolean stuffedDot(byte[] content) {
+    return content.length > 0 && content[0] == '.';
+  }
+
   /** Takes one line; true when it was the terminating dot. */
   boolean accept(Line line) {
     boolean dotCrlf = line.crlf() && !line.bareCr() && !line.tooLong() && line.isDot();
@@ -69,11 +73,11 @@ final class DataReader {
     if (!line.crlf() || line.bareCr() || (dotCrlf && !lineAfterCrlf)) {
       // The last: "." CRLF after a DATA line that ended in a bare LF. Relayed, it would end DATA downstream.
       note(Problem.BARE_LINE_ENDING);
-    } else if (line.tooLong() || line.content().length > MAX_LINE) {
-      note(Problem.LINE_TOO_LONG);
+    } else if (line.tooLong() || line.content().length - (stuffedDot(line.content()) ? 1 : 0) > MAX_LINE) {
+      note(Problem.LINE_TOO_LONG); // the transparency dot does not count (RFC 5321 §4.5.3.1.6)
     }
     byte[] c = line.content();
-    boolean stuffed = c.length > 0 && c[0] == '.';
+    boolean stuffed = stuffedDot(c);
     long messageBytes = (stuffed ? c.length - 1 : c.length) + 2L;
     size += messageBytes;
     if (size > maxSize) {
@@ -202,8 +206,8 @@ final class DataReader {
     afterCrlf = crlf;
     if (!crlf || bareCr || (dotCrlf && !lineAfterCrlf)) {
       note(Problem.BARE_LINE_ENDING);
-    } else if (contentLen > MAX_LINE) {
-      note(Problem.LINE_TOO_LONG);
+    } else if (contentLen - (dropped == 0 && contentEnd > start && b[start] == '.' ? 1 : 0) > MAX_LINE) {
+      note(Problem.LINE_TOO_LONG); // the transparency dot does not count (RFC 5321 §4.5.3.1.6)
     }
     // (an over-long line whose first bytes were dropped is refused anyway; its stuffing no longer matters)
     boolean stuffed = dropped == 0 && contentEnd > start && b[start] == '.';

@@ -59,7 +59,8 @@ class ResolutionApiTest {
 
     // The message detail and the operation status show who resolved it, how, why and when (docs/design.md §8.2).
     JsonObject resolution = new JsonObject(gateway.get("/api/v1/messages/" + id).body()).getJsonObject("resolution");
-    assertThat(resolution.fieldNames()).containsExactlyInAnyOrder("outcome", "operator", "note", "at");
+    assertThat(resolution.fieldNames()).containsExactlyInAnyOrder("outcome", "operator", "note", "at", "proposal");
+    assertThat(resolution.getValue("proposal")).as("an operator's own resolution accepted no reconcile proposal").isNull();
     assertThat(resolution.getString("outcome")).isEqualTo("DELIVERED");
     assertThat(resolution.getString("operator")).isEqualTo("carol");
     assertThat(resolution.getString("note")).isEqualTo("in the recipient's inbox");

@@ -37,6 +37,9 @@ class ApiContractTest {
     assertThat(paths.get("/health/ready")).containsKey("get");
     assertThat(paths.get("/metrics")).containsKey("get");
     assertThat(paths.get("/api/v1/chaos/locks")).containsKey("post");
+    assertThat(paths.get("/api/v1/reconcile/proposals")).containsKey("get");
+    assertThat(paths.get("/api/v1/reconcile/proposals/{id}/accept")).containsKey("post");
+    assertThat(paths.get("/api/v1/reconcile/proposals/{id}/reject")).containsKey("post");
     assertThat(paths.get("/api/v1/webhooks")).containsKey("get");
     assertThat(paths.get("/api/v1/webhooks/{name}/enable")).containsKey("post");
     assertThat(paths.get("/api/v1/webhooks/{name}/deliveries")).containsKey("get");

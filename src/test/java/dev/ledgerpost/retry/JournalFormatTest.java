@@ -39,6 +39,30 @@ class JournalFormatTest {
   }
 
   @Test
+  void theSentBytesHashIsAnOptionalLastFieldThatOlderRecordsDoNotHave() {
+    UUID id = UUID.randomUUID();
+    String hash = "ab".repeat(32);
+    KnownOutcome unknown = new KnownOutcome(new Settle(id, 1, MessageStatus.UNKNOWN, 1, null, "4.4.2", null,
+        "lost after the final dot: timeout", hash), "<s@example.com>", false);
+    // No hash: the layout records had before the field existed.
+    KnownOutcome older = new KnownOutcome(new Settle(id, 1, MessageStatus.UNKNOWN, 1, null, "4.4.2", null,
+        "lost after the final dot: timeout"), "<s@example.com>", false);
+    byte[] withHash = JournalFormat.outcome(unknown, 9L);
+    byte[] without = JournalFormat.outcome(older, 9L);
+    // The field adds its length and 64 characters at the end, nothing else.
+    assertThat(withHash.length - without.length).isEqualTo(4 + 64);
+    assertThat(Arrays.copyOfRange(withHash, JournalFormat.HEADER, without.length))
+        .isEqualTo(Arrays.copyOfRange(without, JournalFormat.HEADER, without.length));
+
+    JournalFormat.Scan scan = JournalFormat.scan(concat(withHash, without));
+
+    assertThat(scan.damages()).isEmpty();
+    assertThat(((JournalFormat.Outcome) scan.entries().get(0)).outcome()).isEqualTo(unknown);
+    assertThat(((JournalFormat.Outcome) scan.entries().get(0)).outcome().settle().sentSha256()).isEqualTo(hash);
+    assertThat(((JournalFormat.Outcome) scan.entries().get(1)).outcome().settle().sentSha256()).isNull();
+  }
+
+  @Test
   void notSentRecordsReadBackWithAndWithoutTheirIdempotencyKey() {
     UUID id = UUID.randomUUID();
     Settle settle = new Settle(id, 1, MessageStatus.FAILED_TEMP, 1, null, KnownOutcome.NOT_SENT_CODE, null,

@@ -165,6 +165,26 @@ class DataReaderTest {
   }
 
   @Test
+  void theTransparencyDotDoesNotCountTowardTheLineLimitOnEitherPath() {
+    String fine = "." + ".".repeat(1) + "x".repeat(DataReader.MAX_LINE - 1); // 998 octets of content, 999 on the wire
+    String over = "." + ".".repeat(1) + "x".repeat(DataReader.MAX_LINE); // 999 octets of content
+    DataReader lines = new DataReader(100_000);
+    accept(lines, fine);
+    assertThat(lines.problem()).isEqualTo(Problem.NONE);
+    DataReader tooLong = new DataReader(100_000);
+    accept(tooLong, over);
+    assertThat(tooLong.problem()).isEqualTo(Problem.LINE_TOO_LONG);
+
+    for (String line : java.util.List.of(fine, over)) {
+      byte[] wire = (line + "\r\n.\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+      DataReader bulk = new DataReader(100_000);
+      assertThat(bulk.feed(wire, 0, wire.length)).isEqualTo(wire.length);
+      assertThat(bulk.problem()).as("bulk path, %d octets on the wire", line.length())
+          .isEqualTo(line == fine ? Problem.NONE : Problem.LINE_TOO_LONG);
+    }
+  }
+
+  @Test
   void aLineTheSplitterCutIsTooLong() {
     DataReader reader = new DataReader(100_000);
 

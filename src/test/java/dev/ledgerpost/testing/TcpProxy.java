@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A TCP proxy on loopback (port 0) that a test puts between the gateway and a server to cut a real
  * connection at the wrong moment: {@link #cutWhenServerAnswers} drops one connection as soon as the
  * server sends it anything (its reply never arrives), and from then on refuses every connection until
- * {@link #heal()}; {@link #cutAll} cuts every connection at once. One thread per direction; every thread ends
+ * {@link #heal()}; {@link #cutAll} cuts every connection at once; {@link #dropRepliesToFinalDot} drops the
+ * reply of an SMTP server to each final dot. One thread per direction; every thread ends
  * when its sockets close.
  */
 public final class TcpProxy implements AutoCloseable {
@@ -29,10 +30,20 @@ public final class TcpProxy implements AutoCloseable {
   private volatile boolean frozen;
   private final Object thaw = new Object();
 
+  /** While set, a connection whose client has sent a final dot loses the server's reply to it (see {@link #dropRepliesToFinalDot}). */
+  private volatile boolean dropAfterDot;
+  private final java.util.concurrent.atomic.AtomicInteger dotCuts = new java.util.concurrent.atomic.AtomicInteger();
+  private static final byte[] FINAL_DOT = {'\r', '\n', '.', '\r', '\n'};
+
   /** One proxied connection: the client's socket and ours to the server. */
   private final class Pipe {
     final Socket client;
     final Socket upstream;
+    /** The client sent "\r\n.\r\n": the server's next bytes are its reply to the final dot. */
+    volatile boolean dotSent;
+    /** The client's last bytes, to find a final dot split over two reads. */
+    final byte[] tail = new byte[FINAL_DOT.length - 1];
+    int tailLength;
 
     Pipe(Socket client, Socket upstream) {
       this.client = client;
@@ -96,8 +107,24 @@ public final class TcpProxy implements AutoCloseable {
     frozen = true;
   }
 
+  /**
+   * From now on (until {@link #heal}), an SMTP connection loses the reply to its final dot: when the client has sent
+   * {@code <CRLF>.<CRLF>} and the server answers, the answer is dropped and the connection closed both ways. The
+   * server has the whole message and says what it did with it; the client never hears it (an UNKNOWN outcome).
+   * Other connections go on.
+   */
+  public void dropRepliesToFinalDot() {
+    dropAfterDot = true;
+  }
+
+  /** How many connections lost the reply to their final dot. */
+  public int repliesDropped() {
+    return dotCuts.get();
+  }
+
   /** Connections are proxied again. */
   public void heal() {
+    dropAfterDot = false;
     synchronized (thaw) {
       frozen = false;
       thaw.notifyAll();
@@ -145,6 +172,14 @@ public final class TcpProxy implements AutoCloseable {
       int n;
       while ((n = in.read(buf)) >= 0) {
         awaitThaw(pipe);
+        if (fromServer && dropAfterDot && pipe.dotSent) {
+          dotCuts.incrementAndGet();
+          pipe.close(); // the reply to the final dot never reaches the client
+          return;
+        }
+        if (!fromServer && dropAfterDot && endsAFinalDot(pipe, buf, n)) {
+          pipe.dotSent = true; // before the bytes go on: the server cannot answer before this is set
+        }
         if (fromServer && pipe.upstream.getLocalPort() == cutLocalPort) {
           refusing = true;
           cut.set(true);
@@ -161,6 +196,20 @@ public final class TcpProxy implements AutoCloseable {
     } finally {
       pipe.close();
     }
+  }
+
+  /** Whether these bytes, after the pipe's earlier ones, contain "\r\n.\r\n"; keeps the last bytes for the next read. */
+  private static boolean endsAFinalDot(Pipe pipe, byte[] buf, int n) {
+    byte[] joined = new byte[pipe.tailLength + n];
+    System.arraycopy(pipe.tail, 0, joined, 0, pipe.tailLength);
+    System.arraycopy(buf, 0, joined, pipe.tailLength, n);
+    boolean found = false;
+    for (int i = 0; i + FINAL_DOT.length <= joined.length && !found; i++) {
+      found = java.util.Arrays.equals(joined, i, i + FINAL_DOT.length, FINAL_DOT, 0, FINAL_DOT.length);
+    }
+    pipe.tailLength = Math.min(pipe.tail.length, joined.length);
+    System.arraycopy(joined, joined.length - pipe.tailLength, pipe.tail, 0, pipe.tailLength);
+    return found;
   }
 
   /** Holds a read while frozen; returns when healed or when the pipe was closed meanwhile. */

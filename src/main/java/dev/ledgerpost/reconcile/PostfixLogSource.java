@@ -1,0 +1,84 @@
+package dev.ledgerpost.reconcile;
+
+import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.reconcile.ReconcileMessages.Candidate;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * A Postfix mail log (and its rotated files) as an evidence source: read on a worker, never on an event loop
+ * (docs/design.md §4.2). Which queue ids are read is decided by the rows asked about: their Message-IDs, and the
+ * senders of rows that have none.
+ */
+final class PostfixLogSource implements EvidenceSource {
+  /** Lines this much before the window still count: a message's first lines (smtpd's client=) precede its queueing. */
+  private static final Duration SLACK = Duration.ofHours(1);
+
+  private final Vertx vertx;
+  private final GatewayConfig.ReconcileSource config;
+
+  PostfixLogSource(Vertx vertx, GatewayConfig.ReconcileSource config) {
+    this.vertx = vertx;
+    this.config = config;
+  }
+
+  @Override
+  public String name() {
+    return config.name();
+  }
+
+  @Override
+  public Future<Map<UUID, List<Sighting>>> find(List<Candidate> candidates, Duration window) {
+    if (candidates.isEmpty()) {
+      return Future.succeededFuture(Map.of());
+    }
+    Instant from = candidates.stream().map(c -> c.receivedAt().toInstant()).min(Instant::compareTo).orElseThrow().minus(window);
+    Instant to = candidates.stream().map(c -> c.receivedAt().toInstant()).max(Instant::compareTo).orElseThrow().plus(window);
+    Set<String> messageIds = new HashSet<>();
+    Set<String> senders = new HashSet<>();
+    for (Candidate c : candidates) {
+      if (c.messageIdHeader() != null) {
+        messageIds.add(Matching.bare(c.messageIdHeader()));
+      } else {
+        senders.add(Matching.address(c.mailFrom()));
+      }
+    }
+    PostfixLog.Wanted wanted = new PostfixLog.Wanted(Set.copyOf(messageIds), Set.copyOf(senders), from, to);
+    Path path = Path.of(config.path());
+    return vertx.executeBlocking(() -> {
+      List<Path> files = PostfixLog.files(path, from.minus(SLACK));
+      Map<String, PostfixLog.Record> records = PostfixLog.scan(files, config.zone(), wanted);
+      return assign(candidates, records);
+    }, false);
+  }
+
+  /** Each record that says something goes to every row it may be (by Message-ID; by sender for rows without one). */
+  private Map<UUID, List<Sighting>> assign(List<Candidate> candidates, Map<String, PostfixLog.Record> records) {
+    Map<UUID, List<Sighting>> found = new HashMap<>();
+    for (PostfixLog.Record r : records.values()) {
+      if (r.verdict() == null) {
+        continue; // only seen arriving: neither queued nor refused (yet)
+      }
+      Sighting s = r.sighting(config.name());
+      for (Candidate c : candidates) {
+        boolean byId = c.messageIdHeader() != null && s.messageId() != null
+            && Matching.bare(c.messageIdHeader()).equals(Matching.bare(s.messageId()));
+        boolean bySender = c.messageIdHeader() == null && s.from() != null && Matching.address(s.from()).equals(Matching.address(c.mailFrom()));
+        if (byId || bySender) {
+          found.computeIfAbsent(c.id(), k -> new ArrayList<>()).add(s);
+        }
+      }
+    }
+    return found;
+  }
+}
