@@ -45,7 +45,6 @@ import dev.ledgerpost.stale.StaleGauges;
 import dev.ledgerpost.stale.PendingHistory;
 import dev.ledgerpost.stale.StaleRows;
 import dev.ledgerpost.stale.StaleVerticle;
-import dev.ledgerpost.webhook.WebhookMessages;
 import dev.ledgerpost.webhook.WebhookVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
