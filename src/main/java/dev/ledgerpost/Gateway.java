@@ -4,6 +4,7 @@ import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.chaos.ChaosLocks;
 import dev.ledgerpost.cluster.NodeVerticle;
 import dev.ledgerpost.config.AdminToken;
 import dev.ledgerpost.config.GatewayConfig;
@@ -13,10 +14,10 @@ import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.ledger.DatabaseTarget;
-import dev.ledgerpost.ledger.IdempotencyMessages;
-import dev.ledgerpost.ledger.LedgerMessages;
-import dev.ledgerpost.ledger.OutboxMessages;
-import dev.ledgerpost.ledger.ReconcileMessages;
+import dev.ledgerpost.idempotency.IdempotencyStore;
+import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.outbox.OutboxStore;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.metrics.MicrometerGatewayMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -27,24 +28,23 @@ import dev.ledgerpost.notify.NotifyVerticle;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
-import dev.ledgerpost.ledger.OperatorMessages;
-import dev.ledgerpost.retry.RetryMessages;
+import dev.ledgerpost.operator.OperatorStore;
+import dev.ledgerpost.reconcile.ReconcileStore;
 import dev.ledgerpost.reconcile.ReconcileVerticle;
 import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
-import dev.ledgerpost.smtp.AuthThrottle;
-import dev.ledgerpost.smtp.HtpasswdAuthenticator;
+import dev.ledgerpost.smtp.auth.AuthThrottle;
+import dev.ledgerpost.smtp.auth.HtpasswdAuthenticator;
 import dev.ledgerpost.smtp.SenderPolicy;
 import dev.ledgerpost.smtp.SmtpSession;
 import dev.ledgerpost.smtp.SmtpVerticle;
-import dev.ledgerpost.smtp.TlsMaterial;
-import dev.ledgerpost.smtp.UserQuota;
+import dev.ledgerpost.smtp.tls.TlsMaterial;
+import dev.ledgerpost.smtp.auth.UserQuota;
 import dev.ledgerpost.stale.StaleGauges;
 import dev.ledgerpost.stale.PendingHistory;
-import dev.ledgerpost.stale.StaleMessages;
+import dev.ledgerpost.stale.StaleRows;
 import dev.ledgerpost.stale.StaleVerticle;
-import dev.ledgerpost.webhook.WebhookMessages;
 import dev.ledgerpost.webhook.WebhookVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -57,6 +57,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,14 +118,6 @@ public final class Gateway {
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
-    Bus.install(vertx, LedgerMessages.types());
-    Bus.install(vertx, OutboxMessages.types());
-    Bus.install(vertx, RetryMessages.types());
-    Bus.install(vertx, OperatorMessages.types());
-    Bus.install(vertx, StaleMessages.types());
-    Bus.install(vertx, IdempotencyMessages.types());
-    Bus.install(vertx, ReconcileMessages.types());
-    Bus.install(vertx, WebhookMessages.types());
     Gateway g = new Gateway(vertx, config, registry, clock);
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
@@ -132,7 +125,7 @@ public final class Gateway {
   private Future<Void> boot() {
     return vertx.executeBlocking(this::prepare)
         .compose(shared -> {
-          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics);
+          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics, stores());
           return deploy(ledger).map(shared);
         })
         .compose(shared -> {
@@ -148,7 +141,7 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(config.stale(), config.node().deadAfter(), node, clock, pendingHistory);
+          stale = new StaleVerticle(config, node, clock, pendingHistory);
           return deploy(stale).map(shared);
         })
         .compose(shared -> vertx.executeBlocking(() -> new WebhookVerticle(config.webhooks(), nodeId, ledger.target(), metrics,
@@ -172,8 +165,7 @@ public final class Gateway {
               shared.downstreamSlots(), shared.smarthosts());
           OperatorViews views = new OperatorViews(stale, pendingHistory);
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
-              port -> new ApiVerticle(config.http(), port, eventTokens, hub, metrics, registry::scrape, config.observability(), send,
-                  views),
+              port -> new ApiVerticle(port, eventTokens, hub, registry::scrape, send, views),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
               .map(port -> {
                 httpPort = port;
@@ -189,6 +181,19 @@ public final class Gateway {
               config.http().effectiveInstances(), relayingTo(config.downstream()), ProcessHandle.current().pid());
         })
         .mapEmpty();
+  }
+
+  /**
+   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger makes
+   * them once its pool exists.
+   */
+  private List<Function<LedgerAccess, LedgerStore>> stores() {
+    List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
+        StaleRows::new, OperatorStore::new, ReconcileStore::new));
+    if (config.observability().chaosEnabled()) {
+      stores.add(ChaosLocks::new);
+    }
+    return stores;
   }
 
   /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */
@@ -239,7 +244,7 @@ public final class Gateway {
     tls.reloadable().ifPresent(reloadable::add);
     AtomicInteger connections = new AtomicInteger();
     metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
-    return new SmtpVerticle.Shared(config, hostname, tls, auth,
+    return new SmtpVerticle.Shared(config, hostname, tls, auth == null ? null : auth::verify,
         connections, null, metrics, guards(), new AddressConnections(config.smtp().maxConnectionsPerAddress()),
         downstreamSlots(), new SmarthostHealth(config.downstream(), clock), new AtomicBoolean());
   }

@@ -1,6 +1,7 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.chaos.ChaosMessages;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.ledger.LedgerMessages;
@@ -10,12 +11,13 @@ import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.operator.OperatorMessages;
+import dev.ledgerpost.reconcile.ReconcileMessages;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.notify.NotifyHub;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.webhook.WebhookMessages;
-import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.function.Supplier;
 import io.vertx.core.Future;
@@ -31,7 +33,6 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +40,6 @@ import org.slf4j.LoggerFactory;
 /** The HTTP API: sends for applications, ledger queries for operators and dashboards, health for orchestrators. */
 public final class ApiVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ApiVerticle.class);
-  private static final int MAX_LIMIT = 500;
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(3);
   /** Bodies of the admin endpoints are small JSON documents. */
   private static final long ADMIN_BODY_LIMIT = 64 * 1024;
@@ -57,28 +57,27 @@ public final class ApiVerticle extends VerticleBase {
   private HttpServer server;
   private SendApi send;
   private Bus bus;
+  private ContractValidation contract;
+  private final OperatorViews views;
 
-  private final GatewayMetrics metrics;
   private final Supplier<String> scrape;
   private final GatewayConfig.Observability observability;
-  private final OperatorViews views;
 
   /**
    * One of the API's instances; every instance binds the same {@code port} (for a configured 0, one negative
    * number that Vert.x reads as "one random port shared by every server that names it"), so that Vert.x
    * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's,
-   * one per process, and so are {@code views}.
+   * one per process, and so are {@code views}; {@code sendSetup} carries the configuration every instance shares.
    */
-  public ApiVerticle(GatewayConfig.Http http, int port, EventTokens eventTokens, NotifyHub hub, GatewayMetrics metrics,
-      Supplier<String> scrape, GatewayConfig.Observability observability, SendApi.Setup sendSetup, OperatorViews views) {
-    this.http = http;
+  public ApiVerticle(int port, EventTokens eventTokens, NotifyHub hub, Supplier<String> scrape, SendApi.Setup sendSetup,
+      OperatorViews views) {
     this.port = port;
     this.hub = hub;
-    this.metrics = metrics;
     this.scrape = scrape;
-    this.observability = observability;
     this.eventTokens = eventTokens;
     this.sendSetup = sendSetup;
+    this.http = sendSetup.config().http();
+    this.observability = sendSetup.config().observability();
     this.views = views;
   }
 
@@ -88,6 +87,7 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private Future<?> start(ContractValidation contract, ConsoleFiles console) {
+    this.contract = contract;
     bus = Bus.of(vertx);
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> Problem.json(ctx, 200, new JsonObject().put("status", "UP")));
@@ -97,7 +97,7 @@ public final class ApiVerticle extends VerticleBase {
     } else if (observability.metricsAccess() == GatewayConfig.MetricsAccess.TOKEN) {
       router.get("/metrics").handler(this::authenticate).handler(this::metrics);
     }
-    router.get("/api/v1/events").handler(hub::handle); // authenticates itself: browsers cannot send headers
+    router.get("/api/v1/events").handler(this::events); // authenticates itself: browsers cannot send headers
     console.mount(router); // static files, no token: the console asks for it and sends it to the API
     send = new SendApi(vertx, sendSetup, contract);
     send.mount(router); // authenticates with send API keys, not the admin token
@@ -111,7 +111,7 @@ public final class ApiVerticle extends VerticleBase {
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
       LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
-      router.post("/api/v1/chaos/locks").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::chaosLock);
+      router.post("/api/v1/chaos/locks").handler(this::chaosLock);
     }
     router.get("/api/v1/messages").handler(this::list);
     router.get("/api/v1/messages/:id").handler(this::detail);
@@ -137,10 +137,8 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private void authenticate(RoutingContext ctx) {
-    String header = ctx.request().getHeader("Authorization");
-    String prefix = "Bearer ";
-    boolean ok = header != null && header.regionMatches(true, 0, prefix, 0, prefix.length())
-        && eventTokens.isAdmin(header.substring(prefix.length()).trim());
+    String token = Bearer.token(ctx.request());
+    boolean ok = token != null && eventTokens.isAdmin(token);
     if (!ok && ctx.request().method() == HttpMethod.GET && OPERATION_PATH.matcher(ctx.normalizedPath()).matches()) {
       // A send API key may follow the Location of its own sends; operation() checks the message is its user's.
       var key = send.apiKey(ctx);
@@ -151,11 +149,36 @@ public final class ApiVerticle extends VerticleBase {
       }
     }
     if (!ok) {
-      ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"ledgerpost\"");
-      Problem.send(ctx, 401, "Unauthorized", "a valid bearer token is required");
+      Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required");
       return;
     }
     ctx.next();
+  }
+
+  /**
+   * The hub's WebSocket upgrade: a token in a header is checked first (401 before any upgrade; a browser sends
+   * its token in the first frame instead), then the parameters against the contract, then the hub takes the socket.
+   */
+  private void events(RoutingContext ctx) {
+    EventTokens.Principal principal = null;
+    if (Bearer.present(ctx.request())) {
+      String token = Bearer.token(ctx.request());
+      principal = eventTokens.authenticate(token == null ? "" : token).orElse(null);
+      if (principal == null) {
+        Problem.unauthorized(ctx, "ledgerpost", null);
+        return;
+      }
+    }
+    EventTokens.Principal known = principal;
+    // The request must not end while the contract is checked on a worker: the upgrade (which resumes it) waits for its end.
+    ctx.request().pause();
+    contract.validate(ctx, "subscribeEvents").onComplete(ar -> {
+      if (ar.failed()) {
+        contract.badRequest(ctx, ar.cause());
+        return;
+      }
+      hub.upgrade(ctx.request(), known, ar.result().number("since"), ar.result().string("client"));
+    });
   }
 
   private void ready(RoutingContext ctx) {
@@ -168,86 +191,32 @@ public final class ApiVerticle extends VerticleBase {
     });
   }
 
+  /** Status, limit and the rest are as the contract validated them; only the times are parsed here. */
   private void list(RoutingContext ctx) {
-    ListQuery query;
+    Input in = Input.of(ctx);
+    OffsetDateTime since;
+    OffsetDateTime until;
     try {
-      query = listQuery(ctx);
+      since = in.time("since", "2026-11-30T10:00:00Z");
+      until = in.time("until", "2026-11-30T11:00:00Z");
     } catch (IllegalArgumentException e) {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());
       return;
     }
-    bus.request(LedgerMessages.LIST, query, MessagePage.class).onComplete(ar -> {
-      if (ar.succeeded()) {
-        Problem.json(ctx, 200, MessageJson.page(ar.result()));
-      } else {
-        Problem.ledgerFailure(ctx, ar.cause());
-      }
-    });
-  }
-
-  private static ListQuery listQuery(RoutingContext ctx) {
-    MessageStatus status = null;
-    String s = ctx.queryParams().get("status");
-    if (s != null && !s.isEmpty()) {
-      try {
-        status = MessageStatus.valueOf(s.toUpperCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("status must be one of " + java.util.Arrays.toString(MessageStatus.values()));
-      }
-    }
-    OffsetDateTime since = null;
-    String sinceText = ctx.queryParams().get("since");
-    if (sinceText != null && !sinceText.isEmpty()) {
-      try {
-        since = OffsetDateTime.parse(sinceText);
-      } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException("since must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T10:00:00Z");
-      }
-    }
-    int limit = 50;
-    String limitText = ctx.queryParams().get("limit");
-    if (limitText != null && !limitText.isEmpty()) {
-      try {
-        limit = Integer.parseInt(limitText);
-      } catch (NumberFormatException e) {
-        limit = -1;
-      }
-      if (limit < 1 || limit > MAX_LIMIT) {
-        throw new IllegalArgumentException("limit must be a whole number from 1 to " + MAX_LIMIT);
-      }
-    }
-    OffsetDateTime until = null;
-    String untilText = ctx.queryParams().get("until");
-    if (untilText != null && !untilText.isEmpty()) {
-      try {
-        until = OffsetDateTime.parse(untilText);
-      } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException("until must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T11:00:00Z");
-      }
-    }
-    String sender = ctx.queryParams().get("sender");
-    String recipient = ctx.queryParams().get("recipient");
-    String messageId = ctx.queryParams().get("messageId");
-    return new ListQuery(status, sender == null || sender.isEmpty() ? null : sender,
-        recipient == null || recipient.isEmpty() ? null : recipient, since, until, limit, ctx.queryParams().get("cursor"),
-        messageId == null || messageId.isEmpty() ? null : messageId);
+    String status = in.string("status");
+    String sender = in.string("sender");
+    String recipient = in.string("recipient");
+    String messageId = in.string("messageId");
+    ListQuery query = new ListQuery(status == null ? null : MessageStatus.valueOf(status),
+        sender == null || sender.isEmpty() ? null : sender, recipient == null || recipient.isEmpty() ? null : recipient, since,
+        until, in.number("limit").intValue(), in.string("cursor"), messageId == null || messageId.isEmpty() ? null : messageId);
+    Problem.answer(ctx, bus.request(LedgerMessages.LIST, query, MessagePage.class), MessageJson::page);
   }
 
   private void detail(RoutingContext ctx) {
-    UUID id;
-    try {
-      id = UUID.fromString(ctx.pathParam("id"));
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", "message id must be a UUID");
-      return;
-    }
-    bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class).onComplete(ar -> {
-      if (ar.succeeded()) {
-        Problem.json(ctx, 200, MessageJson.detail(ar.result()));
-      } else {
-        Problem.ledgerFailure(ctx, ar.cause());
-      }
-    });
+    UUID id = UUID.fromString(Input.of(ctx).path("id"));
+    Future<MessageDetail> detail = bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class);
+    Problem.answer(ctx, detail.compose(d -> proposals(id).map(p -> MessageJson.detail(d, p))), json -> json);
   }
 
   private void metrics(RoutingContext ctx) {
@@ -255,17 +224,11 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private void chaosLock(RoutingContext ctx) {
-    OutboxMessages.ChaosLock request;
-    try {
-      JsonObject body = ctx.body().asJsonObject();
-      java.util.List<String> tables = new java.util.ArrayList<>();
-      body.getJsonArray("tables").forEach(t -> tables.add((String) t));
-      request = new OutboxMessages.ChaosLock(tables, body.getLong("millis"));
-    } catch (RuntimeException e) {
-      Problem.send(ctx, 400, "Bad Request", "expected {\"tables\": [\"messages\", ...], \"millis\": N}");
-      return;
-    }
-    bus.request(OutboxMessages.CHAOS_LOCK, request, OutboxMessages.ChaosLocked.class, java.time.Duration.ofSeconds(15))
+    JsonObject body = Input.of(ctx).body();
+    List<String> tables = new ArrayList<>();
+    body.getJsonArray("tables").forEach(t -> tables.add((String) t));
+    ChaosMessages.ChaosLock request = new ChaosMessages.ChaosLock(tables, body.getLong("millis"));
+    bus.request(ChaosMessages.LOCK, request, ChaosMessages.ChaosLocked.class, Duration.ofSeconds(15))
         .onComplete(ar -> {
           if (ar.succeeded()) {
             Problem.json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));
@@ -279,21 +242,24 @@ public final class ApiVerticle extends VerticleBase {
         });
   }
 
+  /** The reconcile proposals of one message, newest first (docs/design.md §8.4). */
+  private Future<List<ProposalView>> proposals(UUID id) {
+    return bus.request(ReconcileMessages.OF_MESSAGE, new ReconcileMessages.OfMessage(id), ReconcileMessages.Proposals.class)
+        .map(ReconcileMessages.Proposals::items);
+  }
+
   /** docs/design.md §4.6: an operation's status is a set of facts, each saying where it was read from. */
   private void operation(RoutingContext ctx) {
-    UUID id;
-    try {
-      id = UUID.fromString(ctx.pathParam("id"));
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", "operation id must be a UUID");
-      return;
-    }
+    UUID id = UUID.fromString(Input.of(ctx).path("id"));
     Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
             READY_TIMEOUT)
         .map(held -> held.ids().contains(id));
     Future<WebhookMessages.MessageDeliveries> webhooks = bus.request(WebhookMessages.FOR_MESSAGE,
         new WebhookMessages.ForMessage(id), WebhookMessages.MessageDeliveries.class, READY_TIMEOUT);
-    bus.request(OutboxMessages.OPERATION, new OutboxMessages.Operation(id, sendSetup.config().node().deadAfter()), OutboxMessages.OperationFacts.class)
+    Future<List<ProposalView>> proposals = proposals(id);
+    bus.request(OperatorMessages.OPERATION, new OperatorMessages.Operation(id, sendSetup.config().node().deadAfter()),
+            OperatorMessages.OperationFacts.class)
+        .compose(facts -> proposals.map(p -> facts))
         .onComplete(ar -> {
           if (ar.failed()) {
             Problem.ledgerFailure(ctx, ar.cause());
@@ -315,7 +281,7 @@ public final class ApiVerticle extends VerticleBase {
               on.add(0, self);
             }
             Boolean held = !on.isEmpty() ? Boolean.TRUE : r.succeeded() ? Boolean.FALSE : null;
-            Problem.json(ctx, 200, OperationJson.of(ar.result(), held, on, hub.attempts(id))
+            Problem.json(ctx, 200, OperationJson.of(ar.result(), proposals.result(), held, on, hub.attempts(id))
                 .put("webhooks", webhooks.succeeded() ? WebhookApi.forOperation(webhooks.result().deliveries()) : null));
           });
         });

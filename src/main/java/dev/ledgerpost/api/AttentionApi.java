@@ -2,7 +2,7 @@ package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.OperatorMessages.OpenRow;
+import dev.ledgerpost.stale.StaleMessages.OpenRow;
 import dev.ledgerpost.stale.PendingHistory;
 import dev.ledgerpost.stale.StaleGauges;
 import dev.ledgerpost.stale.StaleMessages;
@@ -23,7 +23,6 @@ import java.util.Locale;
  * its header badge and its chart read these; a bulk resolution resolves what this lists for the same filter.
  */
 final class AttentionApi {
-  private static final int MAX_LIMIT = 500;
 
   private final Bus bus;
   private final OperatorViews views;
@@ -41,8 +40,9 @@ final class AttentionApi {
   private void attention(RoutingContext ctx) {
     AttentionQuery query;
     try {
-      query = query(ctx.queryParams().get("status"), ctx.queryParams().get("sender"), ctx.queryParams().get("since"),
-          ctx.queryParams().get("until"), limit(ctx.queryParams().get("limit")));
+      Input in = Input.of(ctx);
+      query = query(in.string("status"), in.string("sender"), in.string("since"), in.string("until"),
+          in.number("limit").intValue());
     } catch (IllegalArgumentException e) {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());
       return;
@@ -130,21 +130,5 @@ final class AttentionApi {
     } catch (DateTimeParseException e) {
       throw new IllegalArgumentException(name + " must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T10:00:00Z");
     }
-  }
-
-  private static int limit(String text) {
-    if (text == null || text.isEmpty()) {
-      return 100;
-    }
-    int limit;
-    try {
-      limit = Integer.parseInt(text);
-    } catch (NumberFormatException e) {
-      limit = -1;
-    }
-    if (limit < 1 || limit > MAX_LIMIT) {
-      throw new IllegalArgumentException("limit must be a whole number from 1 to " + MAX_LIMIT);
-    }
-    return limit;
   }
 }

@@ -2,11 +2,11 @@ package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.ledger.LedgerException;
-import dev.ledgerpost.ledger.OperatorMessages;
-import dev.ledgerpost.ledger.OperatorMessages.OpenRow;
-import dev.ledgerpost.ledger.OperatorMessages.Resolve;
-import dev.ledgerpost.ledger.OperatorMessages.Resolved;
-import dev.ledgerpost.ledger.OperatorMessages.ResolutionOutcome;
+import dev.ledgerpost.operator.OperatorMessages;
+import dev.ledgerpost.stale.StaleMessages.OpenRow;
+import dev.ledgerpost.operator.OperatorMessages.Resolve;
+import dev.ledgerpost.operator.OperatorMessages.Resolved;
+import dev.ledgerpost.operator.OperatorMessages.ResolutionOutcome;
 import dev.ledgerpost.ledger.StateConflict;
 import dev.ledgerpost.stale.StaleMessages;
 import dev.ledgerpost.stale.StaleMessages.Attention;
@@ -17,7 +17,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -33,8 +32,6 @@ final class BulkResolutions {
   static final int MAX_MESSAGES = 1000;
   /** Resolutions in flight at once: each is a short transaction, and the rest of the ledger's work goes on beside them. */
   private static final int PARALLEL = 4;
-  private static final String SHAPE = "{\"filter\": {\"status\": \"UNKNOWN\", ...}, \"expectedCount\": N, "
-      + "\"outcome\": \"DELIVERED\" | \"NOT_DELIVERED\", \"note\": \"...\", \"operator\": \"...\"}";
 
   private final Bus bus;
 
@@ -135,19 +132,14 @@ final class BulkResolutions {
     return item.put("result", "FAILED").put("status", row.status().name()).put("version", row.version()).put("detail", detail);
   }
 
+  /** The contract has checked the shape, the outcome, the filter's members and the limits. */
   private static Request request(RoutingContext ctx) {
-    JsonObject body = OperatorApi.body(ctx, SHAPE);
-    if (!(body.getValue("filter") instanceof JsonObject filter)) {
-      throw new IllegalArgumentException("filter is required: the messages to resolve, as GET /api/v1/attention selects them");
-    }
-    if (!(body.getValue("expectedCount") instanceof Integer expected) || expected < 1) {
-      throw new IllegalArgumentException("expectedCount is required: how many messages the preview showed (at least 1)");
-    }
-    AttentionQuery query = AttentionApi.query(OperatorApi.text(filter, "status"), OperatorApi.text(filter, "sender"),
-        OperatorApi.text(filter, "since"), OperatorApi.text(filter, "until"), MAX_MESSAGES);
-    ResolutionOutcome outcome = OperatorApi.outcome(body);
-    String note = OperatorApi.note(body);
-    String operator = OperatorApi.operator(ctx, body);
-    return new Request(query, expected, outcome, note, operator);
+    Input in = Input.of(ctx);
+    JsonObject body = in.body();
+    JsonObject filter = body.getJsonObject("filter");
+    AttentionQuery query = AttentionApi.query(filter.getString("status"), filter.getString("sender"), filter.getString("since"),
+        filter.getString("until"), MAX_MESSAGES);
+    return new Request(query, body.getInteger("expectedCount"), ResolutionOutcome.valueOf(body.getString("outcome")),
+        OperatorApi.note(body), OperatorApi.operator(in, body));
   }
 }

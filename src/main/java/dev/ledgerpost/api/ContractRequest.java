@@ -35,8 +35,19 @@ final class ContractRequest {
 
   private static final Value ABSENT = new Value(null);
 
+  /** The values the validator reads; the components are named as {@link ValidatableRequest}'s methods, which they are. */
+  record Values(String getContentType, Map<String, RequestParameter> getCookies, Map<String, RequestParameter> getPathParameters,
+      Map<String, RequestParameter> getQuery, Map<String, RequestParameter> getHeaders, RequestParameter getBody)
+      implements ValidatableRequest {
+
+    /** The same values, read as JSON whatever Content-Type they came with. */
+    Values asJson() {
+      return new Values("application/json", getCookies, getPathParameters, getQuery, getHeaders, getBody);
+    }
+  }
+
   /** Throws {@link ValidatorException} (a 400) for a path segment that is not valid percent-encoding. */
-  static ValidatableRequest of(HttpServerRequest request, Operation op, Buffer body) {
+  static Values of(HttpServerRequest request, Operation op, Buffer body) {
     Map<String, RequestParameter> cookies = new HashMap<>();
     Map<String, RequestParameter> headers = new HashMap<>();
     Map<String, RequestParameter> path = new HashMap<>();
@@ -55,37 +66,7 @@ final class ContractRequest {
     }
     String contentType = op.getRequestBody() == null ? null : request.headers().get(HttpHeaders.CONTENT_TYPE);
     RequestParameter bodyValue = op.getRequestBody() == null ? null : new Value(body);
-    return new ValidatableRequest() {
-      @Override
-      public String getContentType() {
-        return contentType;
-      }
-
-      @Override
-      public Map<String, RequestParameter> getCookies() {
-        return cookies;
-      }
-
-      @Override
-      public Map<String, RequestParameter> getPathParameters() {
-        return path;
-      }
-
-      @Override
-      public Map<String, RequestParameter> getQuery() {
-        return query;
-      }
-
-      @Override
-      public Map<String, RequestParameter> getHeaders() {
-        return headers;
-      }
-
-      @Override
-      public RequestParameter getBody() {
-        return bodyValue;
-      }
-    };
+    return new Values(contentType, cookies, path, query, headers, bodyValue);
   }
 
   /** Form-style values (query, cookie) the way vertx-openapi 5.1 joins them, not decoded again. */

@@ -10,18 +10,17 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
-import io.vertx.openapi.validation.RequestParameter;
 import io.vertx.openapi.validation.RequestValidator;
 import io.vertx.openapi.validation.SchemaValidationException;
-import io.vertx.openapi.validation.ValidatableRequest;
-import io.vertx.openapi.validation.ValidatedRequest;
 import io.vertx.openapi.validation.ValidatorErrorType;
 import io.vertx.openapi.validation.ValidatorException;
 import java.io.IOException;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -98,7 +97,7 @@ final class ContractValidation {
   }
 
   /** Validates the request against the operation; the body must have been read (BodyHandler) if it has one. */
-  Future<ValidatedRequest> validate(RoutingContext ctx, String operationId) {
+  Future<Input> validate(RoutingContext ctx, String operationId) {
     Operation op = contract.operation(operationId);
     if (op == null) {
       return Future.failedFuture(new IllegalStateException("openapi.yaml has no operation " + operationId));
@@ -110,55 +109,22 @@ final class ContractValidation {
    * {@code jsonByDefault}: a body sent without a Content-Type is read as JSON, as the admin endpoints
    * always read their bodies (scripts post with bare HTTP clients); a different Content-Type is still refused.
    */
-  private Future<ValidatedRequest> validate(RoutingContext ctx, Operation op, boolean jsonByDefault) {
+  private Future<Input> validate(RoutingContext ctx, Operation op, boolean jsonByDefault) {
     Buffer body = ctx.body() == null || ctx.body().buffer() == null ? Buffer.buffer() : ctx.body().buffer();
-    ValidatableRequest request;
+    ContractRequest.Values request;
     try {
       request = ContractRequest.of(ctx.request(), op, body); // not RequestUtils.extract: it decodes twice
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
     }
-    return validator.validate(jsonByDefault && request.getContentType() == null ? asJson(request) : request,
-        op.getOperationId());
-  }
-
-  private static ValidatableRequest asJson(ValidatableRequest r) {
-    return new ValidatableRequest() {
-      @Override
-      public String getContentType() {
-        return "application/json";
-      }
-
-      @Override
-      public Map<String, RequestParameter> getCookies() {
-        return r.getCookies();
-      }
-
-      @Override
-      public Map<String, RequestParameter> getPathParameters() {
-        return r.getPathParameters();
-      }
-
-      @Override
-      public Map<String, RequestParameter> getQuery() {
-        return r.getQuery();
-      }
-
-      @Override
-      public Map<String, RequestParameter> getHeaders() {
-        return r.getHeaders();
-      }
-
-      @Override
-      public RequestParameter getBody() {
-        return r.getBody();
-      }
-    };
+    return validator.validate(jsonByDefault && request.getContentType() == null ? request.asJson() : request,
+        op.getOperationId()).map(validated -> new Input(validated, op));
   }
 
   /**
    * A handler for every route the contract describes: an invalid request ends here with 400 problem
-   * JSON; a request the contract does not describe passes on (the router answers 404 or 405).
+   * JSON, a valid one goes on with its {@link Input}; a request the contract does not describe passes on
+   * (the router answers 404 or 405).
    */
   void handle(RoutingContext ctx) {
     Operation op = contract.findOperation(ctx.normalizedPath(), ctx.request().method());
@@ -168,6 +134,7 @@ final class ContractValidation {
     }
     validate(ctx, op, true).onComplete(ar -> {
       if (ar.succeeded()) {
+        ar.result().attachTo(ctx);
         ctx.next();
       } else {
         badRequest(ctx, ar.cause());
@@ -183,7 +150,7 @@ final class ContractValidation {
   void badRequest(RoutingContext ctx, Throwable cause) {
     Buffer body = ctx.body() == null || ctx.body().buffer() == null ? Buffer.buffer() : ctx.body().buffer();
     if (cause instanceof SchemaValidationException || !(cause instanceof ValidatorException v)) {
-      Problem.send(ctx, 400, "Bad Request", describe(cause));
+      Problem.send(ctx, 400, "Bad Request", describe(cause, body));
       return;
     }
     if (v.type() == ValidatorErrorType.MISSING_REQUIRED_PARAMETER && body.length() == 0) {
@@ -191,25 +158,28 @@ final class ContractValidation {
       return;
     }
     if (v.type() != ValidatorErrorType.ILLEGAL_VALUE || body.length() == 0) {
-      Problem.send(ctx, 400, "Bad Request", describe(cause));
+      Problem.send(ctx, 400, "Bad Request", describe(cause, body));
       return;
     }
     ctx.vertx().executeBlocking(() -> {
       try {
         Json.decodeValue(body);
-        return describe(cause);
+        return describe(cause, body);
       } catch (DecodeException e) {
         return "the body must be a JSON object; it is not valid JSON: " + e.getMessage();
       }
-    }, false).onComplete(ar -> Problem.send(ctx, 400, "Bad Request", ar.succeeded() ? ar.result() : describe(cause)));
+    }, false).onComplete(ar -> Problem.send(ctx, 400, "Bad Request", ar.succeeded() ? ar.result() : describe(cause, body)));
   }
 
-  /** What a client needs to fix, from a validator failure: the most specific errors and where in the body. */
-  static String describe(Throwable e) {
+  /**
+   * What a client needs to fix, from a validator failure: the most specific errors and where in the body.
+   * Errors are told apart by their keyword's location in the schema, never by the validator's wording.
+   */
+  static String describe(Throwable e, Buffer body) {
     if (e instanceof SchemaValidationException s && s.getOutputUnit() != null) {
-      List<String[]> errors = new ArrayList<>();
+      List<Failure> errors = new ArrayList<>();
       collect(s.getOutputUnit(), errors);
-      List<String> specific = specific(errors);
+      List<String> specific = specific(errors, body);
       if (!specific.isEmpty()) {
         return "request does not match openapi.yaml: " + String.join("; ", specific.subList(0, Math.min(5, specific.size())));
       }
@@ -217,52 +187,80 @@ final class ContractValidation {
     return "request does not match openapi.yaml: " + e.getMessage();
   }
 
-  private static final java.util.regex.Pattern ROOT_TYPE =
-      java.util.regex.Pattern.compile("Instance type (\\w+) is invalid\\. Expected object");
-  private static final java.util.regex.Pattern UNKNOWN_MEMBER =
-      java.util.regex.Pattern.compile("Property \"(.*)\" does not match additional properties schema");
+  /** One failed keyword: where in the instance (a JSON pointer, "" for the root), which keyword, the validator's words. */
+  private record Failure(String where, String keyword, String error) {
+    boolean unknownMember() {
+      return keyword.equals("additionalProperties");
+    }
+  }
 
-  private static void collect(OutputUnit unit, List<String[]> out) {
+  /** Keywords whose failure only says that their subschemas failed; those failures are reported themselves. */
+  private static final Set<String> SUMMARIES = Set.of("$ref", "$dynamicRef", "$recursiveRef", "if", "then", "else",
+      "properties", "patternProperties", "propertyNames", "items", "prefixItems");
+
+  private static void collect(OutputUnit unit, List<Failure> out) {
     if (unit.getErrors() != null && !unit.getErrors().isEmpty()) {
       for (OutputUnit child : unit.getErrors()) {
         collect(child, out);
       }
       return;
     }
-    String error = unit.getError();
-    if (error == null || error.startsWith("A subschema had errors") || error.startsWith("Instance does not match \"")
-        || error.endsWith("does not match schema") || error.startsWith("Items did not match schema")) {
-      return; // summaries of the errors below them
+    String location = unit.getKeywordLocation();
+    if (unit.getError() == null || location == null) {
+      return;
+    }
+    String keyword = location.substring(location.lastIndexOf('/') + 1);
+    if (SUMMARIES.contains(keyword)) {
+      return;
     }
     String where = unit.getInstanceLocation() == null ? "" : unit.getInstanceLocation().replaceFirst("^#", "");
-    out.add(new String[] {where, error});
+    out.add(new Failure(where, keyword, unit.getError()));
   }
 
   /**
    * Keeps the deepest errors: one at /attachments/0/inline explains one at /attachments. A member that
    * failed its own schema is also reported as "additional" by the validator; that echo is dropped.
    */
-  private static List<String> specific(List<String[]> errors) {
+  private static List<String> specific(List<Failure> errors, Buffer body) {
     List<String> out = new ArrayList<>();
-    for (String[] e : errors) {
-      boolean deeper = errors.stream().anyMatch(o -> o[0].startsWith(e[0] + "/"));
-      boolean echo = UNKNOWN_MEMBER.matcher(e[1]).matches()
-          && errors.stream().anyMatch(o -> o[0].equals(e[0]) && !UNKNOWN_MEMBER.matcher(o[1]).matches());
+    for (Failure e : errors) {
+      boolean deeper = errors.stream().anyMatch(o -> o.where().startsWith(e.where() + "/"));
+      boolean echo = e.unknownMember() && errors.stream().anyMatch(o -> o.where().equals(e.where()) && !o.unknownMember());
       if (deeper || echo) {
         continue;
       }
-      java.util.regex.Matcher m = UNKNOWN_MEMBER.matcher(e[1]);
-      java.util.regex.Matcher t = ROOT_TYPE.matcher(e[1]);
-      if (e[0].isEmpty() && t.matches()) {
-        out.add("the body must be a JSON object, not " + (t.group(1).equals("array") ? "an array" : "a " + t.group(1)));
-        continue;
+      String line;
+      if (e.where().isEmpty() && e.keyword().equals("type") && !jsonType(body).equals("object")) {
+        line = "the body must be a JSON object, not " + jsonType(body);
+      } else {
+        line = (e.where().isEmpty() ? "" : e.where() + ": ") + (e.unknownMember() ? "unknown member \"" + member(e.where()) + "\"" : e.error());
       }
-      String text = m.matches() ? "unknown member \"" + m.group(1) + "\"" : e[1];
-      String line = (e[0].isEmpty() ? "" : e[0] + ": ") + text;
       if (!out.contains(line)) {
         out.add(line);
       }
     }
     return out;
+  }
+
+  /** The kind of JSON value a (syntactically valid) body holds, from its first character. */
+  private static String jsonType(Buffer body) {
+    for (int i = 0; i < body.length(); i++) {
+      switch (body.getByte(i)) {
+        case ' ', '\t', '\r', '\n' -> { }
+        case '{' -> { return "object"; }
+        case '[' -> { return "an array"; }
+        case '"' -> { return "a string"; }
+        case 't', 'f' -> { return "a boolean"; }
+        case 'n' -> { return "null"; }
+        default -> { return "a number"; }
+      }
+    }
+    return "object"; // empty: said elsewhere
+  }
+
+  /** The member a JSON pointer ends with (its last segment, percent- and pointer-unescaped). */
+  private static String member(String pointer) {
+    String segment = pointer.substring(pointer.lastIndexOf('/') + 1);
+    return URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8).replace("~1", "/").replace("~0", "~");
   }
 }

@@ -1,10 +1,13 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
 import dev.ledgerpost.ledger.LedgerMessages.ResolutionView;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
+import java.util.List;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -32,7 +35,8 @@ final class MessageJson {
         .put("settledAt", s.settledAt() == null ? null : s.settledAt().toString());
   }
 
-  static JsonObject detail(MessageDetail d) {
+  /** The ledger's detail of a message with the reconcile part's proposals for it (newest first). */
+  static JsonObject detail(MessageDetail d, List<ProposalView> proposalList) {
     JsonArray recipients = new JsonArray();
     for (RecipientView r : d.recipients()) {
       recipients.add(new JsonObject()
@@ -46,7 +50,7 @@ final class MessageJson {
           .put("dsnOrcpt", r.dsnOrcpt()));
     }
     JsonArray proposals = new JsonArray();
-    d.proposals().forEach(p -> proposals.add(ReconcileApi.json(p)));
+    proposalList.forEach(p -> proposals.add(ReconcileApi.json(p)));
     return summary(d.summary())
         .put("authUser", d.authUser())
         .put("clientIp", d.clientIp())
@@ -58,7 +62,7 @@ final class MessageJson {
         .put("lastError", d.lastError())
         .put("sentSha256", d.sentSha256())
         .put("recipientList", recipients)
-        .put("resolution", resolution(d.resolution()))
+        .put("resolution", resolution(d.resolution(), proposalList))
         .put("dsn", d.dsnRet() == null && d.dsnEnvid() == null ? null
             : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()))
         .put("proposals", proposals);
@@ -68,13 +72,15 @@ final class MessageJson {
    * {@code {outcome, operator, note, at, proposal}}, or null when nobody resolved the message (docs/design.md §8.2);
    * {@code proposal} is the reconcile proposal the resolution accepted, with its evidence (§8.4), or null.
    */
-  static JsonObject resolution(ResolutionView r) {
+  static JsonObject resolution(ResolutionView r, List<ProposalView> proposals) {
+    ProposalView accepted = r == null || r.proposalId() == null ? null
+        : proposals.stream().filter(p -> p.id() == r.proposalId()).findFirst().orElse(null);
     return r == null ? null : new JsonObject()
         .put("outcome", r.outcome())
         .put("operator", r.operator())
         .put("note", r.note())
         .put("at", r.at() == null ? null : r.at().toString())
-        .put("proposal", r.proposal() == null ? null : ReconcileApi.json(r.proposal()));
+        .put("proposal", accepted == null ? null : ReconcileApi.json(accepted));
   }
 
   /**
@@ -82,16 +88,6 @@ final class MessageJson {
    * is none (PENDING, UNKNOWN). The RCPT reply is shown beside it as {@code rcptReply}.
    */
   static String reply(RecipientView r) {
-    if (r.replyCode() == null) {
-      return null;
-    }
-    StringBuilder sb = new StringBuilder().append(r.replyCode());
-    if (r.enhancedCode() != null) {
-      sb.append(' ').append(r.enhancedCode());
-    }
-    if (r.replyText() != null && !r.replyText().isEmpty()) {
-      sb.append(' ').append(r.replyText());
-    }
-    return sb.toString();
+    return r.replyCode() == null ? null : LedgerMessages.replyLine(r.replyCode(), r.enhancedCode(), r.replyText());
   }
 }

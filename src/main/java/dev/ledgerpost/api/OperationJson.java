@@ -3,8 +3,9 @@ package dev.ledgerpost.api;
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.OutboxMessages.OperationFacts;
-import dev.ledgerpost.ledger.OutboxMessages.ReceiptView;
+import dev.ledgerpost.operator.OperatorMessages.OperationFacts;
+import dev.ledgerpost.operator.OperatorMessages.ReceiptView;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.OffsetDateTime;
@@ -15,7 +16,7 @@ import java.util.List;
 final class OperationJson {
   private OperationJson() {}
 
-  static JsonObject of(OperationFacts facts, Boolean retrying, List<String> retryingOn, int attempted) {
+  static JsonObject of(OperationFacts facts, List<ProposalView> proposalList, Boolean retrying, List<String> retryingOn, int attempted) {
     MessageDetail d = facts.message();
     JsonArray recipients = new JsonArray();
     for (RecipientView r : d.recipients()) {
@@ -29,7 +30,7 @@ final class OperationJson {
           .put("at", r.at().toString()));
     }
     JsonArray proposals = new JsonArray();
-    d.proposals().forEach(p -> proposals.add(ReconcileApi.json(p)));
+    proposalList.forEach(p -> proposals.add(ReconcileApi.json(p)));
     boolean allPublished = facts.events() > 0 && facts.publishedEvents() == facts.events();
     return new JsonObject()
         .put("id", d.summary().id().toString())
@@ -40,7 +41,7 @@ final class OperationJson {
             .put("route", d.route())
             .put("node", d.node())
             .put("downstreamReply", d.downstreamReply())
-            .put("resolution", MessageJson.resolution(d.resolution()))
+            .put("resolution", MessageJson.resolution(d.resolution(), proposalList))
             .put("proposals", proposals))
         .put("recipients", recipients)
         .put("ledger", new JsonObject()

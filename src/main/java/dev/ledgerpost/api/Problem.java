@@ -1,11 +1,13 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.ledger.LedgerException;
-
+import dev.ledgerpost.ledger.StateConflict;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.Function;
 
-/** RFC 9457 problem details: every error of the HTTP API is one of these. */
+/** RFC 9457 problem details: every error of the HTTP API (the WebSocket hub's upgrade's too) is one of these. */
 final class Problem {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Problem.class);
 
@@ -36,8 +38,33 @@ final class Problem {
     }
   }
 
-  /** The one mapping of a ledger failure to an HTTP problem; anything unexpected is logged and answered 503. */
+  /** 401 with the challenge of {@code realm}: the token is missing, or not one this gateway knows. */
+  static void unauthorized(RoutingContext ctx, String realm, String detail) {
+    ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"" + realm + "\"");
+    send(ctx, 401, "Unauthorized", detail);
+  }
+
+  /** 200 with {@code body} of the answer, or the ledger's failure as a problem. */
+  static <T> void answer(RoutingContext ctx, Future<T> answer, Function<T, JsonObject> body) {
+    answer.onComplete(ar -> {
+      if (ar.succeeded()) {
+        json(ctx, 200, body.apply(ar.result()));
+      } else {
+        ledgerFailure(ctx, ar.cause());
+      }
+    });
+  }
+
+  /**
+   * The one mapping of a ledger failure to an HTTP problem (a state conflict is 409 with the message's status and
+   * version); anything unexpected is logged and answered 503.
+   */
   static void ledgerFailure(RoutingContext ctx, Throwable e) {
+    if (e instanceof StateConflict c) {
+      send(ctx, 409, "Conflict", e.getMessage(),
+          new JsonObject().put("messageStatus", c.current().name()).put("messageVersion", c.version()));
+      return;
+    }
     if (e instanceof LedgerException le) {
       switch (le.kind()) {
         case NOT_FOUND -> send(ctx, 404, "Not Found", le.getMessage());

@@ -1,18 +1,16 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.ReconcileMessages;
-import dev.ledgerpost.ledger.ReconcileMessages.Accept;
-import dev.ledgerpost.ledger.ReconcileMessages.Accepted;
-import dev.ledgerpost.ledger.ReconcileMessages.ProposalConflict;
-import dev.ledgerpost.ledger.ReconcileMessages.ProposalPage;
-import dev.ledgerpost.ledger.ReconcileMessages.ProposalQuery;
-import dev.ledgerpost.ledger.ReconcileMessages.ProposalState;
-import dev.ledgerpost.ledger.ReconcileMessages.ProposalView;
-import dev.ledgerpost.ledger.ReconcileMessages.Reject;
+import dev.ledgerpost.reconcile.ReconcileMessages;
+import dev.ledgerpost.reconcile.ReconcileMessages.Accept;
+import dev.ledgerpost.reconcile.ReconcileMessages.Accepted;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalConflict;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalPage;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalQuery;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalState;
+import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
+import dev.ledgerpost.reconcile.ReconcileMessages.Reject;
 import dev.ledgerpost.ledger.StateConflict;
-import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -26,9 +24,6 @@ import java.util.UUID;
  * again). Nothing here sends mail.
  */
 final class ReconcileApi {
-  private static final int MAX_NOTE = 2000;
-  private static final int MAX_LIMIT = 500;
-
   private final Bus bus;
 
   ReconcileApi(Bus bus) {
@@ -41,83 +36,28 @@ final class ReconcileApi {
     router.post("/api/v1/reconcile/proposals/:id/reject").handler(this::reject);
   }
 
+  /** The contract has checked the state, the message id, the limit and the cursor's form. */
   private void list(RoutingContext ctx) {
-    ProposalQuery query;
-    try {
-      query = query(ctx);
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", e.getMessage());
-      return;
-    }
-    bus.request(ReconcileMessages.LIST, query, ProposalPage.class).onComplete(ar -> {
-      if (ar.failed()) {
-        Problem.ledgerFailure(ctx, ar.cause());
-        return;
-      }
+    Input in = Input.of(ctx);
+    String state = in.string("state");
+    String message = in.string("message");
+    String cursor = in.string("cursor");
+    ProposalQuery query = new ProposalQuery(state == null ? null : ProposalState.valueOf(state.toUpperCase(Locale.ROOT)),
+        message == null ? null : UUID.fromString(message), cursor == null ? null : Long.valueOf(cursor),
+        in.number("limit").intValue());
+    Problem.answer(ctx, bus.request(ReconcileMessages.LIST, query, ProposalPage.class), page -> {
       JsonArray items = new JsonArray();
-      ar.result().items().forEach(p -> items.add(json(p)));
-      Problem.json(ctx, 200, new JsonObject().put("items", items)
-          .put("next", ar.result().next() == null ? null : String.valueOf(ar.result().next())));
+      page.items().forEach(p -> items.add(json(p)));
+      return new JsonObject().put("items", items).put("next", page.next() == null ? null : String.valueOf(page.next()));
     });
   }
 
-  private static ProposalQuery query(RoutingContext ctx) {
-    ProposalState state = null;
-    String s = ctx.queryParams().get("state");
-    if (s != null && !s.isEmpty()) {
-      try {
-        state = ProposalState.valueOf(s.toUpperCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("state must be one of " + java.util.Arrays.toString(ProposalState.values()));
-      }
-    }
-    UUID message = null;
-    String m = ctx.queryParams().get("message");
-    if (m != null && !m.isEmpty()) {
-      try {
-        message = UUID.fromString(m);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("message must be a ledger id (a UUID)");
-      }
-    }
-    int limit = 50;
-    String l = ctx.queryParams().get("limit");
-    if (l != null && !l.isEmpty()) {
-      try {
-        limit = Integer.parseInt(l);
-      } catch (NumberFormatException e) {
-        limit = -1;
-      }
-      if (limit < 1 || limit > MAX_LIMIT) {
-        throw new IllegalArgumentException("limit must be a whole number from 1 to " + MAX_LIMIT);
-      }
-    }
-    Long before = null;
-    String c = ctx.queryParams().get("cursor");
-    if (c != null && !c.isEmpty()) {
-      try {
-        before = Long.parseLong(c);
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("cursor is not one this server issued");
-      }
-    }
-    return new ProposalQuery(state, message, before, limit);
-  }
-
   private void accept(RoutingContext ctx) {
-    long id;
-    String operator;
-    String note;
-    try {
-      id = proposalId(ctx);
-      JsonObject body = body(ctx);
-      operator = OperatorApi.operator(ctx, body);
-      note = note(body);
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+    Decision d = decision(ctx);
+    if (d == null) {
       return;
     }
-    bus.request(ReconcileMessages.ACCEPT, new Accept(id, operator, note), Accepted.class).onComplete(ar -> {
+    bus.request(ReconcileMessages.ACCEPT, new Accept(d.id(), d.operator(), d.note()), Accepted.class).onComplete(ar -> {
       if (ar.failed()) {
         failure(ctx, ar.cause());
         return;
@@ -139,19 +79,11 @@ final class ReconcileApi {
   }
 
   private void reject(RoutingContext ctx) {
-    long id;
-    String operator;
-    String note;
-    try {
-      id = proposalId(ctx);
-      JsonObject body = body(ctx);
-      operator = OperatorApi.operator(ctx, body);
-      note = note(body);
-    } catch (IllegalArgumentException e) {
-      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+    Decision d = decision(ctx);
+    if (d == null) {
       return;
     }
-    bus.request(ReconcileMessages.REJECT, new Reject(id, operator, note), ProposalView.class).onComplete(ar -> {
+    bus.request(ReconcileMessages.REJECT, new Reject(d.id(), d.operator(), d.note()), ProposalView.class).onComplete(ar -> {
       if (ar.failed()) {
         failure(ctx, ar.cause());
         return;
@@ -160,42 +92,23 @@ final class ReconcileApi {
     });
   }
 
-  private static long proposalId(RoutingContext ctx) {
-    try {
-      long id = Long.parseLong(ctx.pathParam("id"));
-      if (id < 1) {
-        throw new NumberFormatException();
-      }
-      return id;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("proposal id must be a positive whole number");
-    }
-  }
+  private record Decision(long id, String operator, String note) {}
 
-  /** An empty body is an empty object: the operator may come in the X-Operator header alone. */
-  private static JsonObject body(RoutingContext ctx) {
-    String text = ctx.body() == null ? null : ctx.body().asString();
-    if (text == null || text.isBlank()) {
-      return new JsonObject();
-    }
-    Object parsed;
+  /**
+   * Accept's and reject's input: the contract bounds the id, the note and the members; a body left out is an empty
+   * object (the operator may come in the X-Operator header alone). Null once a 400 has been answered.
+   */
+  private static Decision decision(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    JsonObject body = in.body() == null ? new JsonObject() : in.body();
     try {
-      parsed = Json.decodeValue(text);
-    } catch (DecodeException e) {
-      parsed = null;
+      String note = body.getString("note");
+      return new Decision(in.pathNumber("id"), OperatorApi.operator(in, body),
+          note == null || note.isBlank() ? null : note);
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return null;
     }
-    if (!(parsed instanceof JsonObject o)) {
-      throw new IllegalArgumentException("the body must be a JSON object: {\"operator\": \"...\", \"note\": \"...\"}");
-    }
-    return o;
-  }
-
-  private static String note(JsonObject body) {
-    String note = OperatorApi.text(body, "note");
-    if (note != null && note.length() > MAX_NOTE) {
-      throw new IllegalArgumentException("note is longer than " + MAX_NOTE + " characters");
-    }
-    return note == null || note.isBlank() ? null : note;
   }
 
   private static void failure(RoutingContext ctx, Throwable e) {

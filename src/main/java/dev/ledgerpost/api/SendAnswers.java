@@ -7,7 +7,7 @@ import dev.ledgerpost.api.SendEnd.Unavailable;
 import dev.ledgerpost.api.SendEnd.Verdict;
 import dev.ledgerpost.delivery.DeliveryOutcome;
 import dev.ledgerpost.delivery.DownstreamReply;
-import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Claimed;
 import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

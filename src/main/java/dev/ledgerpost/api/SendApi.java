@@ -17,12 +17,12 @@ import dev.ledgerpost.delivery.Opening;
 import dev.ledgerpost.delivery.RelayContract;
 import dev.ledgerpost.delivery.SmarthostRelay;
 import dev.ledgerpost.delivery.Submission;
-import dev.ledgerpost.ledger.IdempotencyMessages;
-import dev.ledgerpost.ledger.IdempotencyMessages.Claim;
-import dev.ledgerpost.ledger.IdempotencyMessages.Claimed;
-import dev.ledgerpost.ledger.IdempotencyMessages.Decision;
-import dev.ledgerpost.ledger.IdempotencyMessages.Done;
-import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
+import dev.ledgerpost.idempotency.IdempotencyMessages;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Claim;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Claimed;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Decision;
+import dev.ledgerpost.idempotency.IdempotencyMessages.Done;
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
 import dev.ledgerpost.ledger.Intake;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.send.ApiKeys;
@@ -128,15 +128,14 @@ public final class SendApi {
 
   /** The API key behind a request's bearer token, if it is one (not the admin token). */
   Optional<ApiKey> apiKey(RoutingContext ctx) {
-    return keys.authenticate(bearer(ctx));
+    return keys.authenticate(Bearer.token(ctx.request()));
   }
 
   /** Authentication and the rate limit come before the body is read: nobody unknown or too fast costs us memory. */
   private void admit(RoutingContext ctx) {
     Optional<ApiKey> key = apiKey(ctx);
     if (key.isEmpty()) {
-      ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"ledgerpost-send\"");
-      Problem.send(ctx, 401, "Unauthorized", "a valid send API key is required as a bearer token");
+      Problem.unauthorized(ctx, "ledgerpost-send", "a valid send API key is required as a bearer token");
       return;
     }
     long wait = limiter.acquire(key.get().id(), key.get().rate());
@@ -165,12 +164,7 @@ public final class SendApi {
         contract.badRequest(ctx, v.cause());
         return;
       }
-      Object body = v.result().getBody().get();
-      if (!(body instanceof JsonObject json)) {
-        Problem.send(ctx, 400, "Bad Request", "the body must be a JSON object");
-        return;
-      }
-      prepare(ctx, ctx.get(API_KEY), json, ctx.request().getHeader(IDEMPOTENCY_KEY));
+      prepare(ctx, ctx.get(API_KEY), v.result().body(), v.result().header(IDEMPOTENCY_KEY));
     });
   }
 
@@ -347,14 +341,5 @@ public final class SendApi {
       vertx.cancelTimer(timer);
       return relay.close();
     });
-  }
-
-  private static String bearer(RoutingContext ctx) {
-    String header = ctx.request().getHeader("Authorization");
-    String prefix = "Bearer ";
-    if (header == null || !header.regionMatches(true, 0, prefix, 0, prefix.length())) {
-      return null;
-    }
-    return header.substring(prefix.length()).trim();
   }
 }

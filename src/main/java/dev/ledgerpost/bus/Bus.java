@@ -3,18 +3,22 @@ package dev.ledgerpost.bus;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.shareddata.LocalMap;
 import java.time.Duration;
 import java.util.function.Function;
 
 /**
  * Typed request/reply over the local event bus. Parts exchange records, never loose JSON maps, and a
- * failure crosses the bus as the exception itself so the caller can still tell its cause by type.
+ * failure crosses the bus as the exception itself so the caller can still tell its cause by type. Each record
+ * type gets its local codec ({@link LocalCodec}) the first time it crosses a Vert.x's bus, so no list of message
+ * types has to be kept in step with the parts that send them.
  */
 public final class Bus {
   /** Generous: the ledger bounds its own work (lock_timeout x attempts); this only catches a lost reply. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+  /** The shared-data map, per Vert.x, of the types whose codec is registered on its event bus. */
+  private static final String CODECS = "ledgerpost.bus.codecs";
 
   /** A failed request's cause, carried as a reply so its type survives the bus. */
   record Failure(Throwable cause) {}
@@ -25,26 +29,29 @@ public final class Bus {
     this.vertx = vertx;
   }
 
-  /** Registers local codecs for the given message types on this Vert.x instance, once. */
-  public static synchronized Bus install(Vertx vertx, Class<?>... messageTypes) {
-    EventBus eb = vertx.eventBus();
-    register(eb, Failure.class);
-    for (Class<?> type : messageTypes) {
-      register(eb, type);
-    }
-    return new Bus(vertx);
-  }
-
-  /** A handle on a Vert.x whose codecs were already installed. */
   public static Bus of(Vertx vertx) {
     return new Bus(vertx);
   }
 
-  private static <T> void register(EventBus eb, Class<T> type) {
+  /** The value itself, once its type has a codec on this Vert.x's bus (a type with one of Vert.x's own keeps that). */
+  private <T> T local(T value) {
+    if (value == null) {
+      return null;
+    }
+    Class<?> type = value.getClass();
+    LocalMap<String, Boolean> registered = vertx.sharedData().getLocalMap(CODECS);
+    if (registered.get(type.getName()) == null) {
+      register(type);
+      registered.put(type.getName(), Boolean.TRUE);
+    }
+    return value;
+  }
+
+  private <T> void register(Class<T> type) {
     try {
-      eb.registerDefaultCodec(type, new LocalCodec<>(type));
-    } catch (IllegalStateException alreadyRegistered) {
-      // Several gateways in one Vert.x (tests) share the codecs.
+      vertx.eventBus().registerDefaultCodec(type, new LocalCodec<>(type));
+    } catch (IllegalStateException | IllegalArgumentException alreadyOrBuiltIn) {
+      // Registered by another Bus of this Vert.x meanwhile, or a type Vert.x has a codec for.
     }
   }
 
@@ -54,7 +61,7 @@ public final class Bus {
 
   public <Q, R> Future<R> request(String address, Q request, Class<R> replyType, Duration timeout) {
     DeliveryOptions options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
-    return vertx.eventBus().request(address, request, options).compose(message -> {
+    return vertx.eventBus().request(address, local(request), options).compose(message -> {
       Object body = message.body();
       if (body instanceof Failure failure) {
         return Future.failedFuture(failure.cause());
@@ -65,19 +72,12 @@ public final class Bus {
 
   /** Publishes a one-way notice; nobody listening is not an error. */
   public void publish(String address, Object notice) {
-    vertx.eventBus().publish(address, notice);
+    vertx.eventBus().publish(address, local(notice));
   }
 
   /** Serves requests of one type at an address; a failed future is sent back as its exception. */
   public <Q, R> MessageConsumer<Q> serve(String address, Class<Q> requestType, Function<Q, Future<R>> handler) {
-    return vertx.eventBus().<Q>localConsumer(address, message -> {
-      Future<R> result;
-      try {
-        result = handler.apply(requestType.cast(message.body()));
-      } catch (RuntimeException e) {
-        result = Future.failedFuture(e);
-      }
-      result.onComplete(ar -> message.reply(ar.succeeded() ? ar.result() : new Failure(ar.cause())));
-    });
+    return vertx.eventBus().<Q>localConsumer(address, message -> Hop.guarded(() -> handler.apply(requestType.cast(message.body())))
+        .onComplete(ar -> message.reply(local(ar.succeeded() ? ar.result() : new Failure(ar.cause())))));
   }
 }

@@ -21,22 +21,23 @@ public final class Hop {
       return work.get();
     }
     Promise<T> answer = Promise.promise();
-    target.runOnContext(v -> {
-      Future<T> f;
-      try {
-        f = work.get();
-      } catch (RuntimeException e) {
-        f = Future.failedFuture(e);
+    target.runOnContext(v -> guarded(work).onComplete(ar -> {
+      if (caller == null) {
+        answer.handle(ar);
+      } else {
+        caller.runOnContext(x -> answer.handle(ar));
       }
-      f.onComplete(ar -> {
-        if (caller == null) {
-          answer.handle(ar);
-        } else {
-          caller.runOnContext(x -> answer.handle(ar));
-        }
-      });
-    });
+    }));
     return answer.future();
+  }
+
+  /** {@code work}'s future; an exception it throws instead becomes a failed future, so a caller has one path for both. */
+  public static <T> Future<T> guarded(Supplier<Future<T>> work) {
+    try {
+      return work.get();
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
   }
 
   /** Completes {@code promise} on {@code caller}'s context (at once when that is this one, or when there is none). */

@@ -83,20 +83,59 @@ public final class MessagesCommand {
     }
   }
 
-  static int refused(Reply reply, PrintWriter err) {
-    err.println(reply.problem());
-    return REFUSED;
-  }
-
-  @Command(name = "list", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
-      description = "Ledger entries, newest first (GET /api/v1/messages), e.g. --status UNKNOWN.")
-  static final class ListMessages implements Callable<Integer> {
+  /** One subcommand: one request to the API, and what its answer means for the operator. */
+  abstract static class ApiCall implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Mixin
     ApiOptions options;
 
+    abstract Reply send(ApiClient client) throws IOException, InterruptedException;
+
+    /** A 2xx answer, for the operator; the exit status. */
+    abstract int print(JsonObject body, PrintWriter out);
+
+    /** Any other answer: its problem, exit status 1. */
+    int refused(Reply reply, PrintWriter err) {
+      err.println(reply.problem());
+      return REFUSED;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      PrintWriter err = spec.commandLine().getErr();
+      Reply reply;
+      try {
+        reply = exchange(options, err, this::send);
+      } catch (Failed f) {
+        return f.status;
+      }
+      return reply.ok() ? print(reply.body(), spec.commandLine().getOut()) : refused(reply, err);
+    }
+  }
+
+  /** A subcommand that reads: the answer as text, or as the API's JSON. */
+  abstract static class Query extends ApiCall {
+    @Option(names = "--json", description = "Print the API's JSON instead of text.")
+    boolean json;
+
+    abstract void text(JsonObject body, PrintWriter out);
+
+    @Override
+    int print(JsonObject body, PrintWriter out) {
+      if (json) {
+        out.println(body.encodePrettily());
+      } else {
+        text(body, out);
+      }
+      return 0;
+    }
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
+      description = "Ledger entries, newest first (GET /api/v1/messages), e.g. --status UNKNOWN.")
+  static final class ListMessages extends Query {
     @Option(names = "--status", paramLabel = "STATUS", description = "Only this status: ${COMPLETION-CANDIDATES}.")
     MessageStatus status;
 
@@ -112,32 +151,18 @@ public final class MessagesCommand {
     @Option(names = "--cursor", paramLabel = "CURSOR", description = "The page after the one that printed this cursor.")
     String cursor;
 
-    @Option(names = "--json", description = "Print the API's JSON instead of a table.")
-    boolean json;
-
     @Override
-    public Integer call() throws Exception {
-      PrintWriter out = spec.commandLine().getOut();
-      PrintWriter err = spec.commandLine().getErr();
+    Reply send(ApiClient client) throws IOException, InterruptedException {
       StringBuilder path = new StringBuilder("/api/v1/messages?limit=" + limit);
       query(path, "status", status == null ? null : status.name());
       query(path, "sender", sender);
       query(path, "since", since);
       query(path, "cursor", cursor);
-      Reply reply;
-      try {
-        reply = exchange(options, err, c -> c.get(path.toString()));
-      } catch (Failed f) {
-        return f.status;
-      }
-      if (!reply.ok()) {
-        return refused(reply, err);
-      }
-      JsonObject body = reply.body();
-      if (json) {
-        out.println(body.encodePrettily());
-        return 0;
-      }
+      return client.get(path.toString());
+    }
+
+    @Override
+    void text(JsonObject body, PrintWriter out) {
       JsonArray items = body.getJsonArray("items", new JsonArray());
       out.printf("%-36s  %-22s  %3s  %-30s  %-30s  %s%n", "ID", "STATUS", "V", "RECEIVED", "FROM", "MESSAGE-ID");
       for (int i = 0; i < items.size(); i++) {
@@ -147,43 +172,22 @@ public final class MessagesCommand {
       }
       out.printf("%d message(s)%s%n", items.size(), body.getString("next") == null ? ""
           : "; more with --cursor " + body.getString("next"));
-      return 0;
     }
   }
 
   @Command(name = "show", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "One ledger entry with its recipients, their replies, and its resolution (GET /api/v1/messages/{id}).")
-  static final class Show implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ApiOptions options;
-
+  static final class Show extends Query {
     @Parameters(index = "0", paramLabel = "ID", description = "The message's ledger id.")
     String id;
 
-    @Option(names = "--json", description = "Print the API's JSON instead of text.")
-    boolean json;
+    @Override
+    Reply send(ApiClient client) throws IOException, InterruptedException {
+      return client.get("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8));
+    }
 
     @Override
-    public Integer call() throws Exception {
-      PrintWriter out = spec.commandLine().getOut();
-      PrintWriter err = spec.commandLine().getErr();
-      Reply reply;
-      try {
-        reply = exchange(options, err, c -> c.get("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8)));
-      } catch (Failed f) {
-        return f.status;
-      }
-      if (!reply.ok()) {
-        return refused(reply, err);
-      }
-      JsonObject m = reply.body();
-      if (json) {
-        out.println(m.encodePrettily());
-        return 0;
-      }
+    void text(JsonObject m, PrintWriter out) {
       for (String field : new String[] {"id", "status", "version", "intake", "mailFrom", "messageId", "size", "authUser",
           "clientIp", "helo", "receivedAt", "settledAt", "downstreamReply", "lastError", "sha256", "route"}) {
         out.printf("%-16s %s%n", field + ":", m.getValue(field) == null ? "-" : m.getValue(field));
@@ -213,48 +217,27 @@ public final class MessagesCommand {
         out.printf("%-40s  %-22s  %-30s  %s%n", r.getString("address"), r.getString("status"), orDash(r.getString("rcptReply")),
             orDash(r.getString("reply")));
       }
-      return 0;
     }
   }
 
   @Command(name = "stale", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "List PENDING messages older than the stale threshold that nothing is settling.")
-  static final class Stale implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ApiOptions options;
-
-    @Option(names = "--limit", defaultValue = "100", description = "At most this many rows, oldest first (1-500).")
-    int limit;
-
-    @Option(names = "--json", description = "Print the API's JSON instead of a table.")
-    boolean json;
+  static final class Stale extends Query {
+    @Option(names = "--limit", description = "At most this many rows, oldest first (1-500).")
+    int limit = 100;
 
     @Override
-    public Integer call() throws Exception {
-      PrintWriter out = spec.commandLine().getOut();
-      PrintWriter err = spec.commandLine().getErr();
-      Reply reply;
-      try {
-        reply = exchange(options, err, c -> c.get("/api/v1/messages/stale?limit=" + limit));
-      } catch (Failed f) {
-        return f.status;
-      }
-      if (!reply.ok()) {
-        return refused(reply, err);
-      }
-      JsonObject body = reply.body();
-      if (json) {
-        out.println(body.encodePrettily());
-        return 0;
-      }
+    Reply send(ApiClient client) throws IOException, InterruptedException {
+      return client.get("/api/v1/messages/stale?limit=" + limit);
+    }
+
+    @Override
+    void text(JsonObject body, PrintWriter out) {
       JsonArray items = body.getJsonArray("items", new JsonArray());
       out.printf("%d pending, %d stale (older than %d s, not being retried) as of %s%n", body.getLong("pending"),
           body.getLong("stale"), body.getLong("thresholdSeconds"), body.getString("asOf"));
       if (items.isEmpty()) {
-        return 0;
+        return;
       }
       out.printf("%-36s  %10s  %-25s  %6s  %-30s  %s%n", "ID", "AGE_S", "RECEIVED", "RAISES", "MESSAGE-ID", "FROM");
       for (int i = 0; i < items.size(); i++) {
@@ -263,20 +246,13 @@ public final class MessagesCommand {
             m.getString("receivedAt"), m.getInteger("staleRaises"), orDash(m.getString("messageId")),
             orDash(m.getString("mailFrom")));
       }
-      return 0;
     }
   }
 
   @Command(name = "resolve", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Close a PENDING or UNKNOWN message as delivered or not delivered, with a note saying why.")
-  static final class Resolve implements Callable<Integer> {
+  static final class Resolve extends ApiCall {
     enum Outcome { DELIVERED, NOT_DELIVERED }
-
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ApiOptions options;
 
     @Parameters(index = "0", paramLabel = "ID", description = "The message's ledger id.")
     String id;
@@ -291,31 +267,29 @@ public final class MessagesCommand {
     String operator;
 
     @Override
-    public Integer call() throws Exception {
-      PrintWriter out = spec.commandLine().getOut();
-      PrintWriter err = spec.commandLine().getErr();
+    Reply send(ApiClient client) throws IOException, InterruptedException {
       String who = operator != null ? operator : System.getProperty("user.name", "");
       JsonObject body = new JsonObject().put("outcome", outcome.name()).put("note", note).put("operator", who);
-      Reply reply;
-      try {
-        reply = exchange(options, err, c -> c.post("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8)
-            + "/resolution", body, Map.of()));
-      } catch (Failed f) {
-        return f.status;
-      }
-      if (!reply.ok()) {
-        String current = reply.body().getString("messageStatus");
-        err.println(reply.problem() + (current == null ? "" : " (current status " + current + ")"));
-        return REFUSED;
-      }
-      JsonObject r = reply.body();
+      return client.post("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/resolution", body, Map.of());
+    }
+
+    /** A conflict also names the message's current status. */
+    @Override
+    int refused(Reply reply, PrintWriter err) {
+      String current = reply.body().getString("messageStatus");
+      err.println(reply.problem() + (current == null ? "" : " (current status " + current + ")"));
+      return REFUSED;
+    }
+
+    @Override
+    int print(JsonObject r, PrintWriter out) {
       out.printf("%s: %s -> %s (version %d), resolved by %s%n", r.getString("id"), r.getString("previousStatus"),
           r.getString("status"), r.getInteger("version"), r.getJsonObject("resolution").getString("operator"));
       return 0;
     }
   }
 
-  private static void query(StringBuilder path, String name, String value) {
+  static void query(StringBuilder path, String name, String value) {
     if (value != null && !value.isEmpty()) {
       path.append('&').append(name).append('=').append(URLEncoder.encode(value, StandardCharsets.UTF_8));
     }

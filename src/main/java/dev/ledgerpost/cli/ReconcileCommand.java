@@ -1,21 +1,14 @@
 package dev.ledgerpost.cli;
 
 import dev.ledgerpost.cli.ApiClient.Reply;
-import dev.ledgerpost.cli.MessagesCommand.ApiOptions;
-import dev.ledgerpost.cli.MessagesCommand.Failed;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code ledgerpost reconcile ...}: the reconcile job's proposals (docs/design.md §8.4) through the running gateway's
@@ -31,13 +24,7 @@ public final class ReconcileCommand {
 
   @Command(name = "list", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Proposals, newest first (GET /api/v1/reconcile/proposals): open ones unless --state says otherwise.")
-  static final class ListProposals implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ApiOptions options;
-
+  static final class ListProposals extends MessagesCommand.Query {
     @Option(names = "--state", paramLabel = "STATE", defaultValue = "OPEN",
         description = "Only this state: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
     State state;
@@ -54,37 +41,17 @@ public final class ReconcileCommand {
     @Option(names = "--cursor", paramLabel = "CURSOR", description = "The page after the one that printed this cursor.")
     String cursor;
 
-    @Option(names = "--json", description = "Print the API's JSON instead of a table.")
-    boolean json;
+    @Override
+    Reply send(ApiClient client) throws IOException, InterruptedException {
+      StringBuilder path = new StringBuilder("/api/v1/reconcile/proposals?limit=" + limit);
+      MessagesCommand.query(path, "state", all ? null : state.name());
+      MessagesCommand.query(path, "message", message);
+      MessagesCommand.query(path, "cursor", cursor);
+      return client.get(path.toString());
+    }
 
     @Override
-    public Integer call() throws Exception {
-      PrintWriter out = spec.commandLine().getOut();
-      PrintWriter err = spec.commandLine().getErr();
-      StringBuilder path = new StringBuilder("/api/v1/reconcile/proposals?limit=" + limit);
-      if (!all) {
-        path.append("&state=").append(state.name());
-      }
-      if (message != null && !message.isEmpty()) {
-        path.append("&message=").append(URLEncoder.encode(message, StandardCharsets.UTF_8));
-      }
-      if (cursor != null && !cursor.isEmpty()) {
-        path.append("&cursor=").append(URLEncoder.encode(cursor, StandardCharsets.UTF_8));
-      }
-      Reply reply;
-      try {
-        reply = MessagesCommand.exchange(options, err, c -> c.get(path.toString()));
-      } catch (Failed f) {
-        return f.status;
-      }
-      if (!reply.ok()) {
-        return MessagesCommand.refused(reply, err);
-      }
-      JsonObject body = reply.body();
-      if (json) {
-        out.println(body.encodePrettily());
-        return 0;
-      }
+    void text(JsonObject body, PrintWriter out) {
       JsonArray items = body.getJsonArray("items", new JsonArray());
       out.printf("%6s  %-36s  %-13s  %-5s  %-10s  %-12s  %-20s  %s%n", "ID", "MESSAGE", "OUTCOME", "CONF", "STATE", "SOURCE",
           "EVIDENCE", "SUMMARY");
@@ -101,18 +68,11 @@ public final class ReconcileCommand {
       }
       out.printf("%d proposal(s)%s%n", items.size(), body.getString("next") == null ? ""
           : "; more with --cursor " + body.getString("next"));
-      return 0;
     }
   }
 
   /** accept and reject: the same request on two paths. */
-  abstract static class Decision implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
-
-    @Mixin
-    ApiOptions options;
-
+  abstract static class Decision extends MessagesCommand.ApiCall {
     @Parameters(index = "0", paramLabel = "PROPOSAL", description = "The proposal's id (from `reconcile list`).")
     long id;
 
@@ -125,28 +85,26 @@ public final class ReconcileCommand {
     abstract String verb();
 
     @Override
-    public Integer call() throws Exception {
-      PrintWriter out = spec.commandLine().getOut();
-      PrintWriter err = spec.commandLine().getErr();
-      String who = operator != null ? operator : System.getProperty("user.name", "");
-      JsonObject body = new JsonObject().put("operator", who);
+    Reply send(ApiClient client) throws IOException, InterruptedException {
+      JsonObject body = new JsonObject().put("operator", operator != null ? operator : System.getProperty("user.name", ""));
       if (note != null) {
         body.put("note", note);
       }
-      Reply reply;
-      try {
-        reply = MessagesCommand.exchange(options, err, c -> c.post("/api/v1/reconcile/proposals/" + id + "/" + verb(), body,
-            Map.of()));
-      } catch (Failed f) {
-        return f.status;
-      }
-      if (!reply.ok()) {
-        String state = reply.body().getString("proposalState");
-        err.println(reply.problem() + (state == null ? "" : " (proposal " + state + ")"));
-        return MessagesCommand.REFUSED;
-      }
-      JsonObject p = reply.body().getJsonObject("proposal");
-      JsonObject m = reply.body().getJsonObject("message");
+      return client.post("/api/v1/reconcile/proposals/" + id + "/" + verb(), body, Map.of());
+    }
+
+    /** A 409 names the proposal's state. */
+    @Override
+    int refused(Reply reply, PrintWriter err) {
+      String state = reply.body().getString("proposalState");
+      err.println(reply.problem() + (state == null ? "" : " (proposal " + state + ")"));
+      return MessagesCommand.REFUSED;
+    }
+
+    @Override
+    int print(JsonObject body, PrintWriter out) {
+      JsonObject p = body.getJsonObject("proposal");
+      JsonObject m = body.getJsonObject("message");
       if (m != null) {
         out.printf("proposal %d accepted: %s %s -> %s (version %d), resolved by %s%n", p.getLong("id"), m.getString("id"),
             m.getString("previousStatus"), m.getString("status"), m.getInteger("version"),

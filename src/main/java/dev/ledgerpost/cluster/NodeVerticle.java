@@ -6,6 +6,7 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.StartFailure;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.metrics.ThrottledWarning;
 import dev.ledgerpost.retry.RetryMessages;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -89,7 +90,8 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
   private boolean stopping;
   private long timer = -1;
   private Set<UUID> lastHeld;
-  private long lastProblemLog;
+  /** A problem that repeats every tick while it lasts: one line a minute. */
+  private final ThrottledWarning problems = new ThrottledWarning(LOG);
   private Bus bus;
 
   public NodeVerticle(String nodeId, String hostname, GatewayConfig.Node config, DatabaseTarget target, GatewayMetrics metrics) {
@@ -98,10 +100,6 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     this.config = config;
     this.target = target;
     this.metrics = metrics;
-  }
-
-  public String nodeId() {
-    return nodeId;
   }
 
   @Override
@@ -243,14 +241,14 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     return connect().compose(c -> identify(c).compose(mine -> {
       if (!mine) {
         end(c);
-        problem("node.id {} is held by another live process on this ledger; this node takes no job until it is free", nodeId);
+        problems.warn("node.id {} is held by another live process on this ledger; this node takes no job until it is free", nodeId);
         return Future.succeededFuture();
       }
       adopt(c);
       LOG.info("node {}: lock connection back", nodeId);
       return Future.<Void>succeededFuture();
     }), e -> {
-      problem("node {}: cannot open the lock connection ({}); its jobs wait for it", nodeId, e.getMessage());
+      problems.warn("node {}: cannot open the lock connection ({}); its jobs wait for it", nodeId, e.getMessage());
       return Future.succeededFuture();
     });
   }
@@ -304,7 +302,7 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     if (!leading.isEmpty()) {
       LOG.warn("node {} stops leading {}: {}", nodeId, labels(leading), reason);
     } else {
-      problem("node {}: {}", nodeId, reason);
+      problems.warn("node {}: {}", nodeId, reason);
     }
     leading = Collections.emptySet();
     lastHeld = null; // the next connection writes them again
@@ -341,14 +339,6 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     return jobs.stream().sorted().map(Job::label).toList();
   }
 
-  /** A problem that repeats every heartbeat while it lasts: one line a minute. */
-  private void problem(String format, Object... args) {
-    long now = System.currentTimeMillis();
-    if (now - lastProblemLog > 60_000) {
-      lastProblemLog = now;
-      LOG.warn(format, args);
-    }
-  }
 
   /** Leaves the cluster: the row says stopped (its held marks no longer protect anything), the locks are released. */
   @Override

@@ -16,13 +16,15 @@ final class ContractTransaction implements RelayTransaction {
   private final Relay.MailParameters mailParameters;
   private final DownstreamReply mailReply;
   private final String route;
-  private final List<RelayContract.Verdict> recipients = new ArrayList<>();
+  /** The RCPT verdicts so far, in order: what the ledger is opened with. */
+  private final List<RelayContract.Verdict> recipients;
 
   ContractTransaction(RelayContract contract, WireTransaction wire, Submission submission, String mailFrom,
       Relay.MailParameters mailParameters, DownstreamReply mailReply, String route) {
     this.contract = contract;
     this.wire = wire;
     this.submission = submission;
+    this.recipients = new ArrayList<>();
     this.mailFrom = mailFrom;
     this.mailParameters = mailParameters;
     this.mailReply = mailReply;
@@ -31,47 +33,35 @@ final class ContractTransaction implements RelayTransaction {
 
   /** A transaction the downstream refused at MAIL: it holds no connection. */
   static RelayTransaction refused(DownstreamReply reply, String route) {
-    return new RelayTransaction() {
-      @Override
-      public DownstreamReply mailReply() {
-        return reply;
-      }
-
-      @Override
-      public String route() {
-        return route;
-      }
-
-      @Override
-      public String routeFor(String recipient) {
-        return route;
-      }
-
-      @Override
-      public boolean offers(String keyword) {
-        return false;
-      }
-
-      @Override
-      public Future<DownstreamReply> rcpt(String recipient, RcptParameters parameters) {
-        return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
-      }
-
-      @Override
-      public Future<DeliveryOutcome> deliver(MessageData message, Opening opening) {
-        return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
-      }
-
-      @Override
-      public Future<Void> abort() {
-        return Future.succeededFuture();
-      }
-    };
+    return new Refused(reply, route);
   }
 
-  @Override
-  public DownstreamReply mailReply() {
-    return mailReply;
+  /** What {@link #refused} answers: its MAIL reply and route; nothing more can be done with it. */
+  private record Refused(DownstreamReply mailReply, String route) implements RelayTransaction {
+    @Override
+    public String routeFor(String recipient) {
+      return route;
+    }
+
+    @Override
+    public boolean offers(String keyword) {
+      return false;
+    }
+
+    @Override
+    public Future<DownstreamReply> rcpt(String recipient, RcptParameters parameters) {
+      return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
+    }
+
+    @Override
+    public Future<DeliveryOutcome> deliver(MessageData message, Opening opening) {
+      return Future.failedFuture(new IllegalStateException("transaction was refused at MAIL"));
+    }
+
+    @Override
+    public Future<Void> abort() {
+      return Future.succeededFuture();
+    }
   }
 
   @Override
@@ -87,6 +77,11 @@ final class ContractTransaction implements RelayTransaction {
   @Override
   public boolean offers(String keyword) {
     return wire.offers(keyword);
+  }
+
+  @Override
+  public DownstreamReply mailReply() {
+    return mailReply;
   }
 
   @Override

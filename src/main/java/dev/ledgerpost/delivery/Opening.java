@@ -1,6 +1,6 @@
 package dev.ledgerpost.delivery;
 
-import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
 import dev.ledgerpost.ledger.LedgerIds;
 import java.time.Duration;
 import java.util.UUID;

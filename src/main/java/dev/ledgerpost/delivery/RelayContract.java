@@ -1,7 +1,7 @@
 package dev.ledgerpost.delivery;
 
-import dev.ledgerpost.ledger.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
@@ -94,7 +94,7 @@ public final class RelayContract {
     if (opening.key() == null) {
       return services.ledger().open(open);
     }
-    return services.bus().request(IdempotencyMessages.OPEN, new IdempotencyMessages.OpenKeyed(open, opening.key(),
+    return services.bus().request(LedgerMessages.OPEN_KEYED, new LedgerMessages.OpenKeyed(open, opening.key(),
         opening.keyLease()), Opened.class);
   }
 

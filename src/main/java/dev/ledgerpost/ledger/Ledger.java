@@ -87,7 +87,8 @@ public final class Ledger {
     this.pool = pool;
   }
 
-  static Future<Void> outboxEvent(SqlConnection conn, String eventId, UUID id, String type, JsonObject payload) {
+  /** One outbox event written in the caller's transaction (a resolution's, a stale raise's); no NOTIFY. */
+  public static Future<Void> outboxEvent(SqlConnection conn, String eventId, UUID id, String type, JsonObject payload) {
     Map<String, Object> p = new HashMap<>();
     p.put("eventId", eventId);
     p.put("id", id);
@@ -138,23 +139,20 @@ public final class Ledger {
         .compose(rows -> {
           List<RecipientView> recipients = new ArrayList<>();
           rows.forEach(recipients::add);
-          return ReconcileRows.ofMessage(pool, get.id()).map(proposals -> detail(row, List.copyOf(recipients), proposals));
+          return Future.succeededFuture(detail(row, List.copyOf(recipients)));
         }));
   }
 
-  private static MessageDetail detail(Row row, List<RecipientView> recipients, List<ReconcileMessages.ProposalView> proposals) {
+  private static MessageDetail detail(Row row, List<RecipientView> recipients) {
     ResolutionView resolution = null;
     if (row.getString("resolution_outcome") != null) {
-      Long accepted = row.getLong("resolution_proposal");
-      ReconcileMessages.ProposalView proposal = accepted == null ? null
-          : proposals.stream().filter(p -> p.id() == accepted).findFirst().orElse(null);
       resolution = new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
-          row.getString("resolution_note"), row.getOffsetDateTime("resolution_at"), proposal);
+          row.getString("resolution_note"), row.getOffsetDateTime("resolution_at"), row.getLong("resolution_proposal"));
     }
     return new MessageDetail(summary(row), row.getString("auth_user"), row.getString("client_ip"), row.getString("helo"),
         row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
         row.getString("last_error"), recipients, resolution, row.getString("dsn_ret"), row.getString("dsn_envid"),
-        row.getString("sent_sha256"), proposals);
+        row.getString("sent_sha256"));
   }
 
   public Future<Void> ping() {

@@ -1,26 +1,15 @@
 package dev.ledgerpost.ledger;
 
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
 
-/** The typed messages of the ledger's event-bus addresses, and the views it answers with. */
+/** The typed messages of the ledger's event-bus addresses, each address beside what it carries, and the views it answers with. */
 public final class LedgerMessages {
-  public static final String OPEN = "ledger.open";
-  public static final String SETTLE = "ledger.settle";
-  public static final String LIST = "ledger.list";
-  public static final String GET = "ledger.get";
-  public static final String PING = "ledger.ping";
-
   private LedgerMessages() {}
 
-  /** Every record type that crosses the bus to or from the ledger; registered as local codecs. */
-  public static Class<?>[] types() {
-    return new Class<?>[] {
-      Open.class, Opened.class, Settle.class, Settled.class, ListQuery.class, MessagePage.class,
-      Get.class, MessageDetail.class, Ping.class
-    };
-  }
+  public static final String OPEN = "ledger.open";
 
   /**
    * One recipient as the transaction knows it when the ledger is opened, with the RFC 3461 NOTIFY and ORCPT
@@ -66,6 +55,17 @@ public final class LedgerMessages {
 
   public record Opened(UUID id, int version) {}
 
+  /** Opens a ledger entry and binds the claimed Idempotency-Key to it in one transaction (docs/design.md §7.2). */
+  public static final String OPEN_KEYED = "ledger.idempotency.open";
+
+  /** A key as one request holds it: scoped by {@code owner} (the API key), claimed under {@code operationId}. */
+  public record KeyRef(String owner, String key, UUID operationId) {}
+
+  /** {@link Open} plus the binding of the claimed key to the new entry, in the same transaction. */
+  public record OpenKeyed(Open open, KeyRef ref, Duration lease) {}
+
+  public static final String SETTLE = "ledger.settle";
+
   /**
    * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or
    * repeated settle fail instead of overwriting a newer fact. {@code sentSha256} is the hex SHA-256 of the
@@ -92,6 +92,20 @@ public final class LedgerMessages {
 
   public record Settled(UUID id, int version, MessageStatus status) {}
 
+  /** A reply as one line, as the ledger records it: the code, the enhanced code and the text when there are. */
+  public static String replyLine(int code, String enhancedCode, String text) {
+    StringBuilder sb = new StringBuilder().append(code);
+    if (enhancedCode != null) {
+      sb.append(' ').append(enhancedCode);
+    }
+    if (text != null && !text.isEmpty()) {
+      sb.append(' ').append(text);
+    }
+    return sb.toString();
+  }
+
+  public static final String LIST = "ledger.list";
+
   /**
    * Newest first; {@code cursor} is the opaque value of the previous page's {@code next}. Every filter is
    * optional: {@code recipient} matches any of the message's recipients, {@code until} is exclusive. {@code messageId}
@@ -115,6 +129,8 @@ public final class LedgerMessages {
 
   public record MessagePage(List<MessageSummary> items, String next) {}
 
+  public static final String GET = "ledger.get";
+
   public record Get(UUID id) {}
 
   public record RecipientView(
@@ -122,11 +138,10 @@ public final class LedgerMessages {
       String dsnNotify, String dsnOrcpt) {}
 
   /**
-   * What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. {@code proposal} is
-   * the reconcile proposal it accepted, with its evidence (§8.4), or null.
+   * What an operator's resolution recorded (docs/design.md §8.2); null on a message nobody resolved. {@code proposalId}
+   * is the reconcile proposal it accepted (§8.4; the reconcile part holds its evidence), or null.
    */
-  public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at,
-      ReconcileMessages.ProposalView proposal) {}
+  public record ResolutionView(String outcome, String operator, String note, OffsetDateTime at, Long proposalId) {}
 
   public record MessageDetail(
       MessageSummary summary,
@@ -142,8 +157,9 @@ public final class LedgerMessages {
       ResolutionView resolution,
       String dsnRet,
       String dsnEnvid,
-      String sentSha256,
-      List<ReconcileMessages.ProposalView> proposals) {}
+      String sentSha256) {}
+
+  public static final String PING = "ledger.ping";
 
   public record Ping() {}
 }

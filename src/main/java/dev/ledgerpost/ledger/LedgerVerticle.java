@@ -11,20 +11,24 @@ import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.pgclient.PgBuilder;
-import io.vertx.pgclient.pubsub.PgSubscriber;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Owns the PostgreSQL side: starts the embedded server when no URL is configured, migrates the
- * schema, holds the pool and serves the ledger's event-bus addresses.
+ * Owns the PostgreSQL side: starts the embedded server when no URL is configured, migrates the schema, holds
+ * the one pool, serves the ledger's own event-bus addresses, and starts the other parts' stores over the pool
+ * ({@link LedgerStore}) on its context.
  */
 public final class LedgerVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(LedgerVerticle.class);
@@ -32,21 +36,25 @@ public final class LedgerVerticle extends VerticleBase {
   private final GatewayConfig.Ledger config;
   private final Map<String, AtomicLong> retries = new ConcurrentHashMap<>();
   private EmbeddedDatabase embedded;
-  private static final OutboxMessages.Wake WAKE = new OutboxMessages.Wake();
 
   private Pool pool;
   private LedgerWriter writer;
-  private PgSubscriber subscriber;
   private DatabaseTarget target;
+  private LedgerAccess access;
 
   private final GatewayMetrics metrics;
   /** This gateway's node.id, recorded on every row it opens. */
   private final String nodeId;
+  /** The other parts' SQL, made in this order (stopped in reverse). */
+  private final List<Function<LedgerAccess, LedgerStore>> stores;
+  private final List<LedgerStore> started = new ArrayList<>();
 
-  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics) {
+  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics,
+      List<Function<LedgerAccess, LedgerStore>> stores) {
     this.config = config;
     this.nodeId = nodeId;
     this.metrics = metrics;
+    this.stores = List.copyOf(stores);
   }
 
   @Override
@@ -77,55 +85,47 @@ public final class LedgerVerticle extends VerticleBase {
             retries.computeIfAbsent(cause, c -> new AtomicLong()).incrementAndGet();
             metrics.ledgerRetry(cause);
           };
-          Ledger ledger = new Ledger(pool);
+          access = new LedgerAccess(context, pool, target.options(), nodeId, new TransactionPolicy(vertx, counting), metrics,
+              new CopyOnWriteArrayList<>());
+          Ledger ledger = access.reads();
           Bus bus = Bus.of(vertx);
-          new Resolutions(pool, new TransactionPolicy(vertx, counting)).serve(bus);
-          new StaleRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
-          new ReconcileRows(pool, new TransactionPolicy(vertx, counting)).serve(bus);
-          OutboxWake wake = new OutboxWake(context, pool, bus);
-          writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, wake::committed);
+          writer = new LedgerWriter(context, pool, nodeId, counting, config.lockTimeout(), metrics, access::outboxWritten);
           // The hot path calls the writer directly; the bus addresses serve the retry part, tools and tests.
           bus.serve(LedgerMessages.OPEN, Open.class, writer::open);
           bus.serve(LedgerMessages.SETTLE, Settle.class, writer::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
-          new IdempotencyStore(pool, nodeId, new TransactionPolicy(vertx, counting), metrics, wake::committed).serve(bus);
-          OutboxStore outbox = new OutboxStore(pool);
-          bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> outbox.publish(p.limit()));
-          bus.serve(OutboxMessages.HISTORY, OutboxMessages.History.class, outbox::history);
-          bus.serve(OutboxMessages.PRUNE, OutboxMessages.Prune.class, outbox::prune);
-          bus.serve(OutboxMessages.RECEIPT, OutboxMessages.Receipt.class, r -> outbox.receipt(r).map(v -> r));
-          bus.serve(OutboxMessages.OPERATION, OutboxMessages.Operation.class, o -> outbox.operation(ledger, o));
-          bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> outbox.lag());
-          bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> outbox.head());
-          ChaosLocks chaos = new ChaosLocks(vertx, target.options());
-          bus.serve(OutboxMessages.CHAOS_LOCK, OutboxMessages.ChaosLock.class, chaos::hold);
+          KeyedOpen keyed = new KeyedOpen(pool, nodeId, access.policy(), metrics, access::outboxWritten);
+          bus.serve(LedgerMessages.OPEN_KEYED, LedgerMessages.OpenKeyed.class, keyed::open);
           return null;
         })
-        .compose(x -> listen());
+        .compose(x -> startStores(0));
   }
 
-  /**
-   * LISTEN for committed outbox rows (the publisher's wake-up) and for published events (every hub's). A
-   * notification is only a wake-up: the relay and the hubs poll as well, so a lost notification (or a
-   * subscriber down while PostgreSQL restarts) delays events, never loses them.
-   */
-  private Future<Void> listen() {
-    subscriber = PgSubscriber.subscriber(vertx, target.options()).reconnectPolicy(retries -> 1000L);
-    Bus bus = Bus.of(vertx);
-    subscriber.channel("ledgerpost_outbox").handler(payload -> bus.publish(OutboxMessages.WAKE, WAKE));
-    subscriber.channel(OutboxStore.PUBLISHED_CHANNEL).handler(payload -> {
-      try {
-        bus.publish(OutboxMessages.PUBLISHED, new OutboxMessages.PublishedUpTo(Long.parseLong(payload)));
-      } catch (NumberFormatException e) {
-        LOG.debug("ignoring a {} notification with payload {}", OutboxStore.PUBLISHED_CHANNEL, payload);
-      }
-    });
-    return subscriber.connect().recover(e -> {
-      LOG.warn("cannot LISTEN for outbox notifications ({}); the outbox relay polls only", e.getMessage());
+  /** The stores one after another, each ready before the next is made. */
+  private Future<Void> startStores(int i) {
+    if (i == stores.size()) {
       return Future.succeededFuture();
+    }
+    LedgerStore store = stores.get(i).apply(access);
+    return store.started().compose(x -> {
+      started.add(store);
+      return startStores(i + 1);
     });
+  }
+
+  /** In reverse start order; a store that fails to stop is logged, and the others still stop. */
+  private Future<Void> stopStores() {
+    Future<Void> chain = Future.succeededFuture();
+    for (int i = started.size() - 1; i >= 0; i--) {
+      LedgerStore store = started.get(i);
+      chain = chain.eventually(() -> store.stop().recover(e -> {
+        LOG.warn("stopping the ledger store {} failed", store.getClass().getSimpleName(), e);
+        return Future.succeededFuture();
+      }));
+    }
+    return chain.onComplete(ar -> started.clear());
   }
 
   /** A commit must mean durable; an external server that says otherwise is reported, not changed. */
@@ -144,8 +144,7 @@ public final class LedgerVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<Void> unlistened = subscriber == null ? Future.succeededFuture() : subscriber.close();
-    Future<Void> closed = unlistened.eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
+    Future<Void> closed = stopStores().eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
     return closed.eventually(() -> embedded == null
         ? Future.succeededFuture()
         : vertx.executeBlocking(() -> {

@@ -19,6 +19,8 @@ import java.util.UUID;
 public final class LedgerWriter {
   /** Statements of one kind in flight at once before requests wait to be batched (more when they wait long). */
   static final int MAX_IN_FLIGHT = 1;
+  /** The most messages one group-committed statement holds, so the most events in one outbox row (a CHECK in V40). */
+  public static final int MAX_BATCH = GroupCommit.MAX_BATCH;
 
   private final GroupCommit<Open, Opened> opens;
   private final GroupCommit<Settle, Settled> settles;

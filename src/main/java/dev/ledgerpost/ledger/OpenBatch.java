@@ -13,7 +13,6 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -150,14 +149,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * earlier one, which the entry's state at version 1 proves; anything else is not this open's entry.
    */
   static Future<List<GroupCommit.Outcome<Opened>>> answers(Pool pool, List<Open> batch, Set<UUID> inserted) {
-    List<UUID> missing = new ArrayList<>();
-    for (Open o : batch) {
-      if (!inserted.contains(o.id())) {
-        missing.add(o.id());
-      }
-    }
-    Future<Map<UUID, Row>> current = CurrentRows.of(pool, missing);
-    return current.map(byId -> {
+    return CurrentRows.notWritten(pool, batch, Open::id, inserted::contains).map(byId -> {
       List<GroupCommit.Outcome<Opened>> out = new ArrayList<>(batch.size());
       for (Open o : batch) {
         if (inserted.contains(o.id())) {

@@ -66,40 +66,20 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
   }
 
   @Override
-  public Object key(Settle request) {
-    return request.id();
-  }
-
-  @Override
   public Future<List<GroupCommit.Outcome<Settled>>> run(List<Settle> batch, int attempt) {
-    int n = batch.size();
-    UUID[] ids = new UUID[n];
-    Integer[] versions = new Integer[n];
-    String[] statuses = new String[n];
-    String[] replies = new String[n];
-    String[] errors = new String[n];
-    String[] recipientStatuses = new String[n];
-    Integer[] codes = new Integer[n];
-    String[] enhanced = new String[n];
-    String[] texts = new String[n];
-    Integer[] expected = new Integer[n];
-    String[] sent = new String[n];
-    for (int i = 0; i < n; i++) {
-      Settle s = batch.get(i);
-      ids[i] = s.id();
-      versions[i] = s.expectedVersion();
-      statuses[i] = s.target().name();
-      replies[i] = s.replyCode() == null ? null : LedgerText.storable(reply(s));
-      errors[i] = LedgerText.storable(s.error());
-      recipientStatuses[i] = RecipientStatus.settledFor(s.target()).name();
-      codes[i] = s.replyCode();
-      enhanced[i] = s.enhancedCode();
-      texts[i] = LedgerText.storable(s.replyText());
-      expected[i] = s.pendingRecipients();
-      sent[i] = s.sentSha256();
-    }
-    Tuple params = Tuple.tuple(List.of(ids, versions, statuses, replies, errors, recipientStatuses, codes, enhanced, texts,
-        expected, sent));
+    Tuple params = Tuple.tuple(new Columns<>(batch)
+        .add(Settle::id, UUID[]::new)
+        .add(Settle::expectedVersion, Integer[]::new)
+        .add(s -> s.target().name(), String[]::new)
+        .add(s -> s.replyCode() == null ? null : LedgerText.storable(reply(s)), String[]::new)
+        .add(s -> LedgerText.storable(s.error()), String[]::new)
+        .add(s -> RecipientStatus.settledFor(s.target()).name(), String[]::new)
+        .add(Settle::replyCode, Integer[]::new)
+        .add(Settle::enhancedCode, String[]::new)
+        .add(s -> LedgerText.storable(s.replyText()), String[]::new)
+        .add(Settle::pendingRecipients, Integer[]::new)
+        .add(Settle::sentSha256, String[]::new)
+        .arrays());
     return pool.preparedQuery(SETTLE).execute(params).compose(rows -> {
       Map<UUID, Integer> updated = new HashMap<>();
       for (Row r : rows) {
@@ -109,16 +89,14 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
     });
   }
 
+  @Override
+  public Object key(Settle request) {
+    return request.id();
+  }
+
   /** 0 rows updated for a message: either this very settle already committed (a retry), or a newer fact exists. */
   private Future<List<GroupCommit.Outcome<Settled>>> answers(List<Settle> batch, Map<UUID, Integer> updated) {
-    List<UUID> missing = new ArrayList<>();
-    for (Settle s : batch) {
-      if (!updated.containsKey(s.id())) {
-        missing.add(s.id());
-      }
-    }
-    Future<Map<UUID, Row>> current = CurrentRows.of(pool, missing);
-    return current.map(byId -> {
+    return CurrentRows.notWritten(pool, batch, Settle::id, updated::containsKey).map(byId -> {
       List<GroupCommit.Outcome<Settled>> out = new ArrayList<>(batch.size());
       for (Settle s : batch) {
         Integer version = updated.get(s.id());
@@ -145,13 +123,6 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
   }
 
   static String reply(Settle s) {
-    StringBuilder sb = new StringBuilder().append(s.replyCode());
-    if (s.enhancedCode() != null) {
-      sb.append(' ').append(s.enhancedCode());
-    }
-    if (s.replyText() != null && !s.replyText().isEmpty()) {
-      sb.append(' ').append(s.replyText());
-    }
-    return sb.toString();
+    return LedgerMessages.replyLine(s.replyCode(), s.enhancedCode(), s.replyText());
   }
 }

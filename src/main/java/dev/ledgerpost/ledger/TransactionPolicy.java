@@ -1,5 +1,6 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.bus.Hop;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -53,13 +54,7 @@ public final class TransactionPolicy {
   }
 
   private <T> void attempt(String kind, Supplier<Future<T>> attempt, int n, Promise<T> promise) {
-    Future<T> f;
-    try {
-      f = attempt.get();
-    } catch (RuntimeException e) {
-      f = Future.failedFuture(e);
-    }
-    f.onComplete(ar -> {
+    Hop.guarded(attempt).onComplete(ar -> {
       if (ar.succeeded()) {
         promise.complete(ar.result());
         return;

@@ -1,12 +1,12 @@
 package dev.ledgerpost.notify;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.OutboxEvent;
-import dev.ledgerpost.ledger.OutboxMessages;
-import dev.ledgerpost.ledger.OutboxMessages.History;
-import dev.ledgerpost.ledger.OutboxMessages.HistoryPage;
-import dev.ledgerpost.ledger.OutboxMessages.Published;
-import dev.ledgerpost.ledger.OutboxMessages.PublishedUpTo;
+import dev.ledgerpost.outbox.OutboxEvent;
+import dev.ledgerpost.outbox.OutboxMessages;
+import dev.ledgerpost.outbox.OutboxMessages.History;
+import dev.ledgerpost.outbox.OutboxMessages.HistoryPage;
+import dev.ledgerpost.outbox.OutboxMessages.Published;
+import dev.ledgerpost.outbox.OutboxMessages.PublishedUpTo;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -3,12 +3,12 @@ package dev.ledgerpost.notify;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.bus.Hop;
 import io.vertx.core.Context;
-import dev.ledgerpost.ledger.OutboxEvent;
+import dev.ledgerpost.outbox.OutboxEvent;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Duration;
 import io.vertx.core.http.ServerWebSocket;
-import io.vertx.ext.web.RoutingContext;
+import io.vertx.core.http.HttpServerRequest;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -97,45 +97,19 @@ public final class NotifyHub {
     attempts.merge(messageId, 1, Integer::sum);
   }
 
-  /** The route handler: authenticates by header if present (401 before any upgrade), else by first frame. */
-  public void handle(RoutingContext ctx) {
-    String header = ctx.request().getHeader("Authorization");
-    EventTokens.Principal principal = null;
-    if (header != null) {
-      String token = header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : "";
-      principal = tokens.authenticate(token).orElse(null);
-      if (principal == null) {
-        ctx.response().setStatusCode(401).putHeader("Content-Type", "application/problem+json")
-            .putHeader("WWW-Authenticate", "Bearer realm=\"ledgerpost\"")
-            .end("{\"type\":\"about:blank\",\"title\":\"Unauthorized\",\"status\":401}");
-        return;
-      }
-    }
-    Long since = null;
-    String sinceText = ctx.queryParams().get("since");
-    if (sinceText != null && !sinceText.isEmpty()) {
-      try {
-        since = Long.parseLong(sinceText);
-      } catch (NumberFormatException e) {
-        since = -1L;
-      }
-      if (since < 0) {
-        ctx.response().setStatusCode(400).putHeader("Content-Type", "application/problem+json")
-            .end("{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":\"since must be a sequence number >= 0\"}");
-        return;
-      }
-    }
-    String client = ctx.queryParams().get("client");
-    EventTokens.Principal known = principal;
-    Long from = since;
+  /**
+   * Takes a WebSocket upgrade the HTTP API has checked: {@code known} is the principal of a token sent in a
+   * header (null: the first frame authenticates), {@code since} and {@code client} are the validated parameters.
+   */
+  public void upgrade(HttpServerRequest request, EventTokens.Principal known, Long since, String client) {
     // The upgrade happens on the API instance's event loop; from then on the subscriber is the hub's.
-    ctx.request().toWebSocket().onSuccess(ws -> {
+    request.toWebSocket().onSuccess(ws -> {
       ws.pause(); // no frame may arrive before the subscriber's handlers are in place, on the hub's loop
       Subscriber s = new Subscriber(this, bus, vertx, ws, tokens, client, sendQueueBytes);
       if (known != null) {
         s.holdFromNow(known); // a header-authenticated subscriber's live events start at the upgrade, not at the hop
       }
-      Hop.send(context, () -> s.begin(known, from));
+      Hop.send(context, () -> s.begin(known, since));
     }).onFailure(e -> LOG.debug("WebSocket upgrade failed: {}", e.getMessage()));
   }
 

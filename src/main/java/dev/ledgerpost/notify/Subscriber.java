@@ -1,10 +1,10 @@
 package dev.ledgerpost.notify;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.OutboxEvent;
-import dev.ledgerpost.ledger.OutboxMessages;
-import dev.ledgerpost.ledger.OutboxMessages.History;
-import dev.ledgerpost.ledger.OutboxMessages.HistoryPage;
+import dev.ledgerpost.outbox.OutboxEvent;
+import dev.ledgerpost.outbox.OutboxMessages;
+import dev.ledgerpost.outbox.OutboxMessages.History;
+import dev.ledgerpost.outbox.OutboxMessages.HistoryPage;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.DecodeException;
@@ -40,10 +40,10 @@ final class Subscriber {
 
   Subscriber(NotifyHub hub, Bus bus, Vertx vertx, ServerWebSocket ws, EventTokens tokens, String client,
       long sendQueueBytes) {
-    this.out = new SendQueue(ws, sendQueueBytes);
     this.hub = hub;
     this.bus = bus;
     this.vertx = vertx;
+    this.out = new SendQueue(ws, sendQueueBytes);
     this.ws = ws;
     this.tokens = tokens;
     this.client = client;

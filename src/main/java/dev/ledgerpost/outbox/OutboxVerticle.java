@@ -4,10 +4,11 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.ledger.OutboxMessages;
-import dev.ledgerpost.ledger.OutboxMessages.Publish;
-import dev.ledgerpost.ledger.OutboxMessages.Published;
+import dev.ledgerpost.outbox.OutboxMessages;
+import dev.ledgerpost.outbox.OutboxMessages.Publish;
+import dev.ledgerpost.outbox.OutboxMessages.Published;
 import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.metrics.ThrottledWarning;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import org.slf4j.Logger;
@@ -38,7 +39,7 @@ public final class OutboxVerticle extends VerticleBase {
   private boolean fullPass;
   private long lastPassStart = System.nanoTime() - MIN_PASS_MILLIS * 1_000_000;
   private boolean stopped;
-  private long lastFailureLog;
+  private final ThrottledWarning failures = new ThrottledWarning(LOG);
 
   public OutboxVerticle(GatewayConfig.Notify config, GatewayMetrics metrics, Leadership leadership) {
     this.config = config;
@@ -48,8 +49,8 @@ public final class OutboxVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    bus = Bus.of(vertx);
     vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
+    bus = Bus.of(vertx);
     vertx.setPeriodic(config.pollInterval().toMillis(), t -> {
       relay();
       measureLag();
@@ -90,11 +91,7 @@ public final class OutboxVerticle extends VerticleBase {
     bus.request(OutboxMessages.PUBLISH, new Publish(BATCH), Published.class).onComplete(ar -> {
       running = false;
       if (ar.failed()) {
-        long now = System.currentTimeMillis();
-        if (now - lastFailureLog > 60_000) { // the poll retries every interval; one line a minute is enough
-          lastFailureLog = now;
-          LOG.warn("outbox relay cannot publish yet: {}", ar.cause().getMessage());
-        }
+        failures.warn("outbox relay cannot publish yet: {}", ar.cause().getMessage()); // the poll retries every interval
         return;
       }
       Published published = ar.result();

@@ -1,6 +1,6 @@
 package dev.ledgerpost.reconcile;
 
-import dev.ledgerpost.ledger.ReconcileMessages.Candidate;
+import dev.ledgerpost.reconcile.ReconcileMessages.Candidate;
 import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.HashMap;

@@ -1,7 +1,7 @@
 package dev.ledgerpost.reconcile;
 
-import dev.ledgerpost.ledger.ReconcileMessages.Candidate;
-import dev.ledgerpost.ledger.ReconcileMessages.Confidence;
+import dev.ledgerpost.reconcile.ReconcileMessages.Candidate;
+import dev.ledgerpost.reconcile.ReconcileMessages.Confidence;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.ledgerpost.reconcile;
 
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.ledger.ReconcileMessages.Candidate;
+import dev.ledgerpost.reconcile.ReconcileMessages.Candidate;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package dev.ledgerpost.retry;
 
-import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 
 /**

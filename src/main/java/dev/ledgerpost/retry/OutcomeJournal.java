@@ -104,6 +104,8 @@ final class OutcomeJournal {
   private long compactionRetryAt;
   private Promise<Void> closing;
   private boolean closed;
+  private volatile long openCount;
+  private volatile long bytesNow;
   /** Outcomes whose settle committed while their append was being written: marked done once it is. */
   private final java.util.Set<UUID> settledInFlight = new java.util.HashSet<>();
   private final AtomicLong superseded = new AtomicLong();
@@ -112,8 +114,6 @@ final class OutcomeJournal {
   private final AtomicLong syncs = new AtomicLong();
   private final AtomicLong compactions = new AtomicLong();
   private final AtomicLong writeFailures = new AtomicLong();
-  private volatile long openCount;
-  private volatile long bytesNow;
 
   OutcomeJournal(Vertx vertx, Path dir, long compactBytes, Opener opener) {
     this.vertx = vertx;

@@ -14,10 +14,6 @@ public final class RetryMessages {
 
   private RetryMessages() {}
 
-  public static Class<?>[] types() {
-    return new Class<?>[] {KnownOutcome.class, Journaled.class, OutcomeDone.class, HeldQuery.class, HeldOutcomes.class};
-  }
-
   public record Journaled(UUID id) {}
 
   public record OutcomeDone(UUID id, int version) {}

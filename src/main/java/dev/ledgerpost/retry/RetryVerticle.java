@@ -5,7 +5,7 @@ import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.bus.Hop;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.ledger.IdempotencyMessages;
+import dev.ledgerpost.idempotency.IdempotencyMessages;
 import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;

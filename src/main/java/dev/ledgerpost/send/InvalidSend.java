@@ -15,15 +15,15 @@ public final class InvalidSend extends RuntimeException {
     this.field = field;
   }
 
+  static InvalidSend unprocessable(String field, String detail) {
+    return new InvalidSend(422, field, detail);
+  }
+
   public int status() {
     return status;
   }
 
   public String field() {
     return field;
-  }
-
-  static InvalidSend unprocessable(String field, String detail) {
-    return new InvalidSend(422, field, detail);
   }
 }

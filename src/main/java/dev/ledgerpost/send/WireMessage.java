@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
-import java.util.Locale;
 
 /**
  * Turns a message (RFC 5322 bytes, CRLF line endings) into what the relay sends after DATA: the same
@@ -93,20 +92,7 @@ public final class WireMessage {
     if (blank >= 0) {
       head = head.substring(0, blank);
     }
-    String[] lines = head.split("\r\n");
-    for (int i = 0; i < lines.length; i++) {
-      String l = lines[i];
-      if (l.length() >= 11 && l.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:")) {
-        StringBuilder v = new StringBuilder(l.substring(11));
-        while (i + 1 < lines.length && !lines[i + 1].isEmpty()
-            && (lines[i + 1].charAt(0) == ' ' || lines[i + 1].charAt(0) == '\t')) {
-          v.append(lines[++i]);
-        }
-        String value = v.toString().trim();
-        return value.length() > MAX_LINE ? value.substring(0, MAX_LINE) : value;
-      }
-    }
-    return null;
+    return MessageData.messageId(head.split("\r\n"));
   }
 
   /** Whether any byte has the high bit set (the downstream is then asked for BODY=8BITMIME). */

@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
-import java.util.Locale;
 
 /**
  * Receives one DATA body, as lines ({@link #accept}) or as the raw bytes off the socket ({@link #feed}, the
@@ -309,19 +308,6 @@ final class DataReader {
 
   /** The Message-ID header's value (unfolded, trimmed), or null. */
   static String messageId(CharSequence headerBlock) {
-    String[] lines = headerBlock.toString().split("\n");
-    for (int i = 0; i < lines.length; i++) {
-      String l = lines[i];
-      if (l.length() >= 11 && l.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:")) {
-        StringBuilder v = new StringBuilder(l.substring(11));
-        while (i + 1 < lines.length && !lines[i + 1].isEmpty()
-            && (lines[i + 1].charAt(0) == ' ' || lines[i + 1].charAt(0) == '\t')) {
-          v.append(lines[++i]);
-        }
-        String value = v.toString().trim();
-        return value.length() > 998 ? value.substring(0, 998) : value;
-      }
-    }
-    return null;
+    return MessageData.messageId(headerBlock.toString().split("\n"));
   }
 }

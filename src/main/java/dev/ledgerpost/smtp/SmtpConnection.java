@@ -1,5 +1,6 @@
 package dev.ledgerpost.smtp;
 
+import dev.ledgerpost.smtp.proxy.ProxyHeader;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

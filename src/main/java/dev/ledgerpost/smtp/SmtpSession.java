@@ -1,5 +1,7 @@
 package dev.ledgerpost.smtp;
 
+import dev.ledgerpost.smtp.auth.AuthThrottle;
+import dev.ledgerpost.smtp.auth.UserQuota;
 import dev.ledgerpost.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.DownstreamUnavailable;

@@ -1,5 +1,8 @@
 package dev.ledgerpost.smtp;
 
+import dev.ledgerpost.smtp.tls.SharedServerTls;
+import dev.ledgerpost.smtp.proxy.ProxyHeader;
+import dev.ledgerpost.smtp.proxy.ProxyHeaderRead;
 import dev.ledgerpost.config.Cidr;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.DownstreamSlots;
@@ -115,7 +118,7 @@ public final class SmtpVerticle extends VerticleBase {
 
   /** A trusted proxy: its header comes first, and only then is the client known (and limited, and greeted). */
   private void readProxyHeader(NetSocket socket, String peer, GatewayConfig.Proxy proxy) {
-    ProxyHeaderRead.start(vertx, socket, proxy.protocol(), proxy.timeout(), new ProxyHeaderRead.Outcome() {
+    ProxyHeaderRead.start(vertx, socket, peer, proxy.protocol(), proxy.timeout(), new ProxyHeaderRead.Outcome() {
       @Override
       public void header(ProxyHeader.Header header, Buffer rest) {
         String client = header.clientAddress() == null ? peer : header.clientAddress();

@@ -6,23 +6,22 @@ import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
 import dev.ledgerpost.cluster.Leadership;
 import dev.ledgerpost.config.GatewayConfig;
-import dev.ledgerpost.ledger.OperatorMessages;
-import dev.ledgerpost.ledger.OperatorMessages.OpenCounts;
-import dev.ledgerpost.ledger.OperatorMessages.OpenCountsQuery;
-import dev.ledgerpost.ledger.OperatorMessages.OpenRows;
-import dev.ledgerpost.ledger.OperatorMessages.OpenRowsQuery;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.OperatorMessages.RaiseStale;
-import dev.ledgerpost.ledger.OperatorMessages.StaleQuery;
-import dev.ledgerpost.ledger.OperatorMessages.StaleRaised;
-import dev.ledgerpost.ledger.OperatorMessages.StaleReport;
-import dev.ledgerpost.ledger.OperatorMessages.StaleRow;
 import dev.ledgerpost.retry.RetryMessages;
 import dev.ledgerpost.retry.RetryMessages.HeldOutcomes;
 import dev.ledgerpost.retry.RetryMessages.HeldQuery;
 import dev.ledgerpost.stale.StaleMessages.Attention;
 import dev.ledgerpost.stale.StaleMessages.AttentionQuery;
+import dev.ledgerpost.stale.StaleMessages.OpenCounts;
+import dev.ledgerpost.stale.StaleMessages.OpenCountsQuery;
+import dev.ledgerpost.stale.StaleMessages.OpenRows;
+import dev.ledgerpost.stale.StaleMessages.OpenRowsQuery;
+import dev.ledgerpost.stale.StaleMessages.RaiseStale;
 import dev.ledgerpost.stale.StaleMessages.StaleList;
+import dev.ledgerpost.stale.StaleMessages.StaleQuery;
+import dev.ledgerpost.stale.StaleMessages.StaleRaised;
+import dev.ledgerpost.stale.StaleMessages.StaleReport;
+import dev.ledgerpost.stale.StaleMessages.StaleRow;
 import dev.ledgerpost.stale.StaleMessages.StaleListQuery;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -77,11 +76,13 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   /** The counts query in flight, which a second caller joins; null when none is. */
   private Future<Void> counting;
 
-  /** {@code history} receives a sample of the gauges every {@link PendingHistory#INTERVAL} (the console's chart). */
-  public StaleVerticle(GatewayConfig.Stale config, Duration nodeDeadAfter, Leadership leadership, Clock clock,
-      PendingHistory history) {
-    this.config = config;
-    this.nodeDeadAfter = nodeDeadAfter;
+  /**
+   * Reads {@code stale.*}, and {@code node.deadAfter} for the outcomes other nodes hold; {@code history} receives a
+   * sample of the gauges every {@link PendingHistory#INTERVAL} (the console's chart).
+   */
+  public StaleVerticle(GatewayConfig config, Leadership leadership, Clock clock, PendingHistory history) {
+    this.config = config.stale();
+    this.nodeDeadAfter = config.node().deadAfter();
     this.leadership = leadership;
     this.clock = clock;
     this.history = history;
@@ -130,7 +131,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
       return counting;
     }
     long started = System.nanoTime();
-    counting = bus.request(OperatorMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
+    counting = bus.request(StaleMessages.OPEN_COUNTS, new OpenCountsQuery(), OpenCounts.class, QUERY_TIMEOUT)
         .onSuccess(c -> {
           unknown = c.unknown();
           counted(started, c.pending(), c.oldestPendingAt());
@@ -161,7 +162,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     long started = System.nanoTime();
     boolean raising = leadership.leads(Job.STALE_WATCH);
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter,
+        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter,
             raising ? RAISES_PER_SCAN : 0), StaleReport.class, QUERY_TIMEOUT))
         .compose(report -> {
           counted(started, report.pending(), report.oldestPendingAt());
@@ -184,7 +185,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   }
 
   private Future<Void> raise(StaleRow row, OffsetDateTime now) {
-    return bus.request(OperatorMessages.RAISE_STALE, new RaiseStale(row.id(), now, config.threshold()), StaleRaised.class,
+    return bus.request(StaleMessages.RAISE_STALE, new RaiseStale(row.id(), now, config.threshold()), StaleRaised.class,
         QUERY_TIMEOUT).map(r -> {
           if (r.raised()) {
             AuditLog.of(AuditEvent.STALE_PENDING).with("message_id", r.id()).with("msg_id", r.messageIdHeader())
@@ -210,7 +211,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     return held()
-        .compose(ids -> bus.request(OperatorMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
+        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
             QUERY_TIMEOUT))
         .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
   }
@@ -222,7 +223,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     boolean pendingToo = q.status() == null || q.status() == MessageStatus.PENDING;
     boolean unknownToo = q.status() == null || q.status() == MessageStatus.UNKNOWN;
     return (pendingToo ? held() : Future.succeededFuture(Set.<UUID>of()))
-        .compose(ids -> bus.request(OperatorMessages.OPEN_ROWS, new OpenRowsQuery(pendingToo, unknownToo, q.sender(), q.since(),
+        .compose(ids -> bus.request(StaleMessages.OPEN_ROWS, new OpenRowsQuery(pendingToo, unknownToo, q.sender(), q.since(),
             q.until(), cutoff, ids, nodeDeadAfter, q.limit()), OpenRows.class, QUERY_TIMEOUT))
         .map(r -> new Attention(config.threshold(), now, r.matching(), r.rows()));
   }
@@ -233,15 +234,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
 
   @Override
   public long pendingMessages() {
-    lastRead = System.nanoTime();
-    return pending;
-  }
-
-  @Override
-  public long oldestPendingAgeSeconds() {
-    lastRead = System.nanoTime();
-    OffsetDateTime o = oldest;
-    return o == null ? 0 : Math.max(0, Duration.between(o, now()).toSeconds());
+    return read(pending);
   }
 
   @Override
@@ -250,14 +243,25 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   }
 
   @Override
-  public long unknownMessages() {
-    lastRead = System.nanoTime();
-    return unknown;
+  public long oldestPendingAgeSeconds() {
+    OffsetDateTime o = oldest;
+    return read(o == null ? 0 : Math.max(0, Duration.between(o, now()).toSeconds()));
   }
 
   @Override
   public long scans() {
     return scans.get();
+  }
+
+  @Override
+  public long unknownMessages() {
+    return read(unknown);
+  }
+
+  /** A gauge's value, noting that the gauges are being read (the counts are refreshed while they are). */
+  private long read(long value) {
+    lastRead = System.nanoTime();
+    return value;
   }
 
 }

@@ -23,14 +23,6 @@ public final class WebhookMessages {
 
   private WebhookMessages() {}
 
-  public static Class<?>[] types() {
-    return new Class<?>[] {
-      ListEndpoints.class, EndpointList.class, Enable.class, EndpointView.class, DeliveryQuery.class, DeliveryPage.class,
-      DeliveryGet.class, DeliveryDetail.class, Retry.class, DeliveryView.class, Replay.class, Replayed.class,
-      ForMessage.class, MessageDeliveries.class
-    };
-  }
-
   public record ListEndpoints() {}
 
   /** The retry schedule as configured (e.g. "5s"), each attempt's timeout, the cluster-wide concurrency. */

@@ -5,8 +5,9 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.Reloadable;
 import dev.ledgerpost.config.WebhookSecrets;
 import dev.ledgerpost.ledger.DatabaseTarget;
-import dev.ledgerpost.ledger.OutboxMessages;
+import dev.ledgerpost.outbox.OutboxMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.metrics.ThrottledWarning;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryDetail;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryPage;
@@ -74,7 +75,8 @@ public final class WebhookVerticle extends VerticleBase {
   private boolean recordPaced;
   private long lastRecordStart;
   private boolean stopped;
-  private long lastProblemLog;
+  /** A problem that repeats every tick while it lasts: one line a minute. */
+  private final ThrottledWarning problems = new ThrottledWarning(LOG);
   private volatile double open;
   private volatile double oldestSeconds;
   private long lastCount;
@@ -228,7 +230,7 @@ public final class WebhookVerticle extends VerticleBase {
       }
       return r.through() < r.published();
     }).otherwise(x -> {
-      problem("webhook endpoint {}: cannot record deliveries yet: {}", e.name(), x.getMessage());
+      problems.warn("webhook endpoint {}: cannot record deliveries yet: {}", e.name(), x.getMessage());
       return false;
     });
   }
@@ -307,13 +309,6 @@ public final class WebhookVerticle extends VerticleBase {
     return w == null ? 0 : w.passes();
   }
 
-  private void problem(String format, Object... args) {
-    long now = System.currentTimeMillis();
-    if (now - lastProblemLog > 60_000) {
-      lastProblemLog = now;
-      LOG.warn(format, args);
-    }
-  }
 
   /** Stops claiming and recording; attempts in flight end (each within webhooks.timeout) and are recorded. */
   @Override

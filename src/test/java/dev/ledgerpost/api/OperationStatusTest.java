@@ -4,51 +4,31 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.InvariantCheck;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.LockingSmarthost;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (docs/design.md §4.6). */
 class OperationStatusTest {
-  Vertx vertx;
-  GatewayHarness gateway;
-  final AtomicReference<TableLock> lock = new AtomicReference<>();
+  @RegisterExtension
+  @Order(1)
+  final GatewayHarness gateway = GatewayHarness.extension().with("ledger.lockTimeout", "250ms").script(g -> this.smarthost);
+  /** Writes to the outbox blocked (reads pass): the settle cannot commit, the status can still be read. */
+  @RegisterExtension
+  @Order(2) // after the gateway's: its lock is released before the gateway stops
+  final LockingSmarthost smarthost = new LockingSmarthost(gateway::vertx, gateway::databaseUrl);
 
   @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return vertx.executeBlocking(() -> {
-          // Writes to the outbox blocked (reads pass): the settle cannot commit, the status can still be read.
-          lock.set(TableLock.writes(gateway.databaseUrl(), "outbox"));
-          return "250 2.0.0 Ok: queued as DS" + n;
-        });
-      }
-    }));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("ledger.lockTimeout", "250ms");
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (lock.get() != null) {
-      lock.get().release();
-    }
-    gateway.close();
-    GatewayHarness.await(vertx.close());
+  void lockTheOutboxOnEveryBody() {
+    smarthost.lockWith(url -> TableLock.writes(url, "outbox"));
   }
 
   @Test
@@ -68,26 +48,19 @@ class OperationStatusTest {
     String node = gateway.gateway().nodeId();
     assertThat(op.getJsonObject("message").getString("node")).isEqualTo(node);
     // Every node sees which node holds the outcome: its heartbeat publishes what its retry part holds.
-    long published = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!operation(id).getJsonObject("ledger").getJsonArray("retryingOn").contains(node)) {
-      assertThat(System.nanoTime()).as("the held outcome on the node's heartbeat in time").isLessThan(published);
-      Thread.sleep(20); // polling with a deadline
-    }
+    Poll.until(Duration.ofSeconds(30), "the held outcome on the node's heartbeat",
+        () -> operation(id).getJsonObject("ledger").getJsonArray("retryingOn").contains(node));
 
-    lock.get().release();
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!"SENT".equals(operation(id).getJsonObject("message").getString("status"))) {
-      assertThat(System.nanoTime()).as("settled by the retry part in time").isLessThan(deadline);
-      Thread.sleep(20); // polling with a deadline
-    }
+    smarthost.lock().release();
+    long started = System.nanoTime();
+    Poll.until(Duration.ofSeconds(30), "settled by the retry part",
+        () -> "SENT".equals(operation(id).getJsonObject("message").getString("status")));
     JsonObject settled = operation(id);
     assertThat(settled.getJsonObject("ledger").getBoolean("settled")).isTrue();
     assertThat(settled.getJsonObject("ledger").getBoolean("retrying")).isFalse();
     assertThat(settled.getJsonObject("message").getInteger("version")).isEqualTo(2);
-    while (!operation(id).getJsonObject("ledger").getJsonArray("retryingOn").isEmpty()) {
-      assertThat(System.nanoTime()).as("released on the next heartbeat").isLessThan(deadline);
-      Thread.sleep(20); // polling with a deadline
-    }
+    Poll.until(Duration.ofSeconds(30).minusNanos(System.nanoTime() - started), "released on the next heartbeat",
+        () -> operation(id).getJsonObject("ledger").getJsonArray("retryingOn").isEmpty());
   }
 
   private JsonObject operation(String id) throws Exception {

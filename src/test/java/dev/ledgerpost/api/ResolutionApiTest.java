@@ -10,8 +10,6 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,30 +18,18 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** POST /api/v1/messages/{id}/resolution: who may, what it writes, what it refuses and how. */
 class ResolutionApiTest {
   static final String NOTE = "{\"outcome\": \"DELIVERED\", \"note\": \"recipient confirmed by phone\"}";
 
-  Vertx vertx;
-  GatewayHarness gateway;
-  String url;
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension();
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
-    url = gateway.databaseUrl();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
+  String url() {
+    return gateway.databaseUrl();
   }
 
   HttpResponse<String> resolve(Object id, String body, String... headers) throws Exception {
@@ -53,7 +39,7 @@ class ResolutionApiTest {
   @Test
   void anUnknownOutcomeIsResolvedWithItsRecipientsAuditRowAndOutboxEventInOneVersionedStep() throws Exception {
     UUID id = UUID.randomUUID();
-    LedgerRows.insert(url, id, "UNKNOWN", "UNKNOWN", Instant.now(), "<unknown@example.com>");
+    LedgerRows.insert(url(), id, "UNKNOWN", "UNKNOWN", Instant.now(), "<unknown@example.com>");
 
     HttpResponse<String> r = resolve(id, "{\"outcome\": \"DELIVERED\", \"note\": \"in the recipient's inbox\", "
         + "\"operator\": \"carol\", \"version\": 1}");
@@ -63,12 +49,12 @@ class ResolutionApiTest {
     assertThat(body.getString("status")).isEqualTo("RESOLVED_DELIVERED");
     assertThat(body.getString("previousStatus")).isEqualTo("UNKNOWN");
     assertThat(body.getJsonObject("resolution").getString("operator")).isEqualTo("carol");
-    assertThat(LedgerRows.string(url, "SELECT status || ':' || version FROM messages WHERE id = '" + id + "'"))
+    assertThat(LedgerRows.string(url(), "SELECT status || ':' || version FROM messages WHERE id = '" + id + "'"))
         .isEqualTo("RESOLVED_DELIVERED:2");
-    assertThat(LedgerRows.string(url, "SELECT status FROM recipients WHERE message_id = '" + id + "'"))
+    assertThat(LedgerRows.string(url(), "SELECT status FROM recipients WHERE message_id = '" + id + "'"))
         .isEqualTo("RESOLVED_DELIVERED");
-    assertThat(LedgerRows.string(url, "SELECT operator FROM resolutions WHERE message_id = '" + id + "'")).isEqualTo("carol");
-    assertThat(LedgerRows.string(url, "SELECT payload->>'previousStatus' FROM outbox WHERE event_id = '" + id + ":2' "
+    assertThat(LedgerRows.string(url(), "SELECT operator FROM resolutions WHERE message_id = '" + id + "'")).isEqualTo("carol");
+    assertThat(LedgerRows.string(url(), "SELECT payload->>'previousStatus' FROM outbox WHERE event_id = '" + id + ":2' "
         + "AND type = 'message.resolved'")).isEqualTo("UNKNOWN");
 
     // The message detail and the operation status show who resolved it, how, why and when (docs/design.md §8.2).
@@ -86,27 +72,27 @@ class ResolutionApiTest {
   @Test
   void aSettledMessageIsAConflictThatNamesItsCurrentStatus() throws Exception {
     UUID id = UUID.randomUUID();
-    LedgerRows.insert(url, id, "SENT", "ACCEPTED", Instant.now(), null);
+    LedgerRows.insert(url(), id, "SENT", "ACCEPTED", Instant.now(), null);
     HttpResponse<String> r = resolve(id, NOTE, "X-Operator", "alice");
     assertThat(r.statusCode()).isEqualTo(409);
     JsonObject problem = new JsonObject(r.body());
     assertThat(problem.getString("title")).isEqualTo("Conflict");
     assertThat(problem.getString("messageStatus")).isEqualTo("SENT");
     assertThat(problem.getInteger("messageVersion")).isEqualTo(1);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM resolutions")).isZero();
+    assertThat(LedgerRows.count(url(), "SELECT count(*) FROM resolutions")).isZero();
 
     UUID pending = UUID.randomUUID();
-    LedgerRows.insert(url, pending, "PENDING", "PENDING", Instant.now(), null);
+    LedgerRows.insert(url(), pending, "PENDING", "PENDING", Instant.now(), null);
     HttpResponse<String> stale = resolve(pending, "{\"outcome\": \"DELIVERED\", \"note\": \"x\", \"version\": 5}",
         "X-Operator", "alice");
     assertThat(stale.statusCode()).as("the operator looked at another version").isEqualTo(409);
-    assertThat(LedgerRows.status(url, pending)).isEqualTo("PENDING");
+    assertThat(LedgerRows.status(url(), pending)).isEqualTo("PENDING");
   }
 
   @Test
   void badRequestsAreProblemsAndChangeNothing() throws Exception {
     UUID id = UUID.randomUUID();
-    LedgerRows.insert(url, id, "PENDING", "PENDING", Instant.now(), null);
+    LedgerRows.insert(url(), id, "PENDING", "PENDING", Instant.now(), null);
     String[][] cases = {
         {"{\"outcome\": \"MAYBE\", \"note\": \"x\"}", "outcome"},
         {"{\"note\": \"x\"}", "outcome"},
@@ -136,15 +122,15 @@ class ResolutionApiTest {
         HttpResponse.BodyHandlers.ofString());
     assertThat(anonymous.statusCode()).isEqualTo(401);
 
-    assertThat(LedgerRows.status(url, id)).isEqualTo("PENDING");
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM resolutions")).isZero();
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox")).isZero();
+    assertThat(LedgerRows.status(url(), id)).isEqualTo("PENDING");
+    assertThat(LedgerRows.count(url(), "SELECT count(*) FROM resolutions")).isZero();
+    assertThat(LedgerRows.count(url(), "SELECT count(*) FROM outbox")).isZero();
   }
 
   @Test
   void theRetryPartDropsAKnownOutcomeWhoseMessageWasResolvedMeanwhile() throws Exception {
     UUID id = UUID.randomUUID();
-    LedgerRows.insert(url, id, "PENDING", "PENDING", Instant.now(), "<late@example.com>");
+    LedgerRows.insert(url(), id, "PENDING", "PENDING", Instant.now(), "<late@example.com>");
     assertThat(resolve(id, "{\"outcome\": \"NOT_DELIVERED\", \"note\": \"bounced\"}", "X-Operator", "alice").statusCode())
         .isEqualTo(200);
 
@@ -155,7 +141,7 @@ class ResolutionApiTest {
       Poll.until(Duration.ofSeconds(10), "dropped", () -> gateway.gateway().retryStats().dropped() == 1);
       assertThat(retry.warningsContaining("known outcome SENT of " + id, "dropped", "RESOLVED_NOT_DELIVERED")).hasSize(1);
     }
-    assertThat(LedgerRows.string(url, "SELECT status || ':' || version FROM messages WHERE id = '" + id + "'"))
+    assertThat(LedgerRows.string(url(), "SELECT status || ':' || version FROM messages WHERE id = '" + id + "'"))
         .isEqualTo("RESOLVED_NOT_DELIVERED:2");
     assertThat(gateway.gateway().retryStats().held()).isZero();
   }

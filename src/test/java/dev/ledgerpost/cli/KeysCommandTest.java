@@ -1,13 +1,12 @@
 package dev.ledgerpost.cli;
 
+import static dev.ledgerpost.testing.CommandLineRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.Main;
 import dev.ledgerpost.send.ApiKeys;
 import dev.ledgerpost.testing.ChildGateway;
+import dev.ledgerpost.testing.CommandLineRun;
 import dev.ledgerpost.testing.SendClient;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,21 +14,11 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** {@code ledgerpost keys add USER}: the key once on stdout, its hash appended to api.keysFile, exit codes. */
 class KeysCommandTest {
   @TempDir
   Path dir;
-
-  record Run(int exit, String out, String err) {}
-
-  static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int exit = new CommandLine(new Main()).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
-    return new Run(exit, out.toString(), err.toString());
-  }
 
   @AfterEach
   void realEnvironment() {
@@ -42,7 +31,7 @@ class KeysCommandTest {
     Path config = Files.writeString(conf.resolve("gateway.yaml"), "api:\n  keysFile: api-keys\n");
     KeysCommand.env = Map.of();
 
-    Run first = run("keys", "add", "app", "--config", config.toString());
+    CommandLineRun first = run("keys", "add", "app", "--config", config.toString());
     assertThat(first.exit()).as(first.err()).isZero();
     String key = first.out().trim();
     assertThat(key).matches("[A-Za-z0-9_-]{32}");
@@ -50,7 +39,7 @@ class KeysCommandTest {
     assertThat(first.err()).contains("added a send API key for user app to " + keys, "SIGHUP");
     assertThat(Files.readString(keys)).isEqualTo("app:" + SendClient.sha256(key) + "\n").doesNotContain(key);
 
-    Run second = run("keys", "add", "k6", "--rate", "200", "--config", config.toString());
+    CommandLineRun second = run("keys", "add", "k6", "--rate", "200", "--config", config.toString());
     assertThat(second.exit()).as(second.err()).isZero();
     ApiKeys loaded = ApiKeys.load(keys.toString(), 10);
     assertThat(loaded.authenticate(key)).hasValueSatisfying(k -> assertThat(k.user()).isEqualTo("app"));
@@ -65,7 +54,7 @@ class KeysCommandTest {
     Path keys = Files.writeString(dir.resolve("keys"), "old:" + SendClient.sha256("old-key"));
     KeysCommand.env = Map.of("LEDGERPOST_API_KEYSFILE", keys.toString());
 
-    Run r = run("keys", "add", "app", "--config", Files.writeString(dir.resolve("g.yaml"), "smtp:\n  port: 2600\n").toString());
+    CommandLineRun r = run("keys", "add", "app", "--config", Files.writeString(dir.resolve("g.yaml"), "smtp:\n  port: 2600\n").toString());
     assertThat(r.exit()).as(r.err()).isZero();
     assertThat(Files.readAllLines(keys)).hasSize(2).first().isEqualTo("old:" + SendClient.sha256("old-key"));
     assertThat(ApiKeys.load(keys.toString(), 1).authenticate(r.out().trim())).isPresent();
@@ -75,20 +64,20 @@ class KeysCommandTest {
   void withoutAKeysFileOrWithABadOneNothingIsAddedAndTheExitStatusIs2() throws Exception {
     KeysCommand.env = Map.of();
     Path config = Files.writeString(dir.resolve("gateway.yaml"), "api:\n  adminToken: x\n");
-    Run none = run("keys", "add", "app", "--config", config.toString());
+    CommandLineRun none = run("keys", "add", "app", "--config", config.toString());
     assertThat(none.exit()).isEqualTo(KeysCommand.USAGE);
     assertThat(none.err()).contains("api.keysFile is not set", "uncomment `keysFile: api-keys`");
     assertThat(none.out()).isEmpty();
 
     Path bad = Files.writeString(dir.resolve("bad-keys"), "app:" + SendClient.sha256("k") + "\nnot a key\n");
-    Run broken = run("keys", "add", "app", "--file", bad.toString());
+    CommandLineRun broken = run("keys", "add", "app", "--file", bad.toString());
     assertThat(broken.exit()).isEqualTo(KeysCommand.USAGE);
     assertThat(broken.err()).contains(bad + " line 2", "nothing was added");
     assertThat(Files.readAllLines(bad)).hasSize(2);
 
-    Run badUser = run("keys", "add", "a:b", "--file", dir.resolve("k").toString());
+    CommandLineRun badUser = run("keys", "add", "a:b", "--file", dir.resolve("k").toString());
     assertThat(badUser.exit()).isEqualTo(KeysCommand.USAGE);
-    Run badRate = run("keys", "add", "app", "--rate", "0", "--file", dir.resolve("k").toString());
+    CommandLineRun badRate = run("keys", "add", "app", "--rate", "0", "--file", dir.resolve("k").toString());
     assertThat(badRate.exit()).isEqualTo(KeysCommand.USAGE);
     assertThat(Files.exists(dir.resolve("k"))).isFalse();
   }
@@ -108,7 +97,7 @@ class KeysCommandTest {
   @Test
   void aFileThatCannotBeWrittenIsExitStatus1() throws Exception {
     Path notADirectory = Files.writeString(dir.resolve("plain-file"), "x");
-    Run r = run("keys", "add", "app", "--file", notADirectory.resolve("keys").toString());
+    CommandLineRun r = run("keys", "add", "app", "--file", notADirectory.resolve("keys").toString());
     assertThat(r.exit()).isEqualTo(KeysCommand.CANNOT_WRITE);
     assertThat(r.err()).contains("cannot write " + notADirectory.resolve("keys"));
     assertThat(r.out()).as("no key is shown that was not stored").isEmpty();

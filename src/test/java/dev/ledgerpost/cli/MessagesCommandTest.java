@@ -1,60 +1,34 @@
 package dev.ledgerpost.cli;
 
+import static dev.ledgerpost.testing.CommandLineRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.Main;
+import dev.ledgerpost.testing.CommandLineRun;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.MutableClock;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
-import io.vertx.core.Vertx;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 
 /** {@code ledgerpost messages stale|resolve} against a running gateway's HTTP API, in this JVM. */
 class MessagesCommandTest {
-  Vertx vertx;
-  GatewayHarness gateway;
-  MutableClock clock;
-  String api;
+  final MutableClock clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
 
-  record Run(int exit, String out, String err) {}
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "100ms").clock(clock);
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "100ms");
-    gateway = GatewayHarness.start(vertx, o, clock);
-    api = "http://127.0.0.1:" + gateway.httpPort();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
-
-  static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int exit = new CommandLine(new Main()).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
-    return new Run(exit, out.toString(), err.toString());
+  String api() {
+    return "http://127.0.0.1:" + gateway.httpPort();
   }
 
   @Test
@@ -63,31 +37,31 @@ class MessagesCommandTest {
     LedgerRows.insert(gateway.databaseUrl(), id, "PENDING", "PENDING", clock.instant(), "<cli@example.com>");
     clock.advance(Duration.ofMinutes(15));
 
-    Run stale = run("messages", "stale", "--api", api, "--token", "test-admin-token");
+    CommandLineRun stale = run("messages", "stale", "--api", api(), "--token", "test-admin-token");
     assertThat(stale.exit()).as(stale.err()).isZero();
     assertThat(stale.out()).contains("1 pending, 1 stale", id.toString(), "900", "<cli@example.com>");
 
     Path tokenFile = GatewayHarness.tempDir("cli-").resolve("admin-token");
     Files.writeString(tokenFile, "test-admin-token\n");
-    Run resolve = run("messages", "resolve", id.toString(), "--outcome", "NOT_DELIVERED",
-        "--note", "bounce found in the smarthost log", "--operator", "dave", "--api", api, "--token-file", tokenFile.toString());
+    CommandLineRun resolve = run("messages", "resolve", id.toString(), "--outcome", "NOT_DELIVERED",
+        "--note", "bounce found in the smarthost log", "--operator", "dave", "--api", api(), "--token-file", tokenFile.toString());
     assertThat(resolve.exit()).as(resolve.err()).isZero();
     assertThat(resolve.out()).contains(id + ": PENDING -> RESOLVED_NOT_DELIVERED (version 2), resolved by dave");
     assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT operator || ':' || note FROM resolutions"))
         .isEqualTo("dave:bounce found in the smarthost log");
 
-    Run again = run("messages", "resolve", id.toString(), "--outcome", "DELIVERED", "--note", "again", "--api", api,
+    CommandLineRun again = run("messages", "resolve", id.toString(), "--outcome", "DELIVERED", "--note", "again", "--api", api(),
         "--token", "test-admin-token");
     assertThat(again.exit()).isEqualTo(MessagesCommand.REFUSED);
     assertThat(again.err()).contains("409 Conflict", "current status RESOLVED_NOT_DELIVERED");
 
     Poll.until(Duration.ofSeconds(10), "stale list empty", () ->
-        run("messages", "stale", "--api", api, "--token", "test-admin-token").out().contains("0 pending, 0 stale"));
+        run("messages", "stale", "--api", api(), "--token", "test-admin-token").out().contains("0 pending, 0 stale"));
   }
 
   @Test
   void aWrongTokenAnUnreachableGatewayAndAMissingOptionEachHaveTheirOwnExitCode() throws Exception {
-    Run wrong = run("messages", "stale", "--api", api, "--token", "nope");
+    CommandLineRun wrong = run("messages", "stale", "--api", api(), "--token", "nope");
     assertThat(wrong.exit()).isEqualTo(MessagesCommand.REFUSED);
     assertThat(wrong.err()).contains("401");
 
@@ -95,21 +69,21 @@ class MessagesCommandTest {
     try (ServerSocket s = new ServerSocket(0)) {
       closedPort = s.getLocalPort();
     }
-    Run unreachable = run("messages", "stale", "--api", "http://127.0.0.1:" + closedPort, "--token", "x");
+    CommandLineRun unreachable = run("messages", "stale", "--api", "http://127.0.0.1:" + closedPort, "--token", "x");
     assertThat(unreachable.exit()).isEqualTo(MessagesCommand.UNREACHABLE);
     assertThat(unreachable.err()).contains("cannot reach the gateway at http://127.0.0.1:" + closedPort + ": connection refused")
         .doesNotContain("null");
 
     Path missing = GatewayHarness.tempDir("cli-").resolve("admin-token");
-    Run noToken = run("messages", "stale", "--api", api, "--token-file", missing.toString());
+    CommandLineRun noToken = run("messages", "stale", "--api", api(), "--token-file", missing.toString());
     assertThat(noToken.exit()).as("no token is a usage problem, not an unreachable gateway").isEqualTo(MessagesCommand.USAGE);
     assertThat(noToken.err()).contains("no API token", missing + ", which does not exist").doesNotContain("cannot reach");
 
-    Run badStatus = run("messages", "list", "--status", "DELIVERED", "--token", "x");
+    CommandLineRun badStatus = run("messages", "list", "--status", "DELIVERED", "--token", "x");
     assertThat(badStatus.exit()).isEqualTo(2);
     assertThat(badStatus.err()).contains("--status");
 
-    Run noNote = run("messages", "resolve", UUID.randomUUID().toString(), "--outcome", "DELIVERED", "--token", "x");
+    CommandLineRun noNote = run("messages", "resolve", UUID.randomUUID().toString(), "--outcome", "DELIVERED", "--token", "x");
     assertThat(noNote.exit()).isEqualTo(2);
     assertThat(noNote.err()).contains("--note");
   }
@@ -121,25 +95,25 @@ class MessagesCommandTest {
     LedgerRows.insert(gateway.databaseUrl(), unknown, "UNKNOWN", "UNKNOWN", clock.instant(), "<unknown@example.com>");
     LedgerRows.insert(gateway.databaseUrl(), sent, "SENT", "ACCEPTED", clock.instant(), "<sent@example.com>");
 
-    Run list = run("messages", "list", "--status", "UNKNOWN", "--api", api, "--token", "test-admin-token");
+    CommandLineRun list = run("messages", "list", "--status", "UNKNOWN", "--api", api(), "--token", "test-admin-token");
     assertThat(list.exit()).as(list.err()).isZero();
     assertThat(list.out()).contains(unknown.toString(), "<unknown@example.com>", "1 message(s)").doesNotContain(sent.toString());
 
-    Run show = run("messages", "show", unknown.toString(), "--api", api, "--token", "test-admin-token");
+    CommandLineRun show = run("messages", "show", unknown.toString(), "--api", api(), "--token", "test-admin-token");
     assertThat(show.exit()).as(show.err()).isZero();
     assertThat(show.out()).contains("status:          UNKNOWN").doesNotContain("resolution:");
     assertThat(show.out().lines().filter(l -> l.startsWith("b@example.net")))
         .as("the RCPT reply as such, and no final reply").singleElement().asString()
         .contains("UNKNOWN", "250 2.1.5 ok").endsWith("-");
 
-    Run resolve = run("messages", "resolve", unknown.toString(), "--outcome", "DELIVERED", "--note", "the smarthost log has it",
-        "--operator", "erin", "--api", api, "--token", "test-admin-token");
+    CommandLineRun resolve = run("messages", "resolve", unknown.toString(), "--outcome", "DELIVERED", "--note", "the smarthost log has it",
+        "--operator", "erin", "--api", api(), "--token", "test-admin-token");
     assertThat(resolve.exit()).as(resolve.err()).isZero();
-    Run after = run("messages", "show", unknown.toString(), "--api", api, "--token", "test-admin-token");
+    CommandLineRun after = run("messages", "show", unknown.toString(), "--api", api(), "--token", "test-admin-token");
     assertThat(after.out()).contains("status:          RESOLVED_DELIVERED", "resolution:      DELIVERED by erin at ",
         ": the smarthost log has it");
 
-    Run missing = run("messages", "show", UUID.randomUUID().toString(), "--api", api, "--token", "test-admin-token");
+    CommandLineRun missing = run("messages", "show", UUID.randomUUID().toString(), "--api", api(), "--token", "test-admin-token");
     assertThat(missing.exit()).isEqualTo(MessagesCommand.REFUSED);
     assertThat(missing.err()).contains("404");
   }

@@ -12,7 +12,6 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.WsTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +33,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Three gateway JVMs on one PostgreSQL behind a real HAProxy with {@code send-proxy-v2} (docs/design.md §9).
@@ -47,16 +47,14 @@ class ClusterTest {
   static final Duration HEARTBEAT = Duration.ofMillis(500);
   static final Duration STALE_PERIOD = Duration.ofSeconds(3);
   static final Duration WAIT = Duration.ofSeconds(60);
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
+  @RegisterExtension
+  static final GatewayHarness harness = GatewayHarness.extension().manual();
   static Cluster cluster;
   static Haproxy haproxy;
 
   @BeforeAll
   static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    cluster = Cluster.create(downstream.port(), Map.of(
+    cluster = Cluster.create(harness.downstream().port(), Map.of(
         "smtp", List.of("proxyProtocol: v2", "proxyNetworks: [\"" + PROXY + "/32\"]"),
         "node", List.of("heartbeatInterval: " + HEARTBEAT.toMillis() + "ms", "deadAfter: 3s"),
         "stale", List.of("threshold: " + STALE_PERIOD.toSeconds() + "s", "scanInterval: 500ms"),
@@ -77,7 +75,6 @@ class ClusterTest {
     if (cluster != null) {
       cluster.close();
     }
-    GatewayHarness.await(vertx.close());
   }
 
   @Test
@@ -86,13 +83,13 @@ class ClusterTest {
     List<String> sent = new ArrayList<>();
     long lastSeen;
     Set<String> settled = new HashSet<>();
-    try (WsTestClient onB = WsTestClient.connect(vertx, cluster.node("b").httpPort(), null, "child-token")) {
+    try (WsTestClient onB = WsTestClient.connect(harness.vertx(), cluster.node("b").httpPort(), null, "child-token")) {
       assertThat(onB.next(WAIT).getString("type")).isEqualTo("hello");
       sent.addAll(sendDirect("a", 10, "first"));
       lastSeen = readUntilSettled(onB, -1, sent, settled);
     }
     sent.addAll(sendDirect("a", 10, "second")); // sent while nobody listens on b or c
-    try (WsTestClient onC = WsTestClient.connect(vertx, cluster.node("c").httpPort(), "since=" + lastSeen, "child-token")) {
+    try (WsTestClient onC = WsTestClient.connect(harness.vertx(), cluster.node("c").httpPort(), "since=" + lastSeen, "child-token")) {
       readUntilSettled(onC, lastSeen, sent, settled);
     }
     assertThat(settled).containsExactlyInAnyOrderElementsOf(sent);
@@ -109,7 +106,7 @@ class ClusterTest {
     CompletableFuture<Void> killed = new CompletableFuture<>();
     List<InvariantCheck.Heard> heard = Collections.synchronizedList(new ArrayList<>());
     ExecutorService threads = Executors.newFixedThreadPool(sessions);
-    int before = downstream.messages().size();
+    int before = harness.downstream().messages().size();
     try {
       List<CompletableFuture<Void>> clients = new ArrayList<>();
       for (int s = 0; s < sessions; s++) {
@@ -161,7 +158,7 @@ class ClusterTest {
       }
       return true;
     });
-    List<ScriptedSmtpServer.Received> copies = downstream.messages().subList(before, downstream.messages().size());
+    List<ScriptedSmtpServer.Received> copies = harness.downstream().messages().subList(before, harness.downstream().messages().size());
     InvariantCheck.Result result = InvariantCheck.check(cluster.ledgerUrl(), copies, heard);
     System.out.println("cluster run: " + result);
     assertThat(result.violations()).isEmpty();

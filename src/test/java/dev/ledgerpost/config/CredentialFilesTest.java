@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ledgerpost.notify.EventTokens;
 import dev.ledgerpost.send.ApiKeys;
-import dev.ledgerpost.smtp.HtpasswdAuthenticator;
-import dev.ledgerpost.smtp.TlsMaterial;
+import dev.ledgerpost.smtp.auth.HtpasswdAuthenticator;
+import dev.ledgerpost.smtp.tls.TlsMaterial;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.SendClient;
 import io.vertx.core.Vertx;

@@ -2,9 +2,7 @@ package dev.ledgerpost.delivery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import dev.ledgerpost.testing.Race;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -31,31 +29,14 @@ class DownstreamSlotsTest {
     DownstreamSlots slots = new DownstreamSlots(3);
     AtomicInteger inside = new AtomicInteger();
     AtomicInteger maxSeen = new AtomicInteger();
-    CountDownLatch go = new CountDownLatch(1);
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < 8; t++) {
-      Thread th = new Thread(() -> {
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        for (int i = 0; i < 20_000; i++) {
-          DownstreamSlots.Slot s = slots.tryAcquire();
-          if (s != null) {
-            maxSeen.accumulateAndGet(inside.incrementAndGet(), Math::max);
-            inside.decrementAndGet();
-            s.release();
-          }
-        }
-      });
-      th.start();
-      threads.add(th);
-    }
-    go.countDown();
-    for (Thread th : threads) {
-      th.join(60_000);
-    }
+    Race.run(8, 20_000, () -> {
+      DownstreamSlots.Slot s = slots.tryAcquire();
+      if (s != null) {
+        maxSeen.accumulateAndGet(inside.incrementAndGet(), Math::max);
+        inside.decrementAndGet();
+        s.release();
+      }
+    });
     assertThat(maxSeen.get()).isBetween(1, 3);
     assertThat(slots.inUse()).isZero();
   }

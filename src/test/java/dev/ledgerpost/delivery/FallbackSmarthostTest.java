@@ -9,7 +9,6 @@ import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.InetAddress;
@@ -25,8 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * downstream.fallback over real sockets: a first smarthost nobody listens on (a closed port) or one that greets
@@ -38,16 +37,8 @@ class FallbackSmarthostTest {
   static final String KEY = "fallback-test-key";
   static final String BUSY = "421 4.3.2 Too busy, try later";
 
-  final Vertx vertx = Vertx.vertx();
-  GatewayHarness gateway;
-
-  @AfterEach
-  void stop() throws Exception {
-    if (gateway != null) {
-      gateway.close();
-    }
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension().manual();
 
   @Test
   void theFirstSmarthostDownSendsTheMailThroughTheFallbackAndTheRowAndTheApiNameIt() throws Exception {
@@ -121,7 +112,7 @@ class FallbackSmarthostTest {
 
     // The primary answers again, but its back-off has not ended: neither SMTP (whichever event loop takes the
     // client) nor the send API (its own pools on its own loops) tries it.
-    greeting.set("220 downstream.test ESMTP scripted");
+    greeting.set("220 gateway.downstream().test ESMTP scripted");
     clock.advance(Duration.ofSeconds(29));
     String second = send("<backoff-2@example.com>");
     assertThat(routeOf(ledgerId(second))).isEqualTo(toFallback);
@@ -180,7 +171,7 @@ class FallbackSmarthostTest {
 
   @Test
   void a421AtMailOnAReusedConnectionRetriesOnAFreshOneWhichFailsOver() throws Exception {
-    AtomicReference<String> greeting = new AtomicReference<>("220 downstream.test ESMTP scripted");
+    AtomicReference<String> greeting = new AtomicReference<>("220 gateway.downstream().test ESMTP scripted");
     AtomicInteger mails = new AtomicInteger();
     ScriptedSmtpServer primary = server(new ScriptedSmtpServer.Script() {
       @Override
@@ -216,7 +207,7 @@ class FallbackSmarthostTest {
   }
 
   private ScriptedSmtpServer server(ScriptedSmtpServer.Script script) throws Exception {
-    return GatewayHarness.await(ScriptedSmtpServer.start(vertx, script));
+    return GatewayHarness.await(ScriptedSmtpServer.start(gateway.vertx(), script));
   }
 
   private static ScriptedSmtpServer.Script greeting(AtomicReference<String> greeting) {
@@ -232,7 +223,7 @@ class FallbackSmarthostTest {
     Map<String, Object> o = GatewayHarness.defaults(primary);
     o.put("downstream.fallback", fallback.stream().map(p -> "127.0.0.1:" + p).toList());
     o.putAll(extra);
-    gateway = GatewayHarness.start(vertx, o, clock);
+    gateway.begin(o, clock);
   }
 
   /** A port on loopback nobody listens on: bound, noted, closed. */

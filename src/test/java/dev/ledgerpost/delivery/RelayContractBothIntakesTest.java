@@ -11,7 +11,6 @@ import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -25,10 +24,9 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -43,41 +41,28 @@ class RelayContractBothIntakesTest {
   static final String API_KEY = "contract-test-key";
   static final String ALL_TABLES = "messages, recipients, outbox";
 
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
   static SendClient http;
   /** What the downstream answers to DATA (null: it hangs up) and to the final dot (null: it hangs up); set per test. */
   static volatile Supplier<String> onData;
   static volatile Function<ScriptedSmtpServer.Received, Future<String>> onDot;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public String data() {
-        return onData.get();
-      }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("ledger.lockTimeout", "250ms") // the retry budget is then about one second
+      .with("retry.initialBackoff", "100ms")
+      .with("api.keysFile", SendClient.keysFile(Map.of(API_KEY, "contract:1000")).toString())
+      .afterStart(g -> http = g.sendClient())
+      .script(g -> new ScriptedSmtpServer.Script() {
+        @Override
+        public String data() {
+          return onData.get();
+        }
 
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return onDot.apply(message);
-      }
-    }));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("ledger.lockTimeout", "250ms"); // the retry budget is then about one second
-    o.put("retry.initialBackoff", "100ms");
-    o.put("api.keysFile", SendClient.keysFile(Map.of(API_KEY, "contract:1000")).toString());
-    gateway = GatewayHarness.start(vertx, o);
-    http = new SendClient(gateway.httpPort());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+        @Override
+        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+          return onDot.apply(message);
+        }
+      });
 
   @BeforeEach
   void downstreamAcceptsEverything() {
@@ -87,7 +72,7 @@ class RelayContractBothIntakesTest {
 
   @AfterEach
   void nothingBrokeTheLineEndings() {
-    assertThat(downstream.bareLineEndings()).isEmpty();
+    assertThat(gateway.downstream().bareLineEndings()).isEmpty();
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -117,7 +102,7 @@ class RelayContractBothIntakesTest {
             expect(c.command("RCPT TO:<" + t + ">"), "250");
           }
           expect(c.command("DATA"), "354");
-          c.sendBytes(dotStuffed(message));
+          c.sendBytes(SmtpTestClient.dotStuffed(message));
           c.send(".\r\n");
           return new Heard(this, c.reply(), null);
         }
@@ -235,7 +220,7 @@ class RelayContractBothIntakesTest {
   @EnumSource(Intake.class)
   void downstreamAcceptsOneByteExactCopyAndTheLedgerSaysSent(Intake intake) throws Exception {
     Sample s = new Sample(intake);
-    int dataBefore = downstream.dataCommands();
+    int dataBefore = gateway.downstream().dataCommands();
 
     Heard h = s.submit();
 
@@ -246,7 +231,7 @@ class RelayContractBothIntakesTest {
         .isEqualTo(2);
     List<ScriptedSmtpServer.Received> copies = s.copies();
     assertThat(copies).hasSize(1);
-    assertThat(downstream.dataCommands() - dataBefore).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands() - dataBefore).isEqualTo(1);
     ScriptedSmtpServer.Received got = copies.get(0);
     assertThat(got.mailFrom()).isEqualTo("sender@example.com");
     assertThat(got.recipients()).containsExactly("one@example.net", "two@example.net");
@@ -299,7 +284,7 @@ class RelayContractBothIntakesTest {
   void connectionLostBeforeTheFinalDotIsFailedTemp442AndNothingDelivered(Intake intake) throws Exception {
     onData = () -> null; // the downstream hangs up on DATA: no body can have reached it
     Sample s = new Sample(intake);
-    int dataBefore = downstream.dataCommands();
+    int dataBefore = gateway.downstream().dataCommands();
 
     Heard h = s.submit();
 
@@ -308,7 +293,7 @@ class RelayContractBothIntakesTest {
     assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("FAILED_TEMP");
     assertThat(count("SELECT count(*) FROM recipients WHERE message_id = '" + id
         + "' AND status = 'FAILED_TEMP' AND enhanced_code = '4.4.2'")).isEqualTo(2);
-    assertThat(downstream.dataCommands() - dataBefore).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands() - dataBefore).isEqualTo(1);
     assertThat(s.copies()).isEmpty();
   }
 
@@ -317,7 +302,7 @@ class RelayContractBothIntakesTest {
   void replyLostAfterTheFinalDotIsUnknownCriticalAndNeverSentAgain(Intake intake) throws Exception {
     onDot = m -> Future.succeededFuture(null); // the body arrived; the downstream hangs up instead of answering
     Sample s = new Sample(intake);
-    int dataBefore = downstream.dataCommands();
+    int dataBefore = gateway.downstream().dataCommands();
     long settledBefore = gateway.gateway().retryStats().settled();
 
     Heard h;
@@ -338,14 +323,14 @@ class RelayContractBothIntakesTest {
     assertThat(op.getJsonObject("ledger").getBoolean("retrying")).isFalse();
     assertThat(gateway.gateway().retryStats().settled()).isEqualTo(settledBefore);
     assertThat(s.copies()).hasSize(1);
-    assertThat(downstream.dataCommands() - dataBefore).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands() - dataBefore).isEqualTo(1);
     // The next message on the same intake goes through as usual, and the unknown one is still not re-sent.
     onDot = m -> Future.succeededFuture("250 2.0.0 Ok: queued as DS-next");
     Sample next = new Sample(intake);
     next.submit();
     assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(next.ledgerId()))).isEqualTo("SENT");
     assertThat(s.copies()).hasSize(1);
-    assertThat(downstream.dataCommands() - dataBefore).isEqualTo(2);
+    assertThat(gateway.downstream().dataCommands() - dataBefore).isEqualTo(2);
     assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("UNKNOWN");
   }
 
@@ -353,7 +338,7 @@ class RelayContractBothIntakesTest {
   @EnumSource(Intake.class)
   void openBlockedByALockPastTheBudgetIsRefusedNothingDownstreamNoPendingRow(Intake intake) throws Exception {
     Sample s = new Sample(intake);
-    int dataBefore = downstream.dataCommands();
+    int dataBefore = gateway.downstream().dataCommands();
     long closedBefore = gateway.gateway().retryStats().notSentClosed();
     Heard h;
     try (TableLock lock = TableLock.acquire(gateway.databaseUrl(), ALL_TABLES)) {
@@ -362,7 +347,7 @@ class RelayContractBothIntakesTest {
     }
 
     intake.heardNotRecorded(h);
-    assertThat(downstream.dataCommands() - dataBefore).isZero();
+    assertThat(gateway.downstream().dataCommands() - dataBefore).isZero();
     assertThat(s.copies()).isEmpty();
     // The "not sent" outcome was journaled and handed to the retry part, which closes a row the open may
     // have left (here it finds none) once the lock is gone.
@@ -377,7 +362,7 @@ class RelayContractBothIntakesTest {
   @EnumSource(Intake.class)
   void settleBlockedByALockStillAnswersSuccessAndTheRetryPartSettlesItSentOnce(Intake intake) throws Exception {
     AtomicReference<TableLock> lock = new AtomicReference<>();
-    onDot = m -> vertx.executeBlocking(() -> {
+    onDot = m -> gateway.vertx().executeBlocking(() -> {
       // The downstream has the body: the lock is taken before it answers, so the settle meets it.
       lock.set(TableLock.acquire(gateway.databaseUrl(), ALL_TABLES));
       return "250 2.0.0 Ok: queued as DS-" + UUID.randomUUID();
@@ -481,7 +466,7 @@ class RelayContractBothIntakesTest {
 
     /** The copies of this message the downstream received. */
     List<ScriptedSmtpServer.Received> copies() {
-      return downstream.messages().stream().filter(m -> m.text().contains("\r\nMessage-ID: " + messageId + "\r\n")).toList();
+      return gateway.downstream().messages().stream().filter(m -> m.text().contains("\r\nMessage-ID: " + messageId + "\r\n")).toList();
     }
   }
 
@@ -504,18 +489,6 @@ class RelayContractBothIntakesTest {
     throw new AssertionError("no end of the Received: header");
   }
 
-  /** SMTP transparency (RFC 5321 §4.5.2): a line that starts with a dot gets one more. */
-  static byte[] dotStuffed(byte[] message) {
-    String text = new String(message, StandardCharsets.UTF_8);
-    StringBuilder sb = new StringBuilder(text.length() + 16);
-    for (String line : text.split("\r\n", -1)) {
-      if (sb.length() > 0) {
-        sb.append("\r\n");
-      }
-      sb.append(line.startsWith(".") ? "." : "").append(line);
-    }
-    return sb.toString().getBytes(StandardCharsets.UTF_8);
-  }
 
   private static void expect(String reply, String prefix) {
     assertThat(reply).as("reply").startsWith(prefix);

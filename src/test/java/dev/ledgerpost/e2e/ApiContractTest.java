@@ -3,39 +3,23 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.yaml.snakeyaml.Yaml;
 
 /** openapi.yaml describes every endpoint, and the server enforces it on the admin endpoints too. */
 class ApiContractTest {
-  static Vertx vertx;
-  static GatewayHarness gateway;
   static SendClient client;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
-    client = new SendClient(gateway.httpPort());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().afterStart(g -> client = g.sendClient());
 
   @Test
   @SuppressWarnings("unchecked")

@@ -3,9 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -13,24 +11,17 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The HTTP API answers with JSON, pages newest first, and every error is problem JSON. */
 class ApiTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
   /** '%' is an atext character (RFC 5321): valid senders whose search once decoded the value twice. */
   static final List<String> PERCENT_SENDERS = List.of("a%b@example.com", "a%41b@example.com", "aAb@example.com");
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
-    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().afterStart(g -> {
+    try (SmtpTestClient c = new SmtpTestClient(g.smtpPort())) {
       c.reply();
       for (int i = 0; i < 5; i++) {
         assertThat(c.sendMail("pager@example.com", List.of("x@example.net"), "Subject: " + i + "\r\n\r\nbody"))
@@ -40,13 +31,7 @@ class ApiTest {
         assertThat(c.sendMail(sender, List.of("x@example.net"), "Subject: percent\r\n\r\nbody")).startsWith("250");
       }
     }
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  });
 
   @Test
   void healthEndpointsNeedNoToken() throws Exception {

@@ -2,25 +2,19 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.testing.Credentials;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * AUTH across connections on real sockets: the brute-force throttle (growing delay, ban per address,
@@ -28,43 +22,18 @@ import org.junit.jupiter.api.Test;
  * loopback address (127.0.0.0/8), so their counts do not mix.
  */
 class AuthLimitsTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
-
-  @BeforeAll
-  static void start() throws Exception {
-    Path dir = GatewayHarness.tempDir("auth-limits-");
-    Path users = dir.resolve("users.htpasswd");
-    Files.writeString(users, "alice:" + hash("s3cret") + "\nbob:" + hash("b0b") + "\n", StandardCharsets.UTF_8);
-    Path senders = dir.resolve("senders");
-    Files.writeString(senders, "alice: alice@example.com, @alice.example\nbob: bob@example.net\n", StandardCharsets.UTF_8);
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("auth.usersFile", users.toString());
-    o.put("smtp.allowInsecureAuth", true);
-    o.put("smtp.relayNetworks", "10.0.0.0/8"); // loopback must authenticate
-    o.put("auth.failureDelay", "50ms");
-    o.put("auth.banThreshold", 4);
-    o.put("auth.banWindow", "3s");
-    o.put("auth.senderPolicy", "own");
-    o.put("auth.sendersFile", senders.toString());
-    o.put("auth.rateLimit", 3);
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
-
-  private static String hash(String password) {
-    byte[] salt = new byte[16];
-    new SecureRandom().nextBytes(salt);
-    return OpenBSDBCrypt.generate("2y", password.toCharArray(), salt, 4);
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret", "bob", "b0b")).toString())
+      .with("smtp.allowInsecureAuth", true)
+      .with("smtp.relayNetworks", "10.0.0.0/8") // loopback must authenticate
+      .with("auth.failureDelay", "50ms")
+      .with("auth.banThreshold", 4)
+      .with("auth.banWindow", "3s")
+      .with("auth.senderPolicy", "own")
+      .with("auth.sendersFile", Credentials.write("senders-", "senders",
+          "alice: alice@example.com, @alice.example\nbob: bob@example.net\n").toString())
+      .with("auth.rateLimit", 3);
 
   private static String plain(String user, String password) {
     return "AUTH PLAIN " + Base64.getEncoder().encodeToString(("\0" + user + "\0" + password).getBytes(StandardCharsets.UTF_8));
@@ -94,7 +63,7 @@ class AuthLimitsTest {
   @Test
   void guessesOverSeveralConnectionsWaitLongerEachTimeThenTheAddressIsBannedUntilTheWindowEnds() throws Exception {
     String attacker = "127.0.0.10";
-    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.AuthThrottle")) {
+    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.auth.AuthThrottle")) {
       Timed first;
       Timed second;
       Timed third;
@@ -188,7 +157,7 @@ class AuthLimitsTest {
 
   @Test
   void aUserOverItsMessagesPerMinuteHears451AtMail() throws Exception {
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     try (SmtpTestClient c = connect("127.0.0.40")) {
       assertThat(c.command(plain("bob", "b0b"))).startsWith("235");
       // auth.rateLimit 3: a minute's worth at once, then one every 20 s.
@@ -206,7 +175,7 @@ class AuthLimitsTest {
       assertThat(c.command(plain("bob", "b0b"))).startsWith("235");
       assertThat(c.command("MAIL FROM:<bob@example.net>")).startsWith("451 4.7.1");
     }
-    assertThat(downstream.messages()).hasSize(before + 3);
+    assertThat(gateway.downstream().messages()).hasSize(before + 3);
     String scrape = gateway.get("/metrics", null).body();
     assertThat(metric(scrape, "ledgerpost_auth_rate_limit_total{outcome=\"limited\"}")).isEqualTo(2.0);
   }

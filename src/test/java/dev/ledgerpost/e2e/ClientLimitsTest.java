@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -15,9 +13,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * One client cannot hog the gateway, on real sockets: connections per address, the minimum DATA rate,
@@ -25,29 +22,15 @@ import org.junit.jupiter.api.Test;
  */
 class ClientLimitsTest {
   private static final String API_KEY = "client-limits-key";
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("smtp.relayNetworks", "127.0.0.1/32"); // 127.0.0.1 relays; other loopback addresses are outsiders
-    o.put("smtp.maxConnectionsPerAddress", 2);
-    o.put("smtp.minDataRate", 1000);
-    o.put("smtp.minDataRateGrace", "300ms");
-    o.put("downstream.maxConnections", 2);
-    o.put("api.keysFile", SendClient.keysFile(Map.of(API_KEY, "limits:1000")).toString());
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("smtp.relayNetworks", "127.0.0.1/32") // 127.0.0.1 relays; other loopback addresses are outsiders
+      .with("smtp.maxConnectionsPerAddress", 2)
+      .with("smtp.minDataRate", 1000)
+      .with("smtp.minDataRateGrace", "300ms")
+      .with("downstream.maxConnections", 2)
+      .with("api.keysFile", SendClient.keysFile(Map.of(API_KEY, "limits:1000")).toString());
 
   private static SmtpTestClient greeted(String from) throws Exception {
     SmtpTestClient c = new SmtpTestClient(gateway.smtpPort(), from);
@@ -90,8 +73,8 @@ class ClientLimitsTest {
 
   @Test
   void aClientTricklingItsDataBelowTheMinimumRateIsCutOffAndNothingIsRelayed() throws Exception {
-    int messages = downstream.messages().size();
-    int dataCommands = downstream.dataCommands();
+    int messages = gateway.downstream().messages().size();
+    int dataCommands = gateway.downstream().dataCommands();
     try (SmtpTestClient c = greeted("127.0.0.1")) {
       assertThat(c.command("EHLO slow.test")).startsWith("250");
       assertThat(c.command("MAIL FROM:<slow@example.com>")).startsWith("250");
@@ -103,8 +86,8 @@ class ClientLimitsTest {
       assertThat((System.nanoTime() - t0) / 1_000_000).as("not before the grace").isGreaterThanOrEqualTo(300);
       assertThat(c.closedByServer()).isTrue();
     }
-    assertThat(downstream.messages()).hasSize(messages);
-    assertThat(downstream.dataCommands()).isEqualTo(dataCommands);
+    assertThat(gateway.downstream().messages()).hasSize(messages);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(dataCommands);
   }
 
   @Test
@@ -135,14 +118,14 @@ class ClientLimitsTest {
       }
       assertThat(a.command("MAIL FROM:<a@example.com>")).startsWith("250");
       assertThat(b.command("MAIL FROM:<b@example.com>")).startsWith("250");
-      int connections = downstream.connections();
+      int connections = gateway.downstream().connections();
       assertThat(c.command("MAIL FROM:<c@example.com>")).isEqualTo(
           "451 4.7.0 All downstream connections are in use, try again later");
       // The send API counts against the same cap.
       HttpResponse<String> viaApi = api.send(API_KEY, null, new JsonObject().put("from", "api@example.com")
           .put("to", new JsonArray().add("bob@example.net")).put("subject", "busy").put("text", "busy\n"));
       assertThat(viaApi.statusCode()).as(viaApi.body()).isEqualTo(503);
-      assertThat(downstream.connections()).as("nothing was opened").isEqualTo(connections);
+      assertThat(gateway.downstream().connections()).as("nothing was opened").isEqualTo(connections);
       String scrape = gateway.get("/metrics", null).body();
       assertThat(scrape).contains("ledgerpost_downstream_connections 2.0");
 

@@ -6,10 +6,8 @@ import dev.ledgerpost.Main;
 import dev.ledgerpost.testing.ChildGateway;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.SelfSignedCertificate;
@@ -30,9 +28,8 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509TrustManager;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 
 /**
@@ -41,19 +38,8 @@ import picocli.CommandLine;
  * and a keys file with a bad line keeps the previous keys (and says so).
  */
 class CredentialReloadTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness harness = GatewayHarness.extension().manual();
 
   @Test
   void sighupReloadsKeysAndTheCertificateAndABadFileKeepsThePreviousKeys() throws Exception {
@@ -67,7 +53,7 @@ class CredentialReloadTest {
     String yaml = String.join("\n",
         "smtp:", "  port: 0", "  hostname: child.test", "  tls:", "    certFile: tls.crt", "    keyFile: tls.key",
         "http:", "  port: 0",
-        "downstream:", "  host: 127.0.0.1", "  port: " + downstream.port(), "  starttls: none",
+        "downstream:", "  host: 127.0.0.1", "  port: " + harness.downstream().port(), "  starttls: none",
         "ledger:", "  url: \"" + TestDatabase.newDatabase() + "\"", "  dataDir: pg", "  lockTimeout: 250ms",
         "api:", "  adminToken: child-admin-token-0123456789", "  keysFile: keys/api-keys", "");
 

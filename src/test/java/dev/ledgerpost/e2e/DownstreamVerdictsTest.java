@@ -7,7 +7,6 @@ import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -16,41 +15,27 @@ import java.util.List;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** docs/design.md §1.9: the downstream's verdicts on RCPT and DATA reach the client as the reply table says, and are recorded. */
 class DownstreamVerdictsTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
   static volatile Function<String, String> rcptReply;
   static volatile String dataReply;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public String rcpt(String to) {
-        return rcptReply.apply(to);
-      }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().script(g -> new ScriptedSmtpServer.Script() {
+    @Override
+    public String rcpt(String to) {
+      return rcptReply.apply(to);
+    }
 
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return Future.succeededFuture(dataReply);
-      }
-    }));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+    @Override
+    public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+      return Future.succeededFuture(dataReply);
+    }
+  });
 
   @BeforeEach
   void acceptEverything() {
@@ -72,7 +57,7 @@ class DownstreamVerdictsTest {
       assertThat(c.command("QUIT")).startsWith("221");
     }
     assertThat(count("SELECT count(*) FROM messages")).isEqualTo(rowsBefore);
-    assertThat(downstream.dataCommands()).isZero();
+    assertThat(gateway.downstream().dataCommands()).isZero();
   }
 
   @Test
@@ -139,7 +124,7 @@ class DownstreamVerdictsTest {
 
   @Test
   void oneDownstreamConnectionServesSeveralTransactions() throws Exception {
-    int before = downstream.connections();
+    int before = gateway.downstream().connections();
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();
       for (int i = 0; i < 3; i++) {
@@ -151,7 +136,7 @@ class DownstreamVerdictsTest {
       c.reply();
       assertThat(c.sendMail("a@example.com", List.of("b@example.net"), "Subject: again\r\n\r\nbody")).startsWith("250 2.0.0");
     }
-    assertThat(downstream.connections() - before).isLessThanOrEqualTo(1);
+    assertThat(gateway.downstream().connections() - before).isLessThanOrEqualTo(1);
   }
 
   private static String ledgerId(String reply) {

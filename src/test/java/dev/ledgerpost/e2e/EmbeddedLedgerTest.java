@@ -6,11 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ledgerpost.lockfile.DirectoryInUse;
 import dev.ledgerpost.lockfile.LockFile;
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -20,33 +17,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway's own embedded PostgreSQL: durable commits, rows that survive a restart, and a data directory
  * that a second gateway in the same JVM cannot share.
  */
 class EmbeddedLedgerTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static Path dataDir;
+  @RegisterExtension
+  static final GatewayHarness harness = GatewayHarness.extension().manual();
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    dataDir = Files.createTempDirectory(Path.of("target"), "embedded-ledger-").resolve("pg");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    GatewayHarness.await(vertx.close());
-  }
+  static final Path dataDir = GatewayHarness.tempDir("embedded-ledger-").resolve("pg");
 
   private static Map<String, Object> embedded() {
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    Map<String, Object> o = GatewayHarness.defaults(harness.downstream().port());
     o.put("ledger.url", "");
     o.put("ledger.dataDir", dataDir.toString());
     return o;
@@ -55,7 +40,7 @@ class EmbeddedLedgerTest {
   @Test
   void embeddedServerIsDurableAndKeepsRowsAcrossARestart() throws Exception {
     String id;
-    try (GatewayHarness first = GatewayHarness.start(vertx, embedded())) {
+    try (GatewayHarness first = GatewayHarness.start(harness.vertx(), embedded())) {
       int port = first.gateway().ledgerTarget().options().getPort();
       try (Connection c = DriverManager.getConnection("jdbc:postgresql://localhost:" + port + "/postgres", "postgres", "");
           Statement st = c.createStatement()) {
@@ -67,7 +52,7 @@ class EmbeddedLedgerTest {
       // Refused before the embedded library touches the directory, and the first keeps both its locks: a
       // descriptor of either lock file opened and closed in this JVM would have dropped them.
       long self = ProcessHandle.current().pid();
-      assertThatThrownBy(() -> GatewayHarness.start(vertx, embedded()))
+      assertThatThrownBy(() -> GatewayHarness.start(harness.vertx(), embedded()))
           .isInstanceOf(DirectoryInUse.class)
           .hasMessage("ledger.dataDir " + dataDir.toAbsolutePath() + " is in use by another gateway in this process (PID "
               + self + " holds its lock " + dataDir.toAbsolutePath().resolveSibling("pg.lock") + "); give each gateway its "
@@ -82,7 +67,7 @@ class EmbeddedLedgerTest {
         id = m.group(1);
       }
     }
-    try (GatewayHarness second = GatewayHarness.start(vertx, embedded())) {
+    try (GatewayHarness second = GatewayHarness.start(harness.vertx(), embedded())) {
       var response = second.get("/api/v1/messages/" + id);
       assertThat(response.statusCode()).isEqualTo(200);
       assertThat(new JsonObject(response.body()).getString("status")).isEqualTo("SENT");

@@ -2,14 +2,13 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.testing.Credentials;
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.GatewayHarnessDirs;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -17,9 +16,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -34,16 +30,15 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * N event loops (smtp.instances, http.instances): SMTP sessions and HTTP sends spread over every instance, each
  * on its own event loop with its own smarthost pool; the relay stays byte for byte on all of them, STARTTLS
  * included (Vert.x 5.0.7 gave only the first of several servers sharing a socket the TLS set-up: see
- * smtp.SharedServerTls); and the send API's per-key rate limit holds per process, not per instance.
+ * smtp.tls.SharedServerTls); and the send API's per-key rate limit holds per process, not per instance.
  *
  * <p>Which loop served a session is read from outside, with no hook in the product: the line
  * "client ... authenticated as ..." is logged by the session on its own event loop, and names the client's
@@ -58,35 +53,19 @@ class EventLoopsTest {
   static final int LIMITED_RATE = 5;
   static final int PER_ADDRESS = 4;
 
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  GatewayHarness gateway;
-
-  @BeforeEach
-  void start() throws Exception {
-    byte[] salt = new byte[16];
-    new SecureRandom().nextBytes(salt);
-    Path users = GatewayHarnessDirs.fresh("users-").resolve("users.htpasswd");
-    Files.writeString(users, "alice:" + OpenBSDBCrypt.generate("2y", "s3cret".toCharArray(), salt, 5) + "\n",
-        StandardCharsets.UTF_8);
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("smtp.instances", INSTANCES);
-    o.put("http.instances", INSTANCES);
-    o.put("auth.usersFile", users.toString());
-    o.put("smtp.relayNetworks", "10.0.0.0/8"); // loopback clients must STARTTLS and AUTH: every session does both
-    o.put("smtp.maxConnectionsPerAddress", PER_ADDRESS);
-    o.put("api.keysFile", SendClient.keysFile(Map.of(FAST_KEY, "fast:1000", LIMITED_KEY, "limited:" + LIMITED_RATE))
-        .toString());
-    gateway = GatewayHarness.start(vertx, o);
-  }
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension()
+      .with("smtp.instances", INSTANCES)
+      .with("http.instances", INSTANCES)
+      .with("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret")).toString())
+      .with("smtp.relayNetworks", "10.0.0.0/8") // loopback clients must STARTTLS and AUTH: every session does both
+      .with("smtp.maxConnectionsPerAddress", PER_ADDRESS)
+      .with("api.keysFile", SendClient.keysFile(Map.of(FAST_KEY, "fast:1000", LIMITED_KEY, "limited:" + LIMITED_RATE))
+          .toString());
 
   @AfterEach
-  void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-    assertThat(downstream.bareLineEndings()).isEmpty();
+  void theSmarthostSawNoBareCrOrLf() {
+    assertThat(gateway.downstream().bareLineEndings()).isEmpty();
   }
 
   @Test
@@ -121,12 +100,12 @@ class EventLoopsTest {
     } finally {
       threads.shutdownNow();
     }
-    assertThat(downstream.messages()).hasSize(sessions);
+    assertThat(gateway.downstream().messages()).hasSize(sessions);
   }
 
   @Test
   void sequentialSmtpSessionsAlternateLoopsAndEachLoopHasItsOwnSmarthostPool() throws Exception {
-    int before = downstream.connections();
+    int before = gateway.downstream().connections();
     List<String> loops = new ArrayList<>();
     try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpSession")) {
       for (int i = 0; i < 3 * INSTANCES; i++) {
@@ -139,12 +118,12 @@ class EventLoopsTest {
     assertThat(loops).doesNotContainNull();
     assertThat(loops.stream().distinct().count()).isEqualTo(INSTANCES);
     // One session at a time: a single pool would have reused one connection throughout. One per instance.
-    assertThat(downstream.connections() - before).isEqualTo(INSTANCES);
+    assertThat(gateway.downstream().connections() - before).isEqualTo(INSTANCES);
   }
 
   @Test
   void httpSendsOnFreshConnectionsUseBothApiInstancesAndRelayByteForByte() throws Exception {
-    int before = downstream.connections();
+    int before = gateway.downstream().connections();
     for (int i = 0; i < 3 * INSTANCES; i++) {
       Sample s = new Sample("http-" + i);
       HttpResponse<String> r = sendOnFreshConnection(FAST_KEY, s);
@@ -152,7 +131,7 @@ class EventLoopsTest {
       JsonObject answer = new JsonObject(r.body());
       assertThat(answer.getString("status")).isEqualTo("SENT");
       String op = answer.getString("operationId");
-      List<ScriptedSmtpServer.Received> copies = s.copies(downstream);
+      List<ScriptedSmtpServer.Received> copies = s.copies(gateway.downstream());
       assertThat(copies).hasSize(1);
       assertThat(copies.get(0).text()).startsWith("Received: from unknown ([127.0.0.1])").contains("with HTTP id " + op);
       assertThat(SendApiTest.afterReceivedHeader(copies.get(0).data())).isEqualTo(s.bytes);
@@ -160,7 +139,7 @@ class EventLoopsTest {
     }
     // Each API instance relays through its own pool, which keeps its connection for the next send: two
     // instances, two downstream connections, however many sends.
-    assertThat(downstream.connections() - before).isEqualTo(INSTANCES);
+    assertThat(gateway.downstream().connections() - before).isEqualTo(INSTANCES);
   }
 
   @Test
@@ -231,7 +210,7 @@ class EventLoopsTest {
           statuses, seconds, allowed);
       assertThat(sent).isGreaterThanOrEqualTo(1).isLessThanOrEqualTo((int) Math.floor(allowed));
       assertThat(statuses.getOrDefault(429, 0)).isEqualTo(requests - sent);
-      assertThat(downstream.messages()).hasSize(sent);
+      assertThat(gateway.downstream().messages()).hasSize(sent);
     } finally {
       threads.shutdownNow();
     }
@@ -272,7 +251,7 @@ class EventLoopsTest {
       step = "DATA";
       assertThat(c.command("DATA")).startsWith("354");
       step = "the message and the final dot";
-      c.sendBytes(dotStuffed(sample.bytes));
+      c.sendBytes(SmtpTestClient.dotStuffed(sample.bytes));
       c.send(".\r\n");
       String reply = c.reply();
       step = "QUIT";
@@ -311,7 +290,7 @@ class EventLoopsTest {
     assertThat(s.tls()).as(as).isTrue();
     assertThat(s.reply()).as(as).startsWith("250 2.0.0 Ok: queued as ");
     String id = s.reply().substring("250 2.0.0 Ok: queued as ".length(), "250 2.0.0 Ok: queued as ".length() + 36);
-    List<ScriptedSmtpServer.Received> copies = s.sample().copies(downstream);
+    List<ScriptedSmtpServer.Received> copies = s.sample().copies(gateway.downstream());
     assertThat(copies).as(as).hasSize(1);
     assertThat(copies.get(0).recipients()).containsExactly(s.sample().tag + "@example.net");
     assertThat(copies.get(0).text()).as(as).startsWith("Received: from client.test ([" + s.address() + "])")
@@ -366,17 +345,6 @@ class EventLoopsTest {
     }
   }
 
-  static byte[] dotStuffed(byte[] message) {
-    String text = new String(message, StandardCharsets.UTF_8);
-    StringBuilder sb = new StringBuilder(text.length() + 16);
-    for (String line : text.split("\r\n", -1)) {
-      if (sb.length() > 0) {
-        sb.append("\r\n");
-      }
-      sb.append(line.startsWith(".") ? "." : "").append(line);
-    }
-    return sb.toString().getBytes(StandardCharsets.UTF_8);
-  }
 
   static HttpClient newClient() {
     return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();

@@ -9,7 +9,6 @@ import dev.ledgerpost.testing.SmtpTestClient;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import java.net.ConnectException;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
@@ -241,18 +240,13 @@ class GracefulShutdownTest {
     return speak(c, "MAIL FROM:<late@example.com>\r\n");
   }
 
-  private static boolean refusesConnections(int port, Duration within) throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (System.nanoTime() < deadline) {
+  private static boolean refusesConnections(int port, Duration within) throws Exception {
+    return Poll.within(within, () -> {
       try (Socket s = new Socket("127.0.0.1", port)) {
-        // still accepting: poll again
-      } catch (ConnectException refused) {
-        return true;
-      } catch (java.io.IOException other) {
+        return false; // still accepting: poll again
+      } catch (java.io.IOException refusedOrGone) {
         return true;
       }
-      Thread.sleep(10); // polling with a deadline, not synchronisation
-    }
-    return false;
+    });
   }
 }

@@ -3,13 +3,13 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.ledger.IdempotencyMessages;
+import dev.ledgerpost.idempotency.IdempotencyMessages;
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.OutputStream;
@@ -25,10 +25,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Idempotency-Key: a retry is safe. The same key and body never send twice, whatever happened to the
@@ -37,48 +39,44 @@ import org.junit.jupiter.api.Test;
 class IdempotencyKeyTest {
   static final String KEY = "idempotent-test-key";
 
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  GatewayHarness gateway;
-  SendClient client;
   /** The downstream answers the final dot only once this completes (on a worker, the way a slow server would). */
   volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
   volatile String dataVerdict;
   /** Runs (blocking, on the downstream's loop) when a RCPT arrives, before it is answered. */
   volatile Runnable onRcpt = () -> {};
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public String rcpt(String to) {
-        onRcpt.run();
-        return "250 2.1.5 Recipient ok";
-      }
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension()
+      .with("api.keysFile", SendClient.keysFile(Map.of(KEY, "carol:1000")).toString())
+      .script(g -> new ScriptedSmtpServer.Script() {
+        @Override
+        public String rcpt(String to) {
+          onRcpt.run();
+          return "250 2.1.5 Recipient ok";
+        }
 
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        CompletableFuture<Void> g = gate;
-        return vertx.executeBlocking(() -> {
-          g.join();
-          String verdict = dataVerdict;
-          dataVerdict = null;
-          return verdict != null ? verdict : "250 2.0.0 Ok: queued as DS" + n;
-        }, false);
-      }
-    }));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("api.keysFile", SendClient.keysFile(Map.of(KEY, "carol:1000")).toString());
-    gateway = GatewayHarness.start(vertx, o);
-    client = new SendClient(gateway.httpPort());
+        @Override
+        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+          CompletableFuture<Void> g = gate;
+          return gateway.vertx().executeBlocking(() -> {
+            g.join();
+            String verdict = dataVerdict;
+            dataVerdict = null;
+            return verdict != null ? verdict : "250 2.0.0 Ok: queued as DS" + n;
+          }, false);
+        }
+      });
+  SendClient client;
+
+  @BeforeEach
+  void client() {
+    client = gateway.sendClient();
   }
 
+  /** A request still waiting for the downstream's final reply must not hold up the gateway's stop. */
   @AfterEach
-  void stop() throws Exception {
+  void openTheGate() {
     gate.complete(null);
-    gateway.close();
-    GatewayHarness.await(vertx.close());
   }
 
   static JsonObject message(String subject) {
@@ -101,7 +99,7 @@ class IdempotencyKeyTest {
           + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
       out.write(body);
       out.flush();
-      poll(Duration.ofSeconds(20), () -> downstream.messages().size() == 1);
+      poll(Duration.ofSeconds(20), () -> gateway.downstream().messages().size() == 1);
     } // the client is gone before the downstream has answered: its answer is lost
     gate.complete(null);
 
@@ -116,8 +114,8 @@ class IdempotencyKeyTest {
     assertThat(text("SELECT response->>'body' FROM idempotency_keys WHERE key = '" + key + "'")).isEqualTo(retry.body());
     assertThat(text("SELECT id::text FROM messages")).isEqualTo(answer.getString("operationId"));
     assertThat(text("SELECT status FROM messages")).isEqualTo("SENT");
-    assertThat(downstream.dataCommands()).isEqualTo(1);
-    assertThat(downstream.messages()).hasSize(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().messages()).hasSize(1);
   }
 
   @Test
@@ -134,7 +132,7 @@ class IdempotencyKeyTest {
     assertThat(second.body()).isEqualTo(first.body());
     assertThat(second.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
     assertThat(second.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
   }
 
   @Test
@@ -148,7 +146,7 @@ class IdempotencyKeyTest {
       assertThat(again.body()).isEqualTo(first.body());
       assertThat(text("SELECT key FROM idempotency_keys WHERE key LIKE '%' || right('" + key + "', 36)")).isEqualTo(key);
     }
-    assertThat(downstream.dataCommands()).isEqualTo(2);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(2);
   }
 
   @Test
@@ -160,7 +158,7 @@ class IdempotencyKeyTest {
     SendApiTest.assertProblem(other, 422);
     assertThat(new JsonObject(other.body()).getString("operationId"))
         .isEqualTo(new JsonObject(first.body()).getString("operationId"));
-    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
     assertThat(count("SELECT count(*) FROM messages")).isEqualTo(1);
   }
 
@@ -192,8 +190,8 @@ class IdempotencyKeyTest {
     HttpResponse<String> after = client.send(KEY, key, message("fifty"));
     assertThat(after.statusCode()).isEqualTo(200);
     assertThat(after.body()).isEqualTo(sent.get(0).body());
-    assertThat(downstream.dataCommands()).isEqualTo(1);
-    assertThat(downstream.messages()).hasSize(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().messages()).hasSize(1);
     assertThat(count("SELECT count(*) FROM messages")).isEqualTo(1);
   }
 
@@ -214,7 +212,7 @@ class IdempotencyKeyTest {
     assertThat(count("SELECT count(*) FROM messages WHERE status = 'FAILED_TEMP'")).isEqualTo(1);
     assertThat(count("SELECT count(*) FROM messages WHERE status = 'SENT'")).isEqualTo(1);
     assertThat(client.send(KEY, key, message("retry me")).body()).isEqualTo(retry.body());
-    assertThat(downstream.dataCommands()).isEqualTo(2);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(2);
   }
 
   @Test
@@ -240,14 +238,14 @@ class IdempotencyKeyTest {
     assertThat(answer.getString("operationId")).isEqualTo(op);
     assertThat(answer.getString("status")).isEqualTo("SENT");
     assertThat(answer.getString("downstreamReply")).isEqualTo("250 2.0.0 Ok: queued as DS1");
-    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
 
     // A claim whose holder died before it opened the ledger blocks the key only for its lease.
     execute("DELETE FROM idempotency_keys");
     execute("INSERT INTO idempotency_keys (owner, key, request_hash, operation_id, state, lease_until) VALUES ('"
         + SendClient.sha256(KEY) + "', 'dead-claim', 'whatever', '" + UUID.randomUUID() + "', 'IN_FLIGHT', now() - interval '1 second')");
     assertThat(client.send(KEY, "dead-claim", message("after a crash")).statusCode()).isEqualTo(200);
-    assertThat(downstream.dataCommands()).isEqualTo(2);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(2);
   }
 
   @Test
@@ -265,7 +263,7 @@ class IdempotencyKeyTest {
     HttpResponse<String> r = client.send(KEY, key, message("taken over"));
     SendApiTest.assertProblem(r, 503);
     assertThat(new JsonObject(r.body()).getString("detail")).contains("4.3.0");
-    assertThat(downstream.dataCommands()).isZero();
+    assertThat(gateway.downstream().dataCommands()).isZero();
     assertThat(count("SELECT count(*) FROM messages")).isZero(); // the open rolled back with the binding
     assertThat(count("SELECT count(*) FROM outbox")).isZero();
     assertThat(text("SELECT operation_id::text || ' ' || state FROM idempotency_keys")).isEqualTo(other + " IN_FLIGHT");
@@ -281,9 +279,9 @@ class IdempotencyKeyTest {
     execute("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'");
     // An expired key is as good as new: the same request sends again.
     assertThat(client.send(KEY, key, message("old")).headers().firstValue("Idempotent-Replayed")).isEmpty();
-    assertThat(downstream.dataCommands()).isEqualTo(6);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(6);
 
-    Bus bus = Bus.of(vertx);
+    Bus bus = Bus.of(gateway.vertx());
     IdempotencyMessages.Prune prune = new IdempotencyMessages.Prune(Duration.ofHours(24), 3);
     assertThat(GatewayHarness.await(bus.request(IdempotencyMessages.PRUNE, prune, IdempotencyMessages.Pruned.class)).deleted())
         .isEqualTo(3);
@@ -296,24 +294,17 @@ class IdempotencyKeyTest {
   }
 
   private HttpResponse<String> retryWhileInFlight(String key, JsonObject body) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (true) {
-      HttpResponse<String> r = client.send(KEY, key, body);
-      if (r.statusCode() != 409 || System.nanoTime() > deadline) {
-        return r;
-      }
-      Thread.sleep(20); // polling with a deadline, as a client honouring Retry-After would
-    }
+    AtomicReference<HttpResponse<String>> last = new AtomicReference<>();
+    // As a client honouring Retry-After would: the last answer, whatever it is, once it is not 409 or time is up.
+    Poll.within(Duration.ofSeconds(20), () -> {
+      last.set(client.send(KEY, key, body));
+      return last.get().statusCode() != 409;
+    });
+    return last.get();
   }
 
-  static void poll(Duration within, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within " + within);
-      }
-      Thread.sleep(5); // polling with a deadline
-    }
+  static void poll(Duration within, BooleanSupplier condition) throws Exception {
+    Poll.until(within, "the condition", condition::getAsBoolean);
   }
 
   private long count(String sql) throws Exception {

@@ -6,7 +6,6 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import jakarta.mail.Session;
@@ -19,10 +18,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What goes downstream is never less strict than what comes in (issue 11): whatever a send asks for
@@ -32,30 +30,17 @@ import org.junit.jupiter.api.Test;
  */
 class OutboundLineEndingsTest {
   static final String KEY = "outbound-line-endings-key";
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
+
   static SendClient client;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("api.keysFile", SendClient.keysFile(Map.of(KEY, "lines:1000")).toString());
-    gateway = GatewayHarness.start(vertx, o);
-    client = new SendClient(gateway.httpPort());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("api.keysFile", SendClient.keysFile(Map.of(KEY, "lines:1000")).toString())
+      .afterStart(g -> client = g.sendClient());
 
   @AfterEach
   void theSmarthostSawNoBareCrOrLf() {
-    assertThat(downstream.bareLineEndings()).as("bare CR or LF received by the smarthost").isEmpty();
+    assertThat(gateway.downstream().bareLineEndings()).as("bare CR or LF received by the smarthost").isEmpty();
   }
 
   static JsonObject base() {
@@ -68,11 +53,11 @@ class OutboundLineEndingsTest {
 
   /** Sends through the API; returns the message as the smarthost received it, parsed back by Jakarta Mail. */
   static MimeMessage send(JsonObject body) throws Exception {
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     HttpResponse<String> r = client.send(KEY, null, body);
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    assertThat(downstream.messages()).hasSize(before + 1);
-    byte[] data = downstream.messages().get(before).data();
+    assertThat(gateway.downstream().messages()).hasSize(before + 1);
+    byte[] data = gateway.downstream().messages().get(before).data();
     assertOnlyCrlf(data);
     return new MimeMessage(Session.getInstance(new Properties()), new ByteArrayInputStream(data));
   }
@@ -120,7 +105,7 @@ class OutboundLineEndingsTest {
 
     assertThat(m.getRecipients(jakarta.mail.Message.RecipientType.TO)).hasSize(40);
     assertThat(m.getRecipients(jakarta.mail.Message.RecipientType.CC)).hasSize(30);
-    assertThat(downstream.messages().get(downstream.messages().size() - 1).recipients()).hasSize(72);
+    assertThat(gateway.downstream().messages().get(gateway.downstream().messages().size() - 1).recipients()).hasSize(72);
   }
 
   @Test
@@ -176,7 +161,7 @@ class OutboundLineEndingsTest {
   @Test
   void aRawMessageGoesDownstreamByteForByte() throws Exception {
     String raw = "From: a@example.com\r\nSubject: raw\r\nX-Folded: one\r\n two\r\n\r\n.dot\r\n..\r\nGrüße\r\n";
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     JsonObject body = new JsonObject()
         .put("envelope", new JsonObject().put("from", "a@example.com").put("to", new JsonArray().add("b@example.net")))
         .put("raw", Base64.getEncoder().encodeToString(raw.getBytes(StandardCharsets.UTF_8)));
@@ -184,7 +169,7 @@ class OutboundLineEndingsTest {
     HttpResponse<String> r = client.send(KEY, null, body);
 
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    String got = downstream.messages().get(before).text();
+    String got = gateway.downstream().messages().get(before).text();
     assertThat(got.substring(got.indexOf("From: a@example.com"))).isEqualTo(raw);
   }
 
@@ -192,21 +177,21 @@ class OutboundLineEndingsTest {
   void anSmtpRelayedMessageGoesDownstreamByteForByte() throws Exception {
     String message = "From: a@example.com\r\nSubject: relayed\r\n\r\n..stuffed dot\r\n8-bit: Grüße\r\n"
         + "x".repeat(998) + "\r\n";
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     try (SmtpTestClient smtp = new SmtpTestClient(gateway.smtpPort())) {
       assertThat(smtp.reply()).startsWith("220");
       assertThat(smtp.sendMail("a@example.com", List.of("b@example.net"), message)).startsWith("250 2.0.0");
       assertThat(smtp.command("QUIT")).startsWith("221");
     }
 
-    String got = downstream.messages().get(before).text();
+    String got = gateway.downstream().messages().get(before).text();
     assertThat(got.substring(got.indexOf("From: a@example.com")))
         .isEqualTo(message.replace("\r\n..stuffed", "\r\n.stuffed")); // the smarthost unstuffs, as any would
   }
 
   @Test
   void theSmarthostNoticesABareCrOrLfWhereverTheReadsEnd() throws Exception {
-    ScriptedSmtpServer watcher = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
+    ScriptedSmtpServer watcher = GatewayHarness.await(ScriptedSmtpServer.start(gateway.vertx()));
     try (SmtpTestClient raw = new SmtpTestClient(watcher.port())) {
       assertThat(raw.reply()).startsWith("220");
       raw.send("NOOP\r");

@@ -3,26 +3,22 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
+import dev.ledgerpost.testing.Credentials;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Haproxy;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -39,47 +35,37 @@ class ProxyProtocolTest {
   private static final String RAW_PROXY = "127.0.0.7";
   private static final String EXPECTED_HEADER = "421 4.7.0 Expected a valid PROXY protocol header, closing connection";
 
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
   static GatewayHarness plain;
   static Haproxy haproxy;
 
-  @BeforeAll
-  static void start() throws Exception {
-    Path users = GatewayHarness.tempDir("proxy-users-").resolve("users.htpasswd");
-    byte[] salt = new byte[16];
-    new SecureRandom().nextBytes(salt);
-    Files.writeString(users, "alice:" + OpenBSDBCrypt.generate("2y", "s3cret".toCharArray(), salt, 4) + "\n");
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("smtp.proxyProtocol", "any");
-    o.put("smtp.proxyNetworks", PROXY + "/32, " + RAW_PROXY + "/32");
-    o.put("smtp.proxyTimeout", "1s");
-    o.put("smtp.relayNetworks", "127.0.0.2/32"); // the client relays; HAProxy's 127.0.0.3 would not
-    o.put("smtp.maxConnectionsPerAddress", 2);
-    o.put("auth.usersFile", users.toString());
-    o.put("smtp.allowInsecureAuth", true);
-    o.put("auth.failureDelay", "0s");
-    o.put("auth.banThreshold", 2);
-    o.put("auth.banWindow", "10m");
-    gateway = GatewayHarness.start(vertx, o);
-    plain = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port())); // smtp.proxyProtocol none
-    haproxy = Haproxy.start(List.of(
-        new Haproxy.Route("v2", "127.0.0.1", gateway.smtpPort(), "send-proxy-v2 source " + PROXY),
-        new Haproxy.Route("v1", "127.0.0.1", gateway.smtpPort(), "send-proxy source " + PROXY),
-        new Haproxy.Route("untrusted", "127.0.0.1", gateway.smtpPort(), "send-proxy-v2 source " + UNTRUSTED_PROXY)));
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("smtp.proxyProtocol", "any")
+      .with("smtp.proxyNetworks", PROXY + "/32, " + RAW_PROXY + "/32")
+      .with("smtp.proxyTimeout", "1s")
+      .with("smtp.relayNetworks", "127.0.0.2/32") // the client relays; HAProxy's 127.0.0.3 would not
+      .with("smtp.maxConnectionsPerAddress", 2)
+      .with("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret")).toString())
+      .with("smtp.allowInsecureAuth", true)
+      .with("auth.failureDelay", "0s")
+      .with("auth.banThreshold", 2)
+      .with("auth.banWindow", "10m")
+      .afterStart(g -> {
+        plain = GatewayHarness.start(g.vertx(), GatewayHarness.defaults(g.downstream().port())); // smtp.proxyProtocol none
+        haproxy = Haproxy.start(List.of(
+            new Haproxy.Route("v2", "127.0.0.1", g.smtpPort(), "send-proxy-v2 source " + PROXY),
+            new Haproxy.Route("v1", "127.0.0.1", g.smtpPort(), "send-proxy source " + PROXY),
+            new Haproxy.Route("untrusted", "127.0.0.1", g.smtpPort(), "send-proxy-v2 source " + UNTRUSTED_PROXY)));
+      });
 
   @AfterAll
-  static void stop() throws Exception {
+  static void stopTheOthers() throws Exception {
     if (haproxy != null) {
       haproxy.close();
     }
-    gateway.close();
-    plain.close();
-    GatewayHarness.await(vertx.close());
+    if (plain != null) {
+      plain.close();
+    }
   }
 
   /** A client at {@code from} talking to the gateway through HAProxy's {@code route}. */
@@ -92,7 +78,7 @@ class ProxyProtocolTest {
   }
 
   private static String receivedOf(String mailFrom) {
-    return downstream.messages().stream().filter(m -> m.mailFrom().equals(mailFrom)).findFirst()
+    return gateway.downstream().messages().stream().filter(m -> m.mailFrom().equals(mailFrom)).findFirst()
         .map(ScriptedSmtpServer.Received::text).orElseThrow();
   }
 
@@ -167,7 +153,7 @@ class ProxyProtocolTest {
 
   @Test
   void aProxyOutsideProxyNetworksIsNotBelievedItsConnectionIsClosedAndNothingRelayed() throws Exception {
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     List<String> replies = new ArrayList<>();
     try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpConnection");
         SmtpTestClient client = via("untrusted", "127.0.0.2")) {
@@ -181,7 +167,7 @@ class ProxyProtocolTest {
     assertThat(replies).hasSize(2);
     assertThat(replies.get(0)).startsWith("220 gateway.test");
     assertThat(replies.get(1)).isEqualTo("421 4.7.0 PROXY protocol header not accepted from this address, closing connection");
-    assertThat(downstream.messages()).hasSize(before);
+    assertThat(gateway.downstream().messages()).hasSize(before);
   }
 
   @Test
@@ -193,7 +179,7 @@ class ProxyProtocolTest {
     }
     assertThat(receivedOf(from)).startsWith("Received: from client.test ([127.0.0.2])");
 
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     try (SmtpTestClient spoofer = new SmtpTestClient(gateway.smtpPort(), "127.0.0.12")) {
       assertThat(spoofer.reply()).startsWith("220 gateway.test");
       // It claims to be 127.0.0.2, which may relay: not read, not believed.
@@ -201,8 +187,8 @@ class ProxyProtocolTest {
       assertThat(spoofer.reply()).isEqualTo("421 4.7.0 PROXY protocol header not accepted from this address, closing connection");
       assertThat(spoofer.closedByServer()).isTrue();
     }
-    assertThat(downstream.messages()).hasSize(before);
-    assertThat(downstream.commands()).noneMatch(c -> c.contains("spoof@"));
+    assertThat(gateway.downstream().messages()).hasSize(before);
+    assertThat(gateway.downstream().commands()).noneMatch(c -> c.contains("spoof@"));
   }
 
   @Test

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import jakarta.mail.Session;
@@ -19,9 +18,8 @@ import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.eclipse.angus.mail.smtp.SMTPTransport;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A real client library relays through the gateway to a real socket downstream, byte for byte. */
 class RelayEndToEndTest {
@@ -46,22 +44,8 @@ class RelayEndToEndTest {
       "last line",
       "");
 
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension();
 
   @Test
   void angusMailClientRelaysByteForByteAndTheLedgerRecordsSent() throws Exception {
@@ -86,8 +70,8 @@ class RelayEndToEndTest {
     assertThat(m.find()).isTrue();
     String ledgerId = m.group(1);
 
-    assertThat(downstream.messages()).hasSize(1);
-    ScriptedSmtpServer.Received got = downstream.messages().get(0);
+    assertThat(gateway.downstream().messages()).hasSize(1);
+    ScriptedSmtpServer.Received got = gateway.downstream().messages().get(0);
     assertThat(got.mailFrom()).isEqualTo("alice@example.com");
     assertThat(got.recipients()).containsExactly("bob@example.net");
     String text = got.text();

@@ -6,7 +6,6 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import jakarta.mail.BodyPart;
@@ -30,10 +29,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * POST /api/v1/messages end to end: real sockets, a real downstream, real PostgreSQL. Composed and raw
@@ -45,50 +43,36 @@ class SendApiTest {
   static final String SLOW = "slow-secret-key";
   static final long MAX_MESSAGE = 64 * 1024;
 
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
   static SendClient client;
   static final AtomicInteger mailCommands = new AtomicInteger();
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public String mail(String from) {
-        mailCommands.incrementAndGet();
-        return from.startsWith("deferred-sender") ? "451 4.7.1 Try again later" : "250 2.1.0 Sender ok";
-      }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().script(g -> new ScriptedSmtpServer.Script() {
+    @Override
+    public String mail(String from) {
+      mailCommands.incrementAndGet();
+      return from.startsWith("deferred-sender") ? "451 4.7.1 Try again later" : "250 2.1.0 Sender ok";
+    }
 
-      @Override
-      public String rcpt(String to) {
-        if (to.startsWith("nobody@")) {
-          return "550 5.1.1 No such user";
-        }
-        if (to.startsWith("busy@")) {
-          return "450 4.2.1 Mailbox busy";
-        }
-        return "250 2.1.5 Recipient ok";
+    @Override
+    public String rcpt(String to) {
+      if (to.startsWith("nobody@")) {
+        return "550 5.1.1 No such user";
       }
-    }));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("api.keysFile", SendClient.keysFile(Map.of(ALICE, "alice:1000", BOB, "bob:1000", SLOW, "slow:0.01")).toString());
-    o.put("smtp.maxMessageSize", MAX_MESSAGE + "");
-    gateway = GatewayHarness.start(vertx, o);
-    client = new SendClient(gateway.httpPort());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+      if (to.startsWith("busy@")) {
+        return "450 4.2.1 Mailbox busy";
+      }
+      return "250 2.1.5 Recipient ok";
+    }
+  })
+      .with("api.keysFile", SendClient.keysFile(Map.of(ALICE, "alice:1000", BOB, "bob:1000", SLOW, "slow:0.01")).toString())
+      .with("smtp.maxMessageSize", MAX_MESSAGE + "")
+      .afterStart(g -> client = g.sendClient());
 
   /** Issue 11: nothing the send API composes or relays reaches the smarthost with a bare CR or LF. */
   @AfterEach
   void theSmarthostSawNoBareCrOrLf() {
-    assertThat(downstream.bareLineEndings()).isEmpty();
+    assertThat(gateway.downstream().bareLineEndings()).isEmpty();
   }
 
   static JsonObject composed() {
@@ -118,7 +102,7 @@ class SendApiTest {
         .put("attachments", new JsonArray().add(new JsonObject()
             .put("filename", "bericht.pdf").put("contentType", "application/pdf")
             .put("content", Base64.getEncoder().encodeToString(pdf))));
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
 
     HttpResponse<String> r = client.send(ALICE, null, body);
 
@@ -131,8 +115,8 @@ class SendApiTest {
     assertThat(answer.getString("downstreamReply")).startsWith("250 2.0.0 Ok: queued as DS");
     assertThat(r.headers().firstValue("Location")).hasValue("/api/v1/operations/" + op);
 
-    assertThat(downstream.messages()).hasSize(before + 1);
-    ScriptedSmtpServer.Received got = downstream.messages().get(before);
+    assertThat(gateway.downstream().messages()).hasSize(before + 1);
+    ScriptedSmtpServer.Received got = gateway.downstream().messages().get(before);
     assertThat(got.mailFrom()).isEqualTo("alice@example.com");
     assertThat(got.recipients()).containsExactly("bob@example.net", "carol@example.net", "dave@example.net");
     assertThat(got.text()).startsWith("Received: from unknown ([127.0.0.1])").contains("with HTTP id " + op);
@@ -203,7 +187,7 @@ class SendApiTest {
         .put("envelope", new JsonObject().put("from", "bounces@example.com")
             .put("to", new JsonArray().add("bob@example.net").add("carol@example.net")))
         .put("raw", Base64.getEncoder().encodeToString(bytes));
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
 
     HttpResponse<String> r = client.send(ALICE, "raw-" + UUID.randomUUID(), body);
 
@@ -211,7 +195,7 @@ class SendApiTest {
     JsonObject answer = new JsonObject(r.body());
     String op = answer.getString("operationId");
     assertThat(answer.getString("messageId")).isEqualTo("<raw-1@example.com>");
-    ScriptedSmtpServer.Received got = downstream.messages().get(before);
+    ScriptedSmtpServer.Received got = gateway.downstream().messages().get(before);
     assertThat(got.mailFrom()).isEqualTo("bounces@example.com");
     assertThat(got.recipients()).containsExactly("bob@example.net", "carol@example.net");
     byte[] afterTrace = afterReceivedHeader(got.data());
@@ -362,7 +346,7 @@ class SendApiTest {
     SendClient.assertProblem(r, status, what);
   }
 
-  /** Ledger rows, idempotency keys, MAIL and DATA commands seen downstream. */
+  /** Ledger rows, idempotency keys, MAIL and DATA commands seen gateway.downstream(). */
   record Counts(long messages, long keys, int mail, int data) {
     Counts withMail(int more) {
       return new Counts(messages, keys, mail + more, data);
@@ -371,7 +355,7 @@ class SendApiTest {
 
   static Counts counts() throws Exception {
     return new Counts(count("SELECT count(*) FROM messages"), count("SELECT count(*) FROM idempotency_keys"),
-        mailCommands.get(), downstream.dataCommands());
+        mailCommands.get(), gateway.downstream().dataCommands());
   }
 
   static long count(String sql) throws Exception {

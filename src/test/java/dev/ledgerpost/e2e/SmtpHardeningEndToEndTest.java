@@ -5,12 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -20,22 +18,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * reaches the smarthost. Quoted local parts: accepted and relayed as written; an unbalanced quote is refused.
  */
 class SmtpHardeningEndToEndTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension();
 
   @ParameterizedTest
   @ValueSource(strings = {"\n.\r\n", "\n.\n", "\r.\r", "\r\n.\n", "\r\n.\r", "\n.\r", "\r.\n", "\r.\r\n"})
@@ -43,7 +27,7 @@ class SmtpHardeningEndToEndTest {
     String tag = "v" + Integer.toHexString(lookAlike.hashCode());
     String evil = "evil-" + tag + "@attacker.example";
     String victim = "victim-" + tag + "@dest.example";
-    int messagesBefore = downstream.messages().size();
+    int messagesBefore = gateway.downstream().messages().size();
 
     try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
       assertThat(client.reply()).startsWith("220 ");
@@ -64,20 +48,20 @@ class SmtpHardeningEndToEndTest {
       assertThat(client.command("QUIT")).startsWith("221");
     }
 
-    List<ScriptedSmtpServer.Received> received = downstream.messages().subList(messagesBefore, downstream.messages().size());
+    List<ScriptedSmtpServer.Received> received = gateway.downstream().messages().subList(messagesBefore, gateway.downstream().messages().size());
     assertThat(received).hasSize(1);
     assertThat(received.get(0).mailFrom()).isEqualTo("after-" + tag + "@client.example");
-    String everything = new String(downstream.receivedBytes(), StandardCharsets.ISO_8859_1);
+    String everything = new String(gateway.downstream().receivedBytes(), StandardCharsets.ISO_8859_1);
     assertThat(everything).doesNotContain(evil, victim, "hidden " + tag, "legit body");
-    assertThat(downstream.commands()).noneMatch(c -> c.contains(evil) || c.contains(victim));
-    assertThat(downstream.bareLineEndings()).isEmpty();
+    assertThat(gateway.downstream().commands()).noneMatch(c -> c.contains(evil) || c.contains(victim));
+    assertThat(gateway.downstream().bareLineEndings()).isEmpty();
   }
 
   @Test
   void quotedLocalPartsAreRelayedAsWrittenAndTheSmarthostReceivesThem() throws Exception {
     String from = "\"john smith\"@client.example";
     String to = "\"a\\\"b\"@dest.example";
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
 
     try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
       assertThat(client.reply()).startsWith("220 ");
@@ -85,8 +69,8 @@ class SmtpHardeningEndToEndTest {
       assertThat(client.command("QUIT")).startsWith("221");
     }
 
-    assertThat(downstream.commands()).contains("MAIL FROM:<" + from + ">", "RCPT TO:<" + to + ">");
-    ScriptedSmtpServer.Received got = downstream.messages().get(before);
+    assertThat(gateway.downstream().commands()).contains("MAIL FROM:<" + from + ">", "RCPT TO:<" + to + ">");
+    ScriptedSmtpServer.Received got = gateway.downstream().messages().get(before);
     assertThat(got.mailFrom()).isEqualTo(from);
     assertThat(got.recipients()).containsExactly(to);
   }
@@ -102,6 +86,6 @@ class SmtpHardeningEndToEndTest {
       assertThat(client.command("QUIT")).startsWith("221");
     }
 
-    assertThat(downstream.commands()).noneMatch(c -> c.contains("unbalanced@"));
+    assertThat(gateway.downstream().commands()).noneMatch(c -> c.contains("unbalanced@"));
   }
 }

@@ -3,57 +3,26 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ledgerpost.testing.Credentials;
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import jakarta.mail.AuthenticationFailedException;
 import jakarta.mail.Message;
 import jakarta.mail.Session;
 import jakarta.mail.Transport;
 import jakarta.mail.internet.InternetAddress;
 import jakarta.mail.internet.MimeMessage;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.Map;
 import java.util.Properties;
-import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** No open relay: outside relayNetworks only an authenticated client relays, and AUTH needs TLS first. */
 class StartTlsAuthTest {
-  @TempDir
-  static Path dir;
-
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
-
-  @BeforeAll
-  static void start() throws Exception {
-    byte[] salt = new byte[16];
-    new SecureRandom().nextBytes(salt);
-    Path users = dir.resolve("users.htpasswd");
-    Files.writeString(users, "# htpasswd -B format\nalice:" + OpenBSDBCrypt.generate("2y", "s3cret".toCharArray(), salt, 5)
-        + "\n", StandardCharsets.UTF_8);
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("auth.usersFile", users.toString());
-    o.put("smtp.relayNetworks", "10.0.0.0/8"); // loopback is NOT a relay network here
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .configure((g, o) -> o.put("auth.usersFile", Credentials.htpasswd(Map.of("alice", "s3cret")).toString()))
+      .with("smtp.relayNetworks", "10.0.0.0/8"); // loopback is NOT a relay network here
 
   private static Session session(boolean auth) {
     Properties p = new Properties();
@@ -80,10 +49,10 @@ class StartTlsAuthTest {
   @Test
   void authenticatedClientRelaysOverStartTls() throws Exception {
     Session s = session(true);
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     Transport.send(message(s), "alice", "s3cret");
-    assertThat(downstream.messages()).hasSize(before + 1);
-    assertThat(downstream.messages().get(before).text()).contains("with ESMTPSA id ");
+    assertThat(gateway.downstream().messages()).hasSize(before + 1);
+    assertThat(gateway.downstream().messages().get(before).text()).contains("with ESMTPSA id ");
   }
 
   @Test
@@ -110,6 +79,6 @@ class StartTlsAuthTest {
       assertThat(c.command("MAIL FROM:<a@example.com>")).isEqualTo("530 5.7.0 Authentication required");
       assertThat(c.command("AUTH PLAIN AGFsaWNlAHMzY3JldA==")).startsWith("538 5.7.11");
     }
-    assertThat(downstream.dataCommands()).isEqualTo(downstream.messages().size());
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(gateway.downstream().messages().size());
   }
 }

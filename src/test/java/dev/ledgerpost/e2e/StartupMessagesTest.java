@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.ChildGateway;
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Vertx;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -14,9 +12,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What an operator reads when the gateway starts, or does not (docs/design.md §4.7), from a real process: the
@@ -24,24 +21,13 @@ import org.junit.jupiter.api.Test;
  * configuration was read; no noise on a normal start.
  */
 class StartupMessagesTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness harness = GatewayHarness.extension().manual();
 
   private static String config(Path dir, String smtpPort, String ledgerUrl, String... more) {
     return String.join("\n", "smtp:", "  port: " + smtpPort, "  hostname: child.test",
         "http:", "  port: 0",
-        "downstream:", "  host: 127.0.0.1", "  port: " + downstream.port(), "  starttls: none",
+        "downstream:", "  host: 127.0.0.1", "  port: " + harness.downstream().port(), "  starttls: none",
         "ledger:", "  url: \"" + ledgerUrl + "\"", "  dataDir: \"" + dir.resolve("pg") + "\"", "  lockTimeout: 250ms",
         "api:", "  adminToken: child-admin-token-0123456789", String.join("\n", more), "");
   }

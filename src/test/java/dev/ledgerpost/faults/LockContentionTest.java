@@ -4,28 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LogCapture;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * docs/design.md §1 and §2 under real PostgreSQL locks taken from another connection: whole-transaction
@@ -34,35 +32,22 @@ import org.junit.jupiter.api.Test;
 class LockContentionTest {
   static final String ALL_TABLES = "messages, recipients, outbox";
 
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  GatewayHarness gateway;
   /** Runs (on a worker) when the downstream has the body, before it answers 250. */
   volatile Function<ScriptedSmtpServer.Received, Object> beforeFinalReply = m -> null;
   volatile String finalReply;
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return vertx.executeBlocking(() -> {
-          beforeFinalReply.apply(message);
-          return finalReply != null ? finalReply : "250 2.0.0 Ok: queued as DS" + n;
-        });
-      }
-    }));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("ledger.lockTimeout", "250ms");
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension()
+      .with("ledger.lockTimeout", "250ms")
+      .script(g -> new ScriptedSmtpServer.Script() {
+        @Override
+        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+          return g.vertx().executeBlocking(() -> {
+            beforeFinalReply.apply(message);
+            return finalReply != null ? finalReply : "250 2.0.0 Ok: queued as DS" + n;
+          });
+        }
+      });
 
   @Test
   void lockHeldLongerThanTheRetryBudgetMeans451AndNoDataDownstream() throws Exception {
@@ -73,7 +58,7 @@ class LockContentionTest {
       assertThat(c.command("RSET")).startsWith("250");
     }
     assertThat(reply).isEqualTo("451 4.3.0 Temporary local persistence failure");
-    assertThat(downstream.dataCommands()).isZero();
+    assertThat(gateway.downstream().dataCommands()).isZero();
     assertThat(count("SELECT count(*) FROM messages")).isZero();
     assertThat(count("SELECT count(*) FROM outbox")).isZero();
     assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
@@ -89,7 +74,7 @@ class LockContentionTest {
       lock.release();
       assertThat(reply.get()).startsWith("250 2.0.0 Ok: queued as ");
     }
-    assertThat(downstream.messages()).hasSize(1);
+    assertThat(gateway.downstream().messages()).hasSize(1);
     assertThat(status(ledgerId(reply.get()))).isEqualTo("SENT");
     assertThat(gateway.gateway().ledgerRetries().get("55P03")).isGreaterThanOrEqualTo(1L);
   }
@@ -128,8 +113,8 @@ class LockContentionTest {
       }
     }
     assertThat(reply).startsWith("250 2.0.0 Ok: queued as ");
-    assertThat(downstream.messages()).hasSize(1);
-    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().messages()).hasSize(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
     assertThat(gateway.gateway().handovers()).isEqualTo(1);
     assertThat(gateway.gateway().retryStats().settled()).isEqualTo(1);
   }
@@ -245,7 +230,7 @@ class LockContentionTest {
     assertThat(ids.get(0)).isNotEqualTo(ids.get(1));
     assertThat(count("SELECT count(*) FROM messages WHERE message_id_header = '<same@example.com>' AND status = 'SENT'"))
         .isEqualTo(2);
-    assertThat(downstream.messages()).hasSize(2);
+    assertThat(gateway.downstream().messages()).hasSize(2);
   }
 
   private SmtpTestClient client() throws Exception {
@@ -298,13 +283,8 @@ class LockContentionTest {
     }
   }
 
-  static void poll(Duration within, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within " + within);
-      }
-      Thread.sleep(5); // polling with a deadline
-    }
+  static void poll(Duration within, BooleanSupplier condition) throws Exception {
+    Poll.until(within, "the condition", condition::getAsBoolean);
   }
+
 }

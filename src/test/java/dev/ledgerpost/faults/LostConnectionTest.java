@@ -10,34 +10,23 @@ import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A downstream connection lost before or after the final dot: nothing delivered, or outcome unknown. */
 class LostConnectionTest {
-  Vertx vertx = Vertx.vertx();
-  ScriptedSmtpServer downstream;
-  GatewayHarness gateway;
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension().manual();
 
   void start(ScriptedSmtpServer.Script script, Map<String, Object> extra) throws Exception {
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, script));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    Map<String, Object> o = GatewayHarness.defaults(gateway.smarthost(script).port());
     o.putAll(extra);
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (gateway != null) {
-      gateway.close();
-    }
-    GatewayHarness.await(vertx.close());
+    gateway.begin(o);
   }
 
   @Test
@@ -81,7 +70,7 @@ class LostConnectionTest {
     assertThat(second).startsWith("250 2.0.0");
     assertThat(ledgerId(second)).isNotEqualTo(ledgerId(first));
     assertThat(status(ledgerId(first))).isEqualTo("UNKNOWN");
-    assertThat(downstream.dataCommands()).isEqualTo(2); // one per client submission: the gateway re-sent nothing
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(2); // one per client submission: the gateway re-sent nothing
     assertThat(scalar("SELECT count(*) FROM messages")).isEqualTo(2);
   }
 
@@ -110,7 +99,7 @@ class LostConnectionTest {
     String reply = send("Subject: slow\r\n\r\nbody");
     assertThat(reply).startsWith("451 4.4.2");
     assertThat(status(ledgerId(reply))).isEqualTo("UNKNOWN");
-    assertThat(downstream.messages()).hasSize(1);
+    assertThat(gateway.downstream().messages()).hasSize(1);
   }
 
   @Test
@@ -125,7 +114,7 @@ class LostConnectionTest {
     assertThat(reply).startsWith("451 4.4.2").contains("nothing was delivered");
     assertThat(scalar("SELECT count(*) FROM messages WHERE status = 'FAILED_TEMP'")).isEqualTo(1);
     assertThat(scalar("SELECT count(*) FROM recipients WHERE status = 'FAILED_TEMP'")).isEqualTo(1);
-    assertThat(downstream.messages()).isEmpty();
+    assertThat(gateway.downstream().messages()).isEmpty();
   }
 
   private String send(String body) throws Exception {

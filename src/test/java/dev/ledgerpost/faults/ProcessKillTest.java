@@ -5,22 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.ChildGateway;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
+import dev.ledgerpost.testing.LockingSmarthost;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway is a real process. The downstream accepts a message, the ledger's tables are locked so
@@ -29,44 +26,22 @@ import org.junit.jupiter.api.Test;
  * journal: the row becomes SENT, and the downstream still has exactly one copy.
  */
 class ProcessKillTest {
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  String url;
-  final AtomicReference<TableLock> lock = new AtomicReference<>();
-  volatile boolean lockOnEndOfData;
-
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    url = TestDatabase.newDatabase();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return vertx.executeBlocking(() -> {
-          if (lockOnEndOfData) {
-            lock.set(TableLock.acquire(url, LockContentionTest.ALL_TABLES.split(", ")));
-          }
-          return "250 2.0.0 Ok: queued as DS" + n;
-        });
-      }
-    }));
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (lock.get() != null) {
-      lock.get().release();
-    }
-    GatewayHarness.await(vertx.close());
-  }
+  final String url = TestDatabase.newDatabase();
+  @RegisterExtension
+  @Order(1)
+  final GatewayHarness harness = GatewayHarness.extension().manual().script(g -> this.smarthost);
+  /** Locks every ledger table once it has a body, when told to. */
+  @RegisterExtension
+  @Order(2) // after the gateway's: its lock is released before the gateway stops
+  final LockingSmarthost smarthost = new LockingSmarthost(harness::vertx, () -> url);
 
   @Test
   void aGatewayKilledWhileItsSettleIsBlockedSettlesFromItsJournalAfterRestartAndSendsNothingAgain() throws Exception {
     Path dir = GatewayHarness.tempDir("child-");
-    String yaml = ChildGateway.config(dir, downstream.port(), url);
+    String yaml = ChildGateway.config(dir, harness.downstream().port(), url);
     Path journal = dir.resolve("journal").resolve("outcomes.log");
     UUID id;
-    lockOnEndOfData = true;
+    smarthost.lockWith(u -> TableLock.acquire(u, LockContentionTest.ALL_TABLES.split(", ")));
     try (ChildGateway first = ChildGateway.start(dir, yaml, null).awaitReady(Duration.ofSeconds(120))) {
       String reply;
       try (SmtpTestClient c = new SmtpTestClient(first.smtpPort())) {
@@ -79,24 +54,24 @@ class ProcessKillTest {
       assertThat(first.log("CRITICAL audit_event=delivery_result_persist_failed", id.toString())).hasSize(1);
       Poll.until(Duration.ofSeconds(20), "the retry part is retrying under the lock", () ->
           !first.log("settle retry of " + id + " failed").isEmpty());
-      assertThat(lock.get().queryString("SELECT status FROM messages WHERE id = '" + id + "'")).isEqualTo("PENDING");
+      assertThat(smarthost.lock().queryString("SELECT status FROM messages WHERE id = '" + id + "'")).isEqualTo("PENDING");
       assertThat(Files.size(journal)).as("the outcome is in the journal").isPositive();
 
       assertThat(first.kill()).as("exit status of SIGKILL").isEqualTo(137);
     }
-    lock.get().release();
+    smarthost.lock().release();
     assertThat(LedgerRows.status(url, id)).as("nobody settled it before the restart").isEqualTo("PENDING");
     assertThat(Files.size(journal)).isPositive();
 
-    lockOnEndOfData = false;
+    smarthost.lockWith(null);
     try (ChildGateway second = ChildGateway.start(dir, yaml, null).awaitReady(Duration.ofSeconds(120))) {
       Poll.until(Duration.ofSeconds(20), "replayed outcome settled", () -> "SENT".equals(LedgerRows.status(url, id)));
       assertThat(second.log("replaying 1 known outcomes")).hasSize(1);
       assertThat(second.log("audit_event=delivery_result_persisted", id.toString(), "via=retry")).hasSize(1);
       Poll.until(Duration.ofSeconds(10), "journal emptied", () -> Files.size(journal) == 0);
     }
-    assertThat(downstream.messages()).hasSize(1);
-    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(harness.downstream().messages()).hasSize(1);
+    assertThat(harness.downstream().dataCommands()).isEqualTo(1);
     assertThat(LedgerRows.string(url, "SELECT version || ':' || downstream_reply FROM messages WHERE id = '" + id + "'"))
         .isEqualTo("2:250 2.0.0 Ok: queued as DS1");
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isEqualTo(1);
@@ -105,7 +80,7 @@ class ProcessKillTest {
   @Test
   void whenTheJournalCannotBeWrittenTheOutcomeIsStillSettledAndTheClientHearsTheSame() throws Exception {
     Path dir = GatewayHarness.tempDir("child-nospace-");
-    String yaml = ChildGateway.config(dir, downstream.port(), url, io.vertx.core.net.SelfSignedCertificate.create("child.test"));
+    String yaml = ChildGateway.config(dir, harness.downstream().port(), url, io.vertx.core.net.SelfSignedCertificate.create("child.test"));
     // RLIMIT_FSIZE 0: every write that would grow a file fails with EFBIG, as on a full disk (SIGXFSZ ignored,
     // as a daemon would). The log goes to a pipe, which the limit does not touch.
     try (ChildGateway g = ChildGateway.start(dir, yaml, "trap '' XFSZ; ulimit -f 0").awaitReady(Duration.ofSeconds(120))) {
@@ -116,17 +91,17 @@ class ProcessKillTest {
       Poll.until(Duration.ofSeconds(10), "settled directly", () -> "SENT".equals(LedgerRows.status(url, a)));
 
       // Both the journal and the settle fail: the retry part holds the outcome in memory and settles it later.
-      lockOnEndOfData = true;
+      smarthost.lockWith(u -> TableLock.acquire(u, LockContentionTest.ALL_TABLES.split(", ")));
       String second = send(g, "<nospace-2@example.com>");
       assertThat(second).startsWith("250 2.0.0 Ok: queued as ");
       UUID b = UUID.fromString(LockContentionTest.ledgerId(second));
-      assertThat(lock.get().queryString("SELECT status FROM messages WHERE id = '" + b + "'")).isEqualTo("PENDING");
+      assertThat(smarthost.lock().queryString("SELECT status FROM messages WHERE id = '" + b + "'")).isEqualTo("PENDING");
       Poll.until(Duration.ofSeconds(10), "CRITICAL about the unjournaled outcome", () ->
           !g.log("CRITICAL audit_event=known_outcome_not_journaled", b.toString()).isEmpty());
-      lock.get().release();
+      smarthost.lock().release();
       Poll.until(Duration.ofSeconds(20), "settled by the retry part", () -> "SENT".equals(LedgerRows.status(url, b)));
     }
-    assertThat(downstream.messages()).hasSize(2);
+    assertThat(harness.downstream().messages()).hasSize(2);
   }
 
   private static String send(ChildGateway g, String messageId) throws Exception {

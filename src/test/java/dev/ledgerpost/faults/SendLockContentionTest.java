@@ -3,11 +3,9 @@ package dev.ledgerpost.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TableLock;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -16,35 +14,18 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The send API's 451 4.3.0 case under a real lock: the ledger cannot be opened, so nothing is sent. */
 class SendLockContentionTest {
   static final String KEY = "lock-test-key";
 
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  GatewayHarness gateway;
-  SendClient client;
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension()
+      .with("ledger.lockTimeout", "250ms")
+      .with("api.keysFile", SendClient.keysFile(Map.of(KEY, "erin")).toString());
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("ledger.lockTimeout", "250ms");
-    o.put("api.keysFile", SendClient.keysFile(Map.of(KEY, "erin")).toString());
-    gateway = GatewayHarness.start(vertx, o);
-    client = new SendClient(gateway.httpPort());
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
 
   static JsonObject message() {
     return new JsonObject().put("from", "erin@example.com").put("to", new JsonArray().add("f@example.net"))
@@ -55,10 +36,10 @@ class SendLockContentionTest {
   void lockedLedgerTablesMean503AndNoDataDownstream() throws Exception {
     HttpResponse<String> r;
     try (TableLock lock = TableLock.acquire(gateway.databaseUrl(), LockContentionTest.ALL_TABLES)) {
-      r = client.send(KEY, null, message());
+      r = gateway.sendClient().send(KEY, null, message());
     }
     assertTemporaryPersistenceFailure(r);
-    assertThat(downstream.dataCommands()).isZero();
+    assertThat(gateway.downstream().dataCommands()).isZero();
     assertThat(count("SELECT count(*) FROM messages")).isZero();
     assertThat(count("SELECT count(*) FROM outbox")).isZero();
     assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
@@ -70,14 +51,14 @@ class SendLockContentionTest {
     HttpResponse<String> r;
     try (TableLock lock = TableLock.acquire(gateway.databaseUrl(), LockContentionTest.ALL_TABLES)) {
       // The claim's foreign key to messages waits for the lock too: the key is refused before MAIL FROM.
-      r = client.send(KEY, key, message());
+      r = gateway.sendClient().send(KEY, key, message());
       assertThat(count("SELECT count(*) FROM idempotency_keys")).isZero();
     }
     assertTemporaryPersistenceFailure(r);
-    assertThat(downstream.dataCommands()).isZero();
-    HttpResponse<String> retry = client.send(KEY, key, message());
+    assertThat(gateway.downstream().dataCommands()).isZero();
+    HttpResponse<String> retry = gateway.sendClient().send(KEY, key, message());
     assertThat(retry.statusCode()).as(retry.body()).isEqualTo(200);
-    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
     assertThat(count("SELECT count(*) FROM messages WHERE status = 'SENT'")).isEqualTo(1);
   }
 
@@ -86,16 +67,16 @@ class SendLockContentionTest {
     String key = UUID.randomUUID().toString();
     HttpResponse<String> r;
     try (TableLock lock = TableLock.acquire(gateway.databaseUrl(), "recipients", "outbox")) {
-      r = client.send(KEY, key, message());
+      r = gateway.sendClient().send(KEY, key, message());
       assertThat(count("SELECT count(*) FROM idempotency_keys")).isZero();
     }
     assertTemporaryPersistenceFailure(r);
-    assertThat(downstream.dataCommands()).isZero();
+    assertThat(gateway.downstream().dataCommands()).isZero();
     assertThat(count("SELECT count(*) FROM messages")).isZero(); // the open rolled back, message row and key binding alike
     assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
-    HttpResponse<String> retry = client.send(KEY, key, message());
+    HttpResponse<String> retry = gateway.sendClient().send(KEY, key, message());
     assertThat(retry.statusCode()).as(retry.body()).isEqualTo(200);
-    assertThat(downstream.dataCommands()).isEqualTo(1);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
   }
 
   static void assertTemporaryPersistenceFailure(HttpResponse<String> r) {

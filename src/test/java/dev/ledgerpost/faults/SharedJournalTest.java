@@ -8,13 +8,11 @@ import dev.ledgerpost.lockfile.LockFile;
 import dev.ledgerpost.testing.ChildGateway;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
+import dev.ledgerpost.testing.LockingSmarthost;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,10 +20,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An outcome journal belongs to one process (docs/design.md §1.5). Real gateway processes: a second one on the
@@ -35,40 +32,18 @@ import org.junit.jupiter.api.Test;
  * keeps its lock.
  */
 class SharedJournalTest {
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  String url;
-  final AtomicReference<TableLock> lock = new AtomicReference<>();
-  volatile boolean lockOnEndOfData;
-
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    url = TestDatabase.newDatabase();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return vertx.executeBlocking(() -> {
-          if (lockOnEndOfData) {
-            lock.set(TableLock.acquire(url, LockContentionTest.ALL_TABLES.split(", ")));
-          }
-          return "250 2.0.0 Ok: queued as DS" + n;
-        });
-      }
-    }));
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (lock.get() != null) {
-      lock.get().release();
-    }
-    GatewayHarness.await(vertx.close());
-  }
+  final String url = TestDatabase.newDatabase();
+  @RegisterExtension
+  @Order(1)
+  final GatewayHarness harness = GatewayHarness.extension().manual().script(g -> this.smarthost);
+  /** Locks every ledger table once it has a body, when told to. */
+  @RegisterExtension
+  @Order(2) // after the gateway's: its lock is released before the gateway stops
+  final LockingSmarthost smarthost = new LockingSmarthost(harness::vertx, () -> url);
 
   /** A child gateway in {@code dir} on the database {@code ledgerUrl}, its outcome journal in {@code journalDir}. */
   private String yaml(Path dir, String ledgerUrl, Path journalDir) {
-    return ChildGateway.config(dir, downstream.port(), ledgerUrl) + "retry:\n  journalDir: \"" + journalDir + "\"\n";
+    return ChildGateway.config(dir, harness.downstream().port(), ledgerUrl) + "retry:\n  journalDir: \"" + journalDir + "\"\n";
   }
 
   @Test
@@ -79,7 +54,7 @@ class SharedJournalTest {
     Path home = GatewayHarness.tempDir("journal-owner-");
     String yaml = yaml(home, url, journalDir);
     UUID id;
-    lockOnEndOfData = true;
+    smarthost.lockWith(u -> TableLock.acquire(u, LockContentionTest.ALL_TABLES.split(", ")));
     try (ChildGateway first = ChildGateway.start(home, yaml, null).awaitReady(Duration.ofSeconds(120))) {
       assertThat(LockFile.holder(lockFile)).isEqualTo(OptionalLong.of(first.pid()));
       assertThat(Files.readString(lockFile)).isEqualTo(first.pid() + "\n");
@@ -109,10 +84,10 @@ class SharedJournalTest {
 
       assertThat(first.kill()).as("exit status of SIGKILL").isEqualTo(137);
     }
-    lock.get().release();
+    smarthost.lock().release();
     assertThat(LedgerRows.status(url, id)).as("nobody settled it before the restart").isEqualTo("PENDING");
 
-    lockOnEndOfData = false;
+    smarthost.lockWith(null);
     try (ChildGateway next = ChildGateway.start(home, yaml, null).awaitReady(Duration.ofSeconds(120))) {
       assertThat(LockFile.holder(lockFile)).as("the OS dropped the killed one's lock").isEqualTo(OptionalLong.of(next.pid()));
       assertThat(Files.readString(lockFile)).isEqualTo(next.pid() + "\n");
@@ -120,20 +95,20 @@ class SharedJournalTest {
       assertThat(next.log("replaying 1 known outcomes")).hasSize(1);
       Poll.until(Duration.ofSeconds(10), "journal emptied", () -> Files.size(journal) == 0);
     }
-    assertThat(downstream.messages()).hasSize(1);
+    assertThat(harness.downstream().messages()).hasSize(1);
     assertThat(LockFile.holder(lockFile)).as("released at a clean stop").isEmpty();
   }
 
   @Test
   void aSecondGatewayInThisJvmOnTheJournalIsRefusedAndTheFirstKeepsItsLock() throws Exception {
-    Map<String, Object> first = GatewayHarness.defaults(downstream.port());
-    Map<String, Object> second = GatewayHarness.defaults(downstream.port());
+    Map<String, Object> first = GatewayHarness.defaults(harness.downstream().port());
+    Map<String, Object> second = GatewayHarness.defaults(harness.downstream().port());
     Path journalDir = Path.of((String) first.get("retry.journalDir"));
     second.put("retry.journalDir", journalDir.toString());
     Path lockFile = journalDir.resolve(LockFile.NAME);
     long self = ProcessHandle.current().pid();
-    try (GatewayHarness running = GatewayHarness.start(vertx, first)) {
-      assertThatThrownBy(() -> GatewayHarness.start(vertx, second))
+    try (GatewayHarness running = GatewayHarness.start(harness.vertx(), first)) {
+      assertThatThrownBy(() -> GatewayHarness.start(harness.vertx(), second))
           .isInstanceOf(DirectoryInUse.class)
           .hasMessage("retry.journalDir " + journalDir + " is in use by another gateway in this process (PID " + self
               + " holds its lock " + lockFile + "); give each gateway its own retry.journalDir");
@@ -145,7 +120,7 @@ class SharedJournalTest {
       }
     }
     assertThat(LockFile.holder(lockFile)).as("released when the gateway stopped").isEmpty();
-    try (GatewayHarness after = GatewayHarness.start(vertx, second)) {
+    try (GatewayHarness after = GatewayHarness.start(harness.vertx(), second)) {
       assertThat(LockFile.holder(lockFile)).isEqualTo(OptionalLong.of(self));
     }
   }

@@ -3,55 +3,44 @@ package dev.ledgerpost.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
+import dev.ledgerpost.testing.WebhookReceiver;
+import dev.ledgerpost.webhook.WebhookDeliveryTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Every metric a dashboard panel or an alert rule names exists on a live gateway's /metrics. */
 class MetricsContractTest {
   static final Pattern METRIC = Pattern.compile("\\bledgerpost_[a-z_]+");
-  static Vertx vertx;
-  static GatewayHarness gateway;
   static String scrape;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    var o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "200ms");
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "200ms").configure((g, o) -> {
     // A webhook endpoint, so that its counters exist (they are per endpoint).
-    dev.ledgerpost.testing.WebhookReceiver receiver = GatewayHarness.await(dev.ledgerpost.testing.WebhookReceiver.start(vertx,
-        r -> dev.ledgerpost.testing.WebhookReceiver.Answer.of(200)));
-    o.put("webhooks.endpoints", List.of(java.util.Map.of("name", "probe", "url", receiver.url("/h"), "secret",
-        dev.ledgerpost.webhook.WebhookDeliveryTest.secret(3))));
-    gateway = GatewayHarness.start(vertx, o);
-    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+    WebhookReceiver receiver = GatewayHarness.await(WebhookReceiver.start(g.vertx(), r -> WebhookReceiver.Answer.of(200)));
+    o.put("webhooks.endpoints", List.of(Map.of("name", "probe", "url", receiver.url("/h"), "secret",
+        WebhookDeliveryTest.secret(3))));
+  }).afterStart(g -> {
+    try (SmtpTestClient c = new SmtpTestClient(g.smtpPort())) {
       c.reply();
       assertThat(c.sendMail("a@example.com", List.of("b@example.net"), "Subject: m\r\n\r\nbody")).startsWith("250");
       assertThat(c.command("NOOP")).startsWith("250");
     }
-    var response = gateway.get("/metrics", null);
+    var response = g.get("/metrics", null);
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
     scrape = response.body();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  });
 
   @Test
   void everyMetricOfTheDashboardAndTheAlertRulesExists() throws Exception {
@@ -83,27 +72,20 @@ class MetricsContractTest {
             + " VALUES (gen_random_uuid(), 'SMTP', 'old@example.com', 1, '00', 'r', 'PENDING', 1, now() - interval '"
             + (90 + i * 30) + " seconds')");
       }
-      double sqlCount;
-      double sqlOldest;
-      long deadline = System.nanoTime() + 15_000_000_000L;
-      while (true) {
+      double[] sql = new double[2]; // count, oldest age
+      Poll.until(Duration.ofSeconds(15), "the pending gauges agree with SQL (the stale watch rescans every 200 ms)", () -> {
         try (java.sql.ResultSet rs = st.executeQuery("SELECT count(*), extract(epoch FROM now() - min(received_at))"
             + " FROM messages WHERE status = 'PENDING'")) {
           rs.next();
-          sqlCount = rs.getDouble(1);
-          sqlOldest = rs.getDouble(2);
+          sql[0] = rs.getDouble(1);
+          sql[1] = rs.getDouble(2);
         }
         String body = gateway.get("/metrics", null).body();
-        double count = value(body, "ledgerpost_pending_messages");
-        double oldest = value(body, "ledgerpost_pending_oldest_age_seconds");
-        if (count == sqlCount && Math.abs(oldest - sqlOldest) <= 2.0) {
-          break;
-        }
-        assertThat(System.nanoTime()).as("gauges %s/%s vs SQL %s/%s", count, oldest, sqlCount, sqlOldest).isLessThan(deadline);
-        Thread.sleep(50); // polling with a deadline: the stale watch rescans every 200 ms
-      }
-      assertThat(sqlCount).isEqualTo(3.0);
-      assertThat(sqlOldest).isGreaterThanOrEqualTo(150.0);
+        return value(body, "ledgerpost_pending_messages") == sql[0]
+            && Math.abs(value(body, "ledgerpost_pending_oldest_age_seconds") - sql[1]) <= 2.0;
+      });
+      assertThat(sql[0]).isEqualTo(3.0);
+      assertThat(sql[1]).isGreaterThanOrEqualTo(150.0);
     }
   }
 

@@ -2,16 +2,13 @@ package dev.ledgerpost.notify;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.testing.Credentials;
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TestDatabase;
 import dev.ledgerpost.testing.WsTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -23,52 +20,32 @@ import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The WebSocket hub with a real WebSocket client: resume by seq, per-user visibility, receipts, slow clients. */
 class NotifyHubTest {
   static final Duration WAIT = Duration.ofSeconds(30); // a deadline: generous for a loaded 2-core CI machine
-  @TempDir
-  static Path dir;
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
 
-  @BeforeAll
-  static void start() throws Exception {
-    Path tokens = dir.resolve("event-tokens");
-    Files.writeString(tokens, "alice:" + EventTokens.sha256("alice-token".getBytes(StandardCharsets.UTF_8)) + "\n"
-        + "bob:" + EventTokens.sha256("bob-token".getBytes(StandardCharsets.UTF_8)) + "\n");
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("notify.tokensFile", tokens.toString());
-    o.put("notify.pollInterval", "200ms");
-    o.put("notify.sendQueueBytes", "16KB");
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .configure((g, o) -> o.put("notify.tokensFile", Credentials.eventTokens(Map.of("alice", "alice-token", "bob", "bob-token"))
+          .toString()))
+      .with("notify.pollInterval", "200ms")
+      .with("notify.sendQueueBytes", "16KB");
 
   @Test
   void aClientThatMissedAThousandEventsGetsEachOnceInOrderWhenItResumes() throws Exception {
     UUID message = insertMessage("resume-user");
     long since;
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), null, gateway.gateway().adminToken())) {
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, gateway.gateway().adminToken())) {
       assertThat(ws.next(WAIT).getString("type")).isEqualTo("hello");
       insertEvents(message, 1, "before");
       since = ws.nextEvent(WAIT).getLong("seq");
     }
     insertEvents(message, 1000, "missed");
     poll(() -> unpublished() == 0);
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), "since=" + since, gateway.gateway().adminToken())) {
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=" + since, gateway.gateway().adminToken())) {
       long expected = since + 1;
       int missed = 0;
       while (missed < 1000) {
@@ -92,7 +69,7 @@ class NotifyHubTest {
     // than the 16 that Vert.x queues across threads before a socket reports its write queue full.
     UUID message = insertMessage("burst-user");
     int before = gateway.gateway().notifyClients();
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), null, gateway.gateway().adminToken())) {
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, gateway.gateway().adminToken())) {
       assertThat(ws.next(WAIT).getString("type")).isEqualTo("hello");
       insertEvents(message, 30, "burst");
       long previous = -1;
@@ -113,8 +90,8 @@ class NotifyHubTest {
   void aPerUserTokenNeverSeesAnotherUsersEvents() throws Exception {
     UUID alices = insertMessage("alice");
     UUID bobs = insertMessage("bob");
-    try (WsTestClient alice = WsTestClient.connect(vertx, gateway.httpPort(), "since=0", "alice-token");
-        WsTestClient bob = WsTestClient.connect(vertx, gateway.httpPort(), null, null)) {
+    try (WsTestClient alice = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=0", "alice-token");
+        WsTestClient bob = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, null)) {
       bob.send(new JsonObject().put("type", "auth").put("token", "bob-token")); // first-frame auth, as a browser would
       assertThat(bob.next(WAIT).getString("subscriber")).isEqualTo("bob");
       insertEvents(bobs, 3, "bob");
@@ -136,7 +113,7 @@ class NotifyHubTest {
   void badTokensAreRefused() throws Exception {
     var r = gateway.get("/api/v1/events", "wrong");
     assertThat(r.statusCode()).isEqualTo(401);
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), null, null)) {
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, null)) {
       ws.send(new JsonObject().put("type", "auth").put("token", "nope"));
       assertThat(ws.awaitClose(WAIT)).isEqualTo(NotifyHub.CLOSE_UNAUTHORIZED);
     }
@@ -146,7 +123,7 @@ class NotifyHubTest {
   void aSubscriberThatNeverReadsIsCutLooseWith4008AndCanResume() throws Exception {
     UUID message = insertMessage("slow-user");
     int before = gateway.gateway().notifyClients();
-    WsTestClient slow = WsTestClient.connect(vertx, gateway.httpPort(), null, gateway.gateway().adminToken());
+    WsTestClient slow = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, gateway.gateway().adminToken());
     assertThat(slow.next(WAIT).getString("type")).isEqualTo("hello");
     poll(() -> gateway.gateway().notifyClients() == before + 1);
     slow.socket().pause();
@@ -167,7 +144,7 @@ class NotifyHubTest {
 
   @Test
   void aReadReceiptShowsUpInTheOperationStatus() throws Exception {
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), "client=dashboard", gateway.gateway().adminToken())) {
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "client=dashboard", gateway.gateway().adminToken())) {
       assertThat(ws.next(WAIT).getString("subscriber")).isEqualTo("admin/dashboard");
       String id;
       try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
@@ -208,7 +185,7 @@ class NotifyHubTest {
     try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement()) {
       st.execute("UPDATE outbox_publisher SET pruned_through = GREATEST(pruned_through, 3)");
     }
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), "since=1", gateway.gateway().adminToken())) {
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=1", gateway.gateway().adminToken())) {
       JsonObject reset = ws.nextEvent(WAIT);
       assertThat(reset.getString("type")).isEqualTo("reset");
     }
@@ -265,13 +242,8 @@ class NotifyHubTest {
     return m.group(1);
   }
 
-  static void poll(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within " + WAIT);
-      }
-      Thread.sleep(10); // polling with a deadline
-    }
+  static void poll(BooleanSupplier condition) throws Exception {
+    Poll.until(WAIT, "the condition", condition::getAsBoolean);
   }
+
 }

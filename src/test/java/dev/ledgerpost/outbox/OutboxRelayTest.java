@@ -3,10 +3,9 @@ package dev.ledgerpost.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
+import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.TestDatabase;
 import dev.ledgerpost.testing.WsTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -16,29 +15,20 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The outbox relay against real concurrent PostgreSQL transactions. */
 class OutboxRelayTest {
   static final Duration WAIT = Duration.ofSeconds(15);
-  Vertx vertx = Vertx.vertx();
-  GatewayHarness gateway;
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension().manual();
 
   void start(Map<String, Object> extra) throws Exception {
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    Map<String, Object> o = GatewayHarness.defaults(gateway.downstream().port());
     o.put("notify.pollInterval", "100ms");
     o.putAll(extra);
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (gateway != null) {
-      gateway.close();
-    }
-    GatewayHarness.await(vertx.close());
+    gateway.begin(o);
   }
 
   /**
@@ -48,7 +38,7 @@ class OutboxRelayTest {
   @Test
   void aRowThatCommitsAfterAHigherSeqIsStillPublishedOnce() throws Exception {
     start(Map.of());
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), "since=0", gateway.gateway().adminToken());
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=0", gateway.gateway().adminToken());
         Connection a = TestDatabase.connect(gateway.databaseUrl());
         Connection b = TestDatabase.connect(gateway.databaseUrl())) {
       a.setAutoCommit(false);
@@ -86,7 +76,7 @@ class OutboxRelayTest {
     }
     var settle = new dev.ledgerpost.ledger.LedgerMessages.Settle(id, 1, dev.ledgerpost.ledger.MessageStatus.SENT, 1, 250,
         "2.0.0", "Ok", null);
-    var result = dev.ledgerpost.bus.Bus.of(vertx).request(dev.ledgerpost.ledger.LedgerMessages.SETTLE, settle,
+    var result = dev.ledgerpost.bus.Bus.of(gateway.vertx()).request(dev.ledgerpost.ledger.LedgerMessages.SETTLE, settle,
         dev.ledgerpost.ledger.LedgerMessages.Settled.class);
     try {
       GatewayHarness.await(result);
@@ -109,7 +99,7 @@ class OutboxRelayTest {
     poll(() -> published("old-2"));
     poll(() -> "0".equals(scalarOrNull("SELECT count(*) FROM outbox WHERE event_id LIKE 'old-%'")));
     assertThat(Long.parseLong(scalar("SELECT pruned_through FROM outbox_publisher"))).isGreaterThanOrEqualTo(2);
-    try (WsTestClient ws = WsTestClient.connect(vertx, gateway.httpPort(), "since=0", gateway.gateway().adminToken())) {
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=0", gateway.gateway().adminToken())) {
       assertThat(ws.nextEvent(WAIT).getString("type")).isEqualTo("reset");
     }
   }
@@ -149,13 +139,7 @@ class OutboxRelayTest {
     }
   }
 
-  private static void poll(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not met within " + WAIT);
-      }
-      Thread.sleep(10); // polling with a deadline
-    }
+  private static void poll(BooleanSupplier condition) throws Exception {
+    Poll.until(WAIT, "the condition", condition::getAsBoolean);
   }
 }

@@ -3,8 +3,8 @@ package dev.ledgerpost.reconcile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.ReconcileMessages.Candidate;
-import dev.ledgerpost.ledger.ReconcileMessages.Confidence;
+import dev.ledgerpost.reconcile.ReconcileMessages.Candidate;
+import dev.ledgerpost.reconcile.ReconcileMessages.Confidence;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;

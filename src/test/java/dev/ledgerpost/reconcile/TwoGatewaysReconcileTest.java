@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
-import dev.ledgerpost.ledger.OperatorMessages.ResolutionOutcome;
-import dev.ledgerpost.ledger.ReconcileMessages;
-import dev.ledgerpost.ledger.ReconcileMessages.Confidence;
-import dev.ledgerpost.ledger.ReconcileMessages.Propose;
-import dev.ledgerpost.ledger.ReconcileMessages.Proposed;
+import dev.ledgerpost.operator.OperatorMessages.ResolutionOutcome;
+import dev.ledgerpost.reconcile.ReconcileMessages;
+import dev.ledgerpost.reconcile.ReconcileMessages.Confidence;
+import dev.ledgerpost.reconcile.ReconcileMessages.Propose;
+import dev.ledgerpost.reconcile.ReconcileMessages.Proposed;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;

@@ -2,7 +2,7 @@ package dev.ledgerpost.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.ledger.IdempotencyMessages.KeyRef;
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.MessageStatus;
 import java.io.ByteArrayOutputStream;

@@ -2,9 +2,7 @@ package dev.ledgerpost.smtp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import dev.ledgerpost.testing.Race;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -28,31 +26,14 @@ class AddressConnectionsTest {
     AtomicInteger admitted = new AtomicInteger();
     AtomicInteger maxSeen = new AtomicInteger();
     AtomicInteger inside = new AtomicInteger();
-    CountDownLatch go = new CountDownLatch(1);
-    List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < 8; t++) {
-      Thread th = new Thread(() -> {
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        for (int i = 0; i < 20_000; i++) {
-          if (limit.tryOpen("a")) {
-            admitted.incrementAndGet();
-            maxSeen.accumulateAndGet(inside.incrementAndGet(), Math::max);
-            inside.decrementAndGet();
-            limit.closed("a");
-          }
-        }
-      });
-      th.start();
-      threads.add(th);
-    }
-    go.countDown();
-    for (Thread th : threads) {
-      th.join(60_000);
-    }
+    Race.run(8, 20_000, () -> {
+      if (limit.tryOpen("a")) {
+        admitted.incrementAndGet();
+        maxSeen.accumulateAndGet(inside.incrementAndGet(), Math::max);
+        inside.decrementAndGet();
+        limit.closed("a");
+      }
+    });
     assertThat(admitted.get()).isPositive();
     assertThat(maxSeen.get()).isLessThanOrEqualTo(5);
     assertThat(limit.open("a")).isZero();

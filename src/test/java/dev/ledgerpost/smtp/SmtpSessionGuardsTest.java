@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.delivery.Relay;
 import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.smtp.auth.AuthThrottle;
+import dev.ledgerpost.smtp.auth.UserQuota;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.nio.charset.StandardCharsets;

@@ -5,17 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.TableLock;
-import io.vertx.core.Vertx;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The ledger-wide gauges at scrape time (docs/design.md §8.1): a new PENDING row shows within a second or two
@@ -23,23 +19,9 @@ import org.junit.jupiter.api.Test;
  * with the last values while the ledger cannot be read.
  */
 class PendingGaugesTest {
-  Vertx vertx;
-  GatewayHarness gateway;
-
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "1h"); // the scan at start only: whatever shows later comes from the open counts
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension()
+      .with("stale.scanInterval", "1h"); // the scan at start only: whatever shows later comes from the open counts
 
   @Test
   void newPendingAndUnknownRowsShowAtTheNextScrapesNotAtTheNextScan() throws Exception {

@@ -4,26 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
+import dev.ledgerpost.testing.LockingSmarthost;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.MutableClock;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * docs/design.md §3.3 invariant 5 with a clock the test moves: a PENDING row past the threshold shows up in the
@@ -33,42 +29,17 @@ import org.junit.jupiter.api.Test;
 class StaleWatchTest {
   static final String STALE_LINE = "CRITICAL audit_event=stale_pending";
 
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  GatewayHarness gateway;
-  MutableClock clock;
-  final AtomicReference<TableLock> lock = new AtomicReference<>();
-  volatile String lockOnEndOfData;
-
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return vertx.executeBlocking(() -> {
-          if (lockOnEndOfData != null) {
-            lock.set(TableLock.acquire(gateway.databaseUrl(), lockOnEndOfData));
-          }
-          return "250 2.0.0 Ok: queued as DS" + n;
-        });
-      }
-    }));
-    clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "100ms");
-    o.put("ledger.lockTimeout", "250ms");
-    gateway = GatewayHarness.start(vertx, o, clock);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (lock.get() != null) {
-      lock.get().release();
-    }
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  final MutableClock clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+  @RegisterExtension
+  @Order(1)
+  final GatewayHarness gateway = GatewayHarness.extension()
+      .with("stale.scanInterval", "100ms")
+      .with("ledger.lockTimeout", "250ms")
+      .clock(clock)
+      .script(g -> this.smarthost);
+  @RegisterExtension
+  @Order(2) // after the gateway's: its lock is released before the gateway stops
+  final LockingSmarthost smarthost = new LockingSmarthost(gateway::vertx, gateway::databaseUrl);
 
   @Test
   void aStaleRowIsRaisedOncePerPeriodShownInGaugesAndApiAndClosedOnlyByAnOperator() throws Exception {
@@ -141,7 +112,7 @@ class StaleWatchTest {
   @Test
   void aPendingRowWhoseOutcomeTheRetryPartHoldsIsNotRaised() throws Exception {
     StaleGauges gauges = gateway.gateway().staleGauges();
-    lockOnEndOfData = "recipients"; // the settle cannot write; the stale watch never reads recipients
+    smarthost.lockWith(url -> TableLock.acquire(url, "recipients")); // the settle cannot write; the stale watch never reads recipients
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();
       String reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: held\r\n\r\nbody");
@@ -160,7 +131,7 @@ class StaleWatchTest {
       assertThat(list.getLong("pending")).isEqualTo(1);
       assertThat(list.getJsonArray("items")).isEmpty();
 
-      lock.get().release();
+      smarthost.lock().release();
       Poll.until(Duration.ofSeconds(10), "settled by the retry part", () ->
           LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages WHERE status = 'SENT'") == 1);
       Poll.until(Duration.ofSeconds(10), "gauges follow", () -> gauges.pendingMessages() == 0);

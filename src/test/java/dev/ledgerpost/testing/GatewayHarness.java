@@ -9,28 +9,71 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A gateway started in-process for a test, on port 0, against a fresh test database and a scripted
  * downstream. Blocking helpers are for the test thread only.
+ *
+ * <p>Most tests register one as a JUnit extension, which makes the whole set-up: a Vert.x, a scripted smarthost
+ * ({@link ScriptedSmtpServer}) and the gateway in front of it, started before and stopped after. On a static
+ * field it serves the whole class (nested classes too); on an instance field, every test gets its own:
+ *
+ * <pre>
+ * &#64;RegisterExtension
+ * static final GatewayHarness gateway = GatewayHarness.extension().with("smtp.maxConnections", 3);
+ * </pre>
+ *
+ * A script or a step that needs the running parts gets the harness itself ({@code g -> g.vertx()...}). With
+ * {@link #manual} the extension makes the Vert.x and the smarthost only, and each test starts its gateway with a
+ * configuration of its own ({@link #begin}); a test that runs several gateways or restarts them calls {@link #start}.
  */
-public final class GatewayHarness implements AutoCloseable {
-  private final Vertx vertx;
-  private final Gateway gateway;
-  private final String databaseUrl;
+public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, AfterAllCallback, BeforeEachCallback,
+    AfterEachCallback {
+  /** What a set-up step may throw. */
+  public interface Step {
+    void run(GatewayHarness gateway) throws Exception;
+  }
+
+  /** A configuration step: may start something on the harness's Vert.x and name it in the configuration. */
+  public interface Configuring {
+    void configure(GatewayHarness gateway, Map<String, Object> config) throws Exception;
+  }
+
   // HTTP/1.1: the JDK client otherwise tries an h2c upgrade, and a large upgraded response (/metrics) was seen to hang.
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
+  private Vertx vertx;
+  private Gateway gateway;
+  private String databaseUrl;
 
-  private GatewayHarness(Vertx vertx, Gateway gateway, String databaseUrl) {
-    this.vertx = vertx;
-    this.gateway = gateway;
-    this.databaseUrl = databaseUrl;
-  }
+  // As an extension: what to start, and what it started.
+  private final Map<String, Object> overrides = new LinkedHashMap<>();
+  private final List<Configuring> configure = new ArrayList<>();
+  private Function<GatewayHarness, ScriptedSmtpServer.Script> script = g -> new ScriptedSmtpServer.Script() {};
+  private Clock clock = Clock.systemUTC();
+  private Step afterStart = g -> { };
+  /** Class levels entered (nested classes inherit a static extension): the outermost starts and stops. */
+  private int classLevels;
+  /** The test starts the gateway itself ({@link #begin}); the extension makes the Vert.x and the smarthost. */
+  private boolean manual;
+  private ScriptedSmtpServer downstream;
+  private SendClient sendClient;
+
+  private GatewayHarness() {}
 
   /** Defaults for tests: loopback, port 0, a fresh database, the given downstream port, a fixed admin token. */
   public static Map<String, Object> defaults(int downstreamPort) {
@@ -49,44 +92,150 @@ public final class GatewayHarness implements AutoCloseable {
   }
 
   public static GatewayHarness start(Vertx vertx, Map<String, Object> overrides) throws Exception {
-    return start(vertx, overrides, java.time.Clock.systemUTC());
+    return start(vertx, overrides, Clock.systemUTC());
   }
 
   /** With the clock the stale watch reads. */
-  public static GatewayHarness start(Vertx vertx, Map<String, Object> overrides, java.time.Clock clock) throws Exception {
-    GatewayConfig config = ConfigLoader.fromSources(Map.of(), Map.of(), overrides);
-    Gateway g = await(Gateway.start(vertx, config, clock));
-    return new GatewayHarness(vertx, g, config.ledger().url());
+  public static GatewayHarness start(Vertx vertx, Map<String, Object> overrides, Clock clock) throws Exception {
+    GatewayHarness h = new GatewayHarness();
+    h.startGateway(vertx, overrides, clock);
+    return h;
+  }
+
+  private void startGateway(Vertx on, Map<String, Object> config, Clock time) throws Exception {
+    GatewayConfig parsed = ConfigLoader.fromSources(Map.of(), Map.of(), config);
+    gateway = await(Gateway.start(on, parsed, time));
+    vertx = on;
+    databaseUrl = parsed.ledger().url();
   }
 
   /** A fresh directory under target/, so every gateway of a test run has its own outcome journal. */
   public static java.nio.file.Path tempDir(String prefix) {
-    try {
-      java.nio.file.Path base = java.nio.file.Files.createDirectories(java.nio.file.Path.of("target", "test-data"));
-      return java.nio.file.Files.createTempDirectory(base, prefix).toAbsolutePath();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+    return GatewayHarnessDirs.fresh(prefix);
+  }
+
+  /** A harness to register as an extension ({@code @RegisterExtension}); it starts everything itself. */
+  public static GatewayHarness extension() {
+    return new GatewayHarness();
+  }
+
+  /** One configuration key over {@link #defaults}. */
+  public GatewayHarness with(String key, Object value) {
+    overrides.put(key, value);
+    return this;
+  }
+
+  /** Configuration computed at start (files, databases); runs after {@link #with}'s keys are in. */
+  public GatewayHarness configure(Configuring step) {
+    configure.add(step);
+    return this;
+  }
+
+  /** The smarthost's script; it may call back into the harness (its Vert.x, the database) when it runs. */
+  public GatewayHarness script(Function<GatewayHarness, ScriptedSmtpServer.Script> smarthost) {
+    this.script = smarthost;
+    return this;
+  }
+
+  /** The clock the stale watch and the smarthosts' back-off read. */
+  public GatewayHarness clock(Clock time) {
+    this.clock = time;
+    return this;
+  }
+
+  /** No gateway at start: each test calls {@link #begin} (the extension still stops it). */
+  public GatewayHarness manual() {
+    this.manual = true;
+    return this;
+  }
+
+  /** Runs once the gateway is up, before the tests (seeding messages, a first request). */
+  public GatewayHarness afterStart(Step step) {
+    this.afterStart = step;
+    return this;
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    if (classLevels++ == 0) {
+      startAll();
     }
   }
 
-  public Gateway gateway() {
-    return gateway;
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    if (--classLevels == 0) {
+      stopAll();
+    }
   }
 
-  public int smtpPort() {
-    return gateway.smtpPort();
+  @Override
+  public void beforeEach(ExtensionContext context) throws Exception {
+    if (classLevels == 0) {
+      startAll();
+    }
   }
 
-  public int httpPort() {
-    return gateway.httpPort();
+  @Override
+  public void afterEach(ExtensionContext context) throws Exception {
+    if (classLevels == 0) {
+      stopAll();
+    }
   }
 
-  public String databaseUrl() {
-    return databaseUrl;
+  private void startAll() throws Exception {
+    Vertx own = Vertx.vertx();
+    try {
+      vertx = own;
+      downstream = await(ScriptedSmtpServer.start(own, script.apply(this)));
+      if (!manual) {
+        Map<String, Object> config = defaults(downstream.port());
+        config.putAll(overrides);
+        for (Configuring c : configure) {
+          c.configure(this, config);
+        }
+        begin(config, clock);
+      }
+      afterStart.run(this);
+    } catch (Exception | Error e) {
+      stopAll();
+      throw e;
+    }
+  }
+
+  /** Another scripted smarthost on this harness's Vert.x, from now on its {@link #downstream}. */
+  public ScriptedSmtpServer smarthost(ScriptedSmtpServer.Script smarthost) throws Exception {
+    downstream = await(ScriptedSmtpServer.start(vertx, smarthost));
+    return downstream;
+  }
+
+  /** Starts the gateway of a {@link #manual} extension with {@code config} (built from {@link #defaults}). */
+  public void begin(Map<String, Object> config) throws Exception {
+    begin(config, Clock.systemUTC());
+  }
+
+  public void begin(Map<String, Object> config, Clock time) throws Exception {
+    startGateway(vertx, config, time);
+    sendClient = new SendClient(httpPort());
+  }
+
+  private void stopAll() throws Exception {
+    try {
+      if (gateway != null) {
+        close();
+      }
+    } finally {
+      gateway = null;
+      await(vertx.close());
+    }
   }
 
   public Vertx vertx() {
     return vertx;
+  }
+
+  public Gateway gateway() {
+    return gateway;
   }
 
   public HttpResponse<String> get(String path) throws Exception {
@@ -102,6 +251,19 @@ public final class GatewayHarness implements AutoCloseable {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /** A client of the send API on this gateway's port (an extension's). */
+  public SendClient sendClient() {
+    return sendClient;
+  }
+
+  public int smtpPort() {
+    return gateway.smtpPort();
+  }
+
+  public int httpPort() {
+    return gateway.httpPort();
+  }
+
   /** POST of a JSON body with the admin token and extra headers (name, value, name, value...). */
   public HttpResponse<String> post(String path, String json, String... headers) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort() + path))
@@ -113,6 +275,15 @@ public final class GatewayHarness implements AutoCloseable {
       b.header(headers[i], headers[i + 1]);
     }
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  public String databaseUrl() {
+    return databaseUrl;
+  }
+
+  /** The scripted smarthost (an extension's; a harness from {@link #start} has none). */
+  public ScriptedSmtpServer downstream() {
+    return downstream;
   }
 
   public static <T> T await(Future<T> f) throws Exception {

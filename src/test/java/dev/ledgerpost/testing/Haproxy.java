@@ -128,18 +128,14 @@ public final class Haproxy implements AutoCloseable {
    * exits first or the time runs out.
    */
   private boolean awaitListening(Duration within) throws Exception {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        return false;
-      }
-      List<String> listening = listeningOnLoopback();
-      if (ports.values().stream().allMatch(p -> listening.contains(String.format(Locale.ROOT, "0100007F:%04X", p)))) {
-        return true;
-      }
-      Thread.sleep(20); // polling with a deadline
-    }
-    return false;
+    Poll.within(within, () -> !process.isAlive() || listening());
+    return process.isAlive() && listening();
+  }
+
+  /** Whether every route's port is listening on loopback now. */
+  private boolean listening() throws IOException {
+    List<String> listening = listeningOnLoopback();
+    return ports.values().stream().allMatch(p -> listening.contains(String.format(Locale.ROOT, "0100007F:%04X", p)));
   }
 
   /** local_address of every socket in state 0A (LISTEN) in /proc/net/tcp. */

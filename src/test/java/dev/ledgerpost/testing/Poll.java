@@ -7,13 +7,22 @@ import java.util.concurrent.Callable;
 public final class Poll {
   private Poll() {}
 
+  /** Waits until {@code condition} holds; fails the test, saying {@code what}, when it does not within the deadline. */
   public static void until(Duration within, String what, Callable<Boolean> condition) throws Exception {
+    if (!within(within, condition)) {
+      throw new AssertionError("not within " + within + ": " + what);
+    }
+  }
+
+  /** Whether {@code condition} holds within the deadline: for a caller that says itself what a timeout means. */
+  public static boolean within(Duration within, Callable<Boolean> condition) throws Exception {
     long deadline = System.nanoTime() + within.toNanos();
     while (!Boolean.TRUE.equals(condition.call())) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("not within " + within + ": " + what);
+        return false;
       }
       Thread.sleep(10); // polling with a deadline
     }
+    return true;
   }
 }

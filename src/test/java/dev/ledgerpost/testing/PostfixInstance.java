@@ -196,19 +196,15 @@ public final class PostfixInstance implements AutoCloseable {
   }
 
   private boolean awaitRunning(Duration within) throws Exception {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (System.nanoTime() < deadline) {
-      long pid = masterPid();
-      boolean master = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-      if (master && (port == 0 || listening(port))) {
-        return true;
-      }
-      if (log().contains("fatal:")) {
-        return false;
-      }
-      Thread.sleep(20); // polling with a deadline
-    }
-    return false;
+    Poll.within(within, () -> running() || log().contains("fatal:"));
+    return running();
+  }
+
+  /** The master process is alive and, when it has a port, listening on it. */
+  private boolean running() throws IOException {
+    long pid = masterPid();
+    boolean master = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    return master && (port == 0 || listening(port));
   }
 
   /** Whether the kernel lists 127.0.0.1:port as listening (/proc/net/tcp), without connecting to it. */

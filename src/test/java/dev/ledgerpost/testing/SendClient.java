@@ -3,14 +3,11 @@ package dev.ledgerpost.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -39,13 +36,7 @@ public final class SendClient {
       }
       sb.append('\n');
     });
-    try {
-      Path file = GatewayHarnessDirs.fresh("keys-").resolve("api-keys");
-      Files.writeString(file, sb.toString(), StandardCharsets.UTF_8);
-      return file;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return Credentials.write("keys-", "api-keys", sb.toString());
   }
 
   public static String sha256(String s) {

@@ -120,6 +120,19 @@ public final class SmtpTestClient implements AutoCloseable {
     }
   }
 
+  /** SMTP transparency (RFC 5321 §4.5.2): a message as DATA carries it, a line that starts with a dot with one more. */
+  public static byte[] dotStuffed(byte[] message) {
+    String text = new String(message, java.nio.charset.StandardCharsets.UTF_8);
+    StringBuilder sb = new StringBuilder(text.length() + 16);
+    for (String line : text.split("\r\n", -1)) {
+      if (sb.length() > 0) {
+        sb.append("\r\n");
+      }
+      sb.append(line.startsWith(".") ? "." : "").append(line);
+    }
+    return sb.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
   private static void expect(String reply, String prefix) throws IOException {
     if (reply == null || !reply.startsWith(prefix)) {
       throw new IOException("expected " + prefix + " but got: " + reply);
