@@ -105,9 +105,15 @@ public record GatewayConfig(
     }
   }
 
-  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort) {
+  /** {@code archiveDir}: where exports go (docs/design.md §5.12); empty = none. */
+  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String archiveDir) {
     public boolean embedded() {
       return url == null || url.isBlank();
+    }
+
+    /** The archive directory, or null when exports are refused. */
+    public java.nio.file.Path archivePath() {
+      return archiveDir == null || archiveDir.isBlank() ? null : java.nio.file.Path.of(archiveDir);
     }
   }
 
