@@ -135,7 +135,7 @@ public final class Gateway {
         })
         .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics, node)).map(shared))
         .compose(shared -> deploy(new RetentionVerticle(config, node)).map(shared))
-        .compose(shared -> deploy(new ArchiveVerticle(config.ledger().archivePath(), nodeId, ledger.target())).map(shared))
+        .compose(shared -> deploy(new ArchiveVerticle(config.ledger(), nodeId, ledger.target())).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
           return deploy(retry).map(shared);

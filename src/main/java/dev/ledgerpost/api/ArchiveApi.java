@@ -54,7 +54,7 @@ final class ArchiveApi {
         Problem.json(ctx, 201, e.manifest().toJson().put("path", e.data().toString())
             .put("manifestPath", e.manifestFile().toString()));
       } else if (ar.cause() instanceof ArchiveRefused r) {
-        boolean caller = r.reason() == ArchiveRefused.Reason.BAD_RANGE;
+        boolean caller = r.callersMistake();
         Problem.send(ctx, caller ? 400 : 409, caller ? "Bad Request" : "Conflict", r.getMessage(),
             new JsonObject().put("reason", r.reason().name()));
       } else {

@@ -1,6 +1,7 @@
 package dev.ledgerpost.archive;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.LedgerIds;
 import io.vertx.core.Future;
@@ -18,9 +19,9 @@ public final class ArchiveVerticle extends VerticleBase {
   private final String nodeId;
   private final DatabaseTarget target;
 
-  /** {@code archiveDir} null: exports are refused. */
-  public ArchiveVerticle(Path archiveDir, String nodeId, DatabaseTarget target) {
-    this.archiveDir = archiveDir;
+  /** Without {@code ledger.archiveDir}, every export is refused. */
+  public ArchiveVerticle(GatewayConfig.Ledger ledger, String nodeId, DatabaseTarget target) {
+    this.archiveDir = ledger.archivePath();
     this.nodeId = nodeId;
     this.target = target;
   }
@@ -33,14 +34,12 @@ public final class ArchiveVerticle extends VerticleBase {
 
   private Future<ArchiveMessages.Exported> export(ArchiveMessages.Export request) {
     if (archiveDir == null) {
-      return Future.failedFuture(new ArchiveRefused(ArchiveRefused.Reason.NO_ARCHIVE_DIR,
-          "ledger.archiveDir is not set: this gateway has nowhere to write exports"));
+      return Future.failedFuture(ArchiveRefused.noArchiveDir());
     }
     Instant from = request.from().truncatedTo(ChronoUnit.MILLIS);
     Instant to = request.to().truncatedTo(ChronoUnit.MILLIS);
     if (!from.isBefore(to)) {
-      return Future.failedFuture(new ArchiveRefused(ArchiveRefused.Reason.BAD_RANGE,
-          "from (" + from + ") must be before to (" + to + ")"));
+      return Future.failedFuture(ArchiveRefused.emptyRange(from, to, ""));
     }
     String name = name(from, to);
     return LedgerArchive.export(vertx, target, archiveDir, LedgerIds.lowest(from), LedgerIds.lowest(to), name, nodeId)

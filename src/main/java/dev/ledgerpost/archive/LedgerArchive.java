@@ -110,12 +110,10 @@ public final class LedgerArchive {
   static Manifest export(DatabaseTarget target, Path dir, UUID fromId, UUID toId, String name, String nodeId, Clock clock)
       throws IOException, SQLException {
     if (compare(fromId, toId) >= 0) {
-      throw new ArchiveRefused(ArchiveRefused.Reason.BAD_RANGE, "the range is empty: from (" + fromId + ", "
-          + Manifest.instantOf(fromId) + ") must be before to (" + toId + ", " + Manifest.instantOf(toId) + ")");
+      throw ArchiveRefused.emptyRange(Manifest.instantOf(fromId), Manifest.instantOf(toId), ", id " + fromId + " and " + toId);
     }
     if (!NAME.matcher(name).matches()) {
-      throw new ArchiveRefused(ArchiveRefused.Reason.BAD_RANGE, "export name " + name
-          + " is not a plain file name (letters, digits, . _ -; at most 200)");
+      throw ArchiveRefused.badName(name);
     }
     Files.createDirectories(dir);
     Path data = dir.resolve(name + Manifest.DATA_SUFFIX);
@@ -129,8 +127,8 @@ public final class LedgerArchive {
       // CREATE_NEW: two exports of one name never write one file; the second is refused here.
       channel = FileChannel.open(partialData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     } catch (FileAlreadyExistsException e) {
-      throw new ArchiveRefused(ArchiveRefused.Reason.EXISTS, "an export named " + name + " is being written now, or one "
-          + "that stopped half way left " + partialData + " (remove it and try again)");
+      throw ArchiveRefused.exists(partialData, ": an export named " + name + " is being written now, or one that stopped "
+          + "half way left this file (remove it and try again)");
     }
     boolean done = false;
     try {
@@ -235,7 +233,7 @@ public final class LedgerArchive {
 
   private static void refuseExisting(Path file) {
     if (Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      throw new ArchiveRefused(ArchiveRefused.Reason.EXISTS, file + " exists; an export never replaces one");
+      throw ArchiveRefused.exists(file, " exists; an export never replaces one");
     }
   }
 
@@ -244,8 +242,7 @@ public final class LedgerArchive {
     try {
       Files.move(partial, target);
     } catch (FileAlreadyExistsException e) {
-      throw new ArchiveRefused(ArchiveRefused.Reason.EXISTS, target + " appeared while the export was written; it was left "
-          + "alone and this export dropped");
+      throw ArchiveRefused.exists(target, " appeared while the export was written; it was left alone and this export dropped");
     }
   }
 
