@@ -315,7 +315,7 @@ public final class LedgerArchive {
       return new Verification(Verification.Outcome.MISMATCH, "manifest " + manifestFile + " is not valid: " + e.getMessage(),
           null);
     }
-    if (!manifest.file().equals(Path.of(manifest.file()).getFileName().toString())) {
+    if (!plainFileName(manifest.file())) {
       return new Verification(Verification.Outcome.MISMATCH, "manifest " + manifestFile + " names " + manifest.file()
           + ", which is not a file beside it", manifest);
     }
@@ -328,6 +328,16 @@ public final class LedgerArchive {
       return new Verification(Verification.Outcome.UNREADABLE, "cannot read " + data + ": permission denied", manifest);
     } catch (IOException e) {
       return new Verification(Verification.Outcome.UNREADABLE, "cannot read " + data + ": " + e.getMessage(), manifest);
+    }
+  }
+
+  /** A name that stays beside the manifest: no directory part, no "..", nothing the file system refuses. */
+  private static boolean plainFileName(String name) {
+    try {
+      Path p = Path.of(name);
+      return p.getFileName() != null && name.equals(p.getFileName().toString()) && !name.equals("..") && !name.equals(".");
+    } catch (java.nio.file.InvalidPathException e) {
+      return false;
     }
   }
 

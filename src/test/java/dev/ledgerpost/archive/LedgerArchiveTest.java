@@ -204,6 +204,8 @@ class LedgerArchiveTest {
     assertThat(v.outcome()).isEqualTo(Verification.Outcome.MISMATCH);
     assertThat(v.line()).isEqualTo("recipients: 14 row(s) in " + gz + ", the manifest says 15");
 
+    Files.writeString(manifest, json.copy().put("file", "../elsewhere.jsonl.gz").encode());
+    assertThat(LedgerArchive.verify(manifest).line()).contains("names ../elsewhere.jsonl.gz, which is not a file beside it");
     Files.writeString(manifest, "{\"format\": \"something else\"}");
     assertThat(LedgerArchive.verify(gz).line()).contains("is not valid", "not a ledger export manifest");
     Files.delete(manifest);
