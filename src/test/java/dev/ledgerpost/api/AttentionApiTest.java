@@ -58,9 +58,20 @@ class AttentionApiTest {
   void staleAndUnknownMessagesAreListedOldestFirstWithTheGaugesMetricsShows() throws Exception {
     String sender = "attention@example.com";
     StaleGauges gauges = gateway.gateway().staleGauges();
-    long stale = gauges.stalePendingMessages();
-    long unknowns = gauges.unknownMessages();
-    long pending = gauges.pendingMessages();
+    // The gauges are read on a period: the start values are taken once they show the ledger as the other tests
+    // left it (read before that, they could still count rows a previous test has resolved since).
+    long[] start = new long[3];
+    Poll.until(Duration.ofSeconds(10), "the gauges show the ledger as it is", () -> {
+      start[0] = LedgerRows.count(url,
+          "SELECT count(*) FROM messages WHERE settled_at IS NULL AND status = 'PENDING' AND received_at < now() - interval '600 seconds'");
+      start[1] = LedgerRows.count(url, "SELECT count(*) FROM messages WHERE status = 'UNKNOWN'");
+      start[2] = LedgerRows.count(url, "SELECT count(*) FROM messages WHERE settled_at IS NULL AND status = 'PENDING'");
+      return gauges.stalePendingMessages() == start[0] && gauges.unknownMessages() == start[1]
+          && gauges.pendingMessages() == start[2];
+    });
+    long stale = start[0];
+    long unknowns = start[1];
+    long pending = start[2];
     UUID old = UUID.randomUUID();
     UUID older = UUID.randomUUID();
     UUID unknown = UUID.randomUUID();
