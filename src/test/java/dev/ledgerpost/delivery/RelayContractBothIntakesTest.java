@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
@@ -245,37 +246,37 @@ class RelayContractBothIntakesTest {
   @EnumSource(Intake.class)
   void downstream4xxOnTheFinalDotIsFailedTempAndTheIntakesTemporaryAnswer(Intake intake) throws Exception {
     String reply = "452 4.3.1 Insufficient system storage";
-    onDot = m -> Future.succeededFuture(reply);
-    Sample s = new Sample(intake);
-
-    Heard h = s.submit();
-
-    intake.heardDeferred(h, reply);
-    String id = s.ledgerId();
-    assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("FAILED_TEMP");
-    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT downstream_reply FROM messages WHERE id = '" + id + "'"))
+    Sample s = refusedOnTheDot(intake, reply, intake::heardDeferred, "FAILED_TEMP", "4.3.1");
+    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT downstream_reply FROM messages WHERE id = '" + s.ledgerId() + "'"))
         .isEqualTo(reply);
-    assertThat(count("SELECT count(*) FROM recipients WHERE message_id = '" + id
-        + "' AND status = 'FAILED_TEMP' AND enhanced_code = '4.3.1'")).isEqualTo(2);
     assertThat(s.copies()).hasSize(1); // the downstream had the body, and refused it
-    assertThat(events(id, "message.settled")).isEqualTo(1);
   }
 
   @ParameterizedTest(name = "{0}")
   @EnumSource(Intake.class)
   void downstream5xxOnTheFinalDotIsFailedPermAndTheIntakesPermanentAnswer(Intake intake) throws Exception {
-    String reply = "554 5.7.1 Message rejected as spam";
+    refusedOnTheDot(intake, "554 5.7.1 Message rejected as spam", intake::heardRejected, "FAILED_PERM", "5.7.1");
+  }
+
+  /**
+   * The downstream answers {@code reply} to the final dot: the client hears what {@code heard} checks (against the
+   * downstream's reply), the row and both recipients end {@code status} with the reply's {@code code}, and one
+   * settled event is written.
+   */
+  private Sample refusedOnTheDot(Intake intake, String reply, BiConsumer<Heard, String> heard, String status, String code)
+      throws Exception {
     onDot = m -> Future.succeededFuture(reply);
     Sample s = new Sample(intake);
 
     Heard h = s.submit();
 
-    intake.heardRejected(h, reply);
+    heard.accept(h, reply);
     String id = s.ledgerId();
-    assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("FAILED_PERM");
+    assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo(status);
     assertThat(count("SELECT count(*) FROM recipients WHERE message_id = '" + id
-        + "' AND status = 'FAILED_PERM' AND enhanced_code = '5.7.1'")).isEqualTo(2);
+        + "' AND status = '" + status + "' AND enhanced_code = '" + code + "'")).isEqualTo(2);
     assertThat(events(id, "message.settled")).isEqualTo(1);
+    return s;
   }
 
   @ParameterizedTest(name = "{0}")
