@@ -7,9 +7,7 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URLEncoder;
@@ -20,13 +18,11 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The endpoints the operator console needs (docs/design.md §8.3): what needs attention with the gauges /metrics
@@ -34,25 +30,10 @@ import org.junit.jupiter.api.Test;
  * of the list. One gateway for the class: each test uses rows of its own sender.
  */
 class AttentionApiTest {
-  static Vertx vertx;
-  static GatewayHarness gateway;
   static String url;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "100ms");
-    gateway = GatewayHarness.start(vertx, o);
-    url = gateway.databaseUrl();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "100ms")
+      .afterStart(g -> url = g.databaseUrl());
 
   @Test
   void staleAndUnknownMessagesAreListedOldestFirstWithTheGaugesMetricsShows() throws Exception {
