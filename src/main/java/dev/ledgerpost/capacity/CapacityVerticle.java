@@ -22,7 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How big the ledger is and how full its disk (issue 20; docs/design.md §8.1): every {@code ledger.sizeInterval}, and
+ * How big the ledger is and how full its disk (issue 20; docs/design.md §8.5): every {@code ledger.sizeInterval}, and
  * once before the gateway takes mail, it asks the ledger's {@link SizeStore} (catalog reads, never a table scan) and
  * reads the free space of the database's file system on a worker. Gauges and readiness read the last values, so a
  * scrape never waits for the database, and a reading that failed keeps the one before (a size that drops to 0 because

@@ -107,7 +107,7 @@ public record GatewayConfig(
 
   /**
    * The ledger's database; {@code diskPath}, {@code diskLowPercent} and {@code sizeInterval} are for its size and disk
-   * gauges (docs/design.md §8.1).
+   * gauges (docs/design.md §8.5).
    */
   public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String diskPath,
       int diskLowPercent, Duration sizeInterval) {
