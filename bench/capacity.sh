@@ -10,11 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-N=${1:-20000}
-RCPTS=${2:-1}
-SIZE=${3:-2048}
-SESSIONS=20
-RUN_LIMIT=300
+N=${1:-20000} RCPTS=${2:-1} SIZE=${3:-2048}   # messages, recipients each, bytes each
+SESSIONS=20 RUN_LIMIT=300   # smtp-source's sessions; seconds a relay or its settling may take
 WARM=2000   # relayed first: the tables and indexes are past their first pages, the JVM is warm
 need_postfix_tools
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
