@@ -448,7 +448,10 @@ public final class ConfigLoader {
             (String) v.get("ledger.dataDir"),
             lockTimeout,
             (int) v.get("ledger.poolSize"),
-            (int) v.get("ledger.embeddedPort")),
+            (int) v.get("ledger.embeddedPort"),
+            (String) v.get("ledger.diskPath"),
+            (int) v.get("ledger.diskLowPercent"),
+            (Duration) v.get("ledger.sizeInterval")),
         new GatewayConfig.Auth(
             (String) v.get("auth.usersFile"),
             (Duration) v.get("auth.failureDelay"),

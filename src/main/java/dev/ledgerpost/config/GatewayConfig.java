@@ -105,9 +105,22 @@ public record GatewayConfig(
     }
   }
 
-  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort) {
+  /**
+   * The ledger's database; {@code diskPath}, {@code diskLowPercent} and {@code sizeInterval} are for its size and disk
+   * gauges (docs/design.md §8.5).
+   */
+  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String diskPath,
+      int diskLowPercent, Duration sizeInterval) {
     public boolean embedded() {
       return url == null || url.isBlank();
+    }
+
+    /** Where the database's file system can be seen from here: ledger.diskPath, else the embedded data dir, else none. */
+    public java.util.Optional<java.nio.file.Path> disk() {
+      if (!diskPath.isEmpty()) {
+        return java.util.Optional.of(java.nio.file.Path.of(diskPath));
+      }
+      return embedded() ? java.util.Optional.of(java.nio.file.Path.of(dataDir)) : java.util.Optional.empty();
     }
   }
 
