@@ -5,6 +5,9 @@ import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.archive.ArchiveVerticle;
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.capacity.CapacityGauges;
+import dev.ledgerpost.capacity.CapacityVerticle;
+import dev.ledgerpost.capacity.SizeStore;
 import dev.ledgerpost.chaos.ChaosLocks;
 import dev.ledgerpost.cluster.NodeVerticle;
 import dev.ledgerpost.config.AdminToken;
@@ -81,6 +84,7 @@ public final class Gateway {
   private NodeVerticle node;
   private RetryVerticle retry;
   private StaleVerticle stale;
+  private CapacityVerticle capacity;
   private ReconcileVerticle reconcile;
   /** The stale watch's gauges over the last hour, for the operator console's chart: one per process. */
   private final PendingHistory pendingHistory = new PendingHistory();
@@ -146,6 +150,10 @@ public final class Gateway {
           stale = new StaleVerticle(config, node, clock, pendingHistory);
           return deploy(stale).map(shared);
         })
+        .compose(shared -> {
+          capacity = new CapacityVerticle(config.ledger(), clock);
+          return deploy(capacity).map(shared);
+        })
         .compose(shared -> vertx.executeBlocking(() -> new WebhookVerticle(config.webhooks(), nodeId, ledger.target(), metrics,
             clock)).compose(w -> {
               webhooks = w;
@@ -165,7 +173,7 @@ public final class Gateway {
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots(), shared.smarthosts());
-          OperatorViews views = new OperatorViews(stale, pendingHistory);
+          OperatorViews views = new OperatorViews(stale, pendingHistory, capacity);
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
               port -> new ApiVerticle(port, eventTokens, hub, registry::scrape, send, views),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
@@ -191,7 +199,7 @@ public final class Gateway {
    */
   private List<Function<LedgerAccess, LedgerStore>> stores() {
     List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
-        StaleRows::new, OperatorStore::new, ReconcileStore::new));
+        StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new));
     if (config.observability().chaosEnabled()) {
       stores.add(ChaosLocks::new);
     }
@@ -284,6 +292,25 @@ public final class Gateway {
         g::unknownMessages);
     RetryVerticle r = retry;
     metrics.gauge("ledgerpost.settle.backlog", "Known outcomes held by the retry part, not yet in the ledger", r::backlog);
+    bindCapacityGauges(capacity);
+  }
+
+  /** The ledger's size and its disk, from the capacity watch's last reading (ledger.sizeInterval). */
+  private void bindCapacityGauges(CapacityGauges c) {
+    metrics.gauge("ledgerpost.ledger.bytes", "Size of the ledger's database on disk (pg_database_size: tables, indexes, TOAST; not WAL)",
+        c::databaseBytes);
+    for (String table : CapacityGauges.TABLES) {
+      metrics.gauge("ledgerpost.ledger.rows", "Rows of a ledger table, the planner's estimate (pg_class.reltuples over its partitions)",
+          "table", table, () -> c.rows(table));
+    }
+    metrics.gauge("ledgerpost.ledger.oldest.seconds", "Age of the oldest message in the ledger (the time in its UUIDv7 id)",
+        c::oldestSeconds);
+    if (c.seesDisk()) { // absent, not 0, when the database's file system is out of sight
+      metrics.gauge("ledgerpost.ledger.disk.free.bytes", "Free bytes of the file system holding the ledger's database",
+          () -> c.diskFreeBytes().orElse(Double.NaN));
+      metrics.gauge("ledgerpost.ledger.disk.total.bytes", "Size of the file system holding the ledger's database",
+          () -> c.diskTotalBytes().orElse(Double.NaN));
+    }
   }
 
   /**
@@ -403,6 +430,11 @@ public final class Gateway {
   /** Pending, oldest pending and stale gauges, for the metrics part. */
   public StaleGauges staleGauges() {
     return stale;
+  }
+
+  /** The ledger's size and disk gauges, and the readiness reason. */
+  public CapacityGauges capacity() {
+    return capacity;
   }
 
   /** The reconcile job's part on this node (docs/design.md §8.4). */

@@ -185,7 +185,11 @@ public final class ApiVerticle extends VerticleBase {
   private void ready(RoutingContext ctx) {
     bus.request(LedgerMessages.PING, new Ping(), Ping.class, READY_TIMEOUT).onComplete(ar -> {
       if (ar.succeeded()) {
-        Problem.json(ctx, 200, new JsonObject().put("status", "UP").put("ledger", "UP"));
+        // A nearly full disk leaves the gateway ready (it still takes mail, and an orchestrator that took it out would
+        // not free a byte) but says so, for whoever looks (issue 20).
+        JsonObject body = new JsonObject().put("status", "UP").put("ledger", "UP");
+        views.capacity().readinessReason().ifPresent(reason -> body.put("reason", reason));
+        Problem.json(ctx, 200, body);
       } else {
         Problem.send(ctx, 503, "Service Unavailable", "ledger database does not answer: " + ar.cause().getMessage());
       }

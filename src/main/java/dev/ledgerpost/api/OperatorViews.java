@@ -1,11 +1,13 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.capacity.CapacityGauges;
 import dev.ledgerpost.stale.PendingHistory;
 import dev.ledgerpost.stale.StaleGauges;
 
 /**
  * What the operator endpoints read in process rather than from the ledger: the stale watch's gauges (so the
- * console shows the numbers /metrics shows) and their last hour. One of each per process, made by Gateway and
- * shared by every API instance; both are safe to read from any thread.
+ * console shows the numbers /metrics shows) and their last hour, and the capacity watch's (readiness says when the
+ * ledger's disk is nearly full). One of each per process, made by Gateway and shared by every API instance; all are
+ * safe to read from any thread.
  */
-public record OperatorViews(StaleGauges gauges, PendingHistory pendingHistory) {}
+public record OperatorViews(StaleGauges gauges, PendingHistory pendingHistory, CapacityGauges capacity) {}

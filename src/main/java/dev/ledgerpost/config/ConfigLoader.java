@@ -449,6 +449,9 @@ public final class ConfigLoader {
             lockTimeout,
             (int) v.get("ledger.poolSize"),
             (int) v.get("ledger.embeddedPort"),
+            (String) v.get("ledger.diskPath"),
+            (int) v.get("ledger.diskLowPercent"),
+            (Duration) v.get("ledger.sizeInterval"),
             (String) v.get("ledger.archiveDir")),
         new GatewayConfig.Auth(
             (String) v.get("auth.usersFile"),

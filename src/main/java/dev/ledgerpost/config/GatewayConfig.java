@@ -105,10 +105,22 @@ public record GatewayConfig(
     }
   }
 
-  /** {@code archiveDir}: where exports go (docs/design.md §5.12); empty = none. */
-  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String archiveDir) {
+  /**
+   * The ledger's database; {@code diskPath}, {@code diskLowPercent} and {@code sizeInterval} are for its size and disk
+   * gauges (docs/design.md §8.5); {@code archiveDir} is where exports go (§5.12), empty = none.
+   */
+  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String diskPath,
+      int diskLowPercent, Duration sizeInterval, String archiveDir) {
     public boolean embedded() {
       return url == null || url.isBlank();
+    }
+
+    /** Where the database's file system can be seen from here: ledger.diskPath, else the embedded data dir, else none. */
+    public java.util.Optional<java.nio.file.Path> disk() {
+      if (!diskPath.isEmpty()) {
+        return java.util.Optional.of(java.nio.file.Path.of(diskPath));
+      }
+      return embedded() ? java.util.Optional.of(java.nio.file.Path.of(dataDir)) : java.util.Optional.empty();
     }
 
     /** The archive directory, or null when exports are refused. */

@@ -17,6 +17,12 @@ public final class LedgerIds {
     return new UUID((t.toEpochMilli() << 16) | 0x7000L, 0x8000000000000000L);
   }
 
+  /** When a UUIDv7 id was issued (its 48-bit millisecond timestamp); empty for any other version. */
+  public static java.util.Optional<java.time.Instant> time(UUID id) {
+    return id.version() == 7 ? java.util.Optional.of(java.time.Instant.ofEpochMilli(id.getMostSignificantBits() >>> 16))
+        : java.util.Optional.empty();
+  }
+
   public static UUID next() {
     long millis = System.currentTimeMillis();
     byte[] r = new byte[10];

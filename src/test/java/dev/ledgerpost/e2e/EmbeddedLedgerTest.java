@@ -49,6 +49,10 @@ class EmbeddedLedgerTest {
         assertThat(show(st, "full_page_writes")).isEqualTo("on");
         assertThat(show(st, "server_version")).startsWith("17.");
       }
+      // The embedded server's disk is the data directory's: its gauges are there without ledger.diskPath.
+      Matcher total = Pattern.compile("(?m)^ledgerpost_ledger_disk_total_bytes (\\S+)$").matcher(first.get("/metrics").body());
+      assertThat(total.find()).as("the disk gauge").isTrue();
+      assertThat(Double.parseDouble(total.group(1))).isEqualTo((double) java.nio.file.Files.getFileStore(dataDir).getTotalSpace());
       // Refused before the embedded library touches the directory, and the first keeps both its locks: a
       // descriptor of either lock file opened and closed in this JVM would have dropped them.
       long self = ProcessHandle.current().pid();

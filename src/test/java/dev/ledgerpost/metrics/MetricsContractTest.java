@@ -25,7 +25,9 @@ class MetricsContractTest {
   static String scrape;
 
   @RegisterExtension
-  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "200ms").configure((g, o) -> {
+  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "200ms")
+      // An external ledger's disk gauges exist only where its file system is in sight: say where, as on its host.
+      .with("ledger.diskPath", GatewayHarness.tempDir("metrics-disk-").toString()).configure((g, o) -> {
     // A webhook endpoint, so that its counters exist (they are per endpoint).
     WebhookReceiver receiver = GatewayHarness.await(WebhookReceiver.start(g.vertx(), r -> WebhookReceiver.Answer.of(200)));
     o.put("webhooks.endpoints", List.of(Map.of("name", "probe", "url", receiver.url("/h"), "secret",
