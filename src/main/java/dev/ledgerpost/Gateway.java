@@ -3,6 +3,7 @@ package dev.ledgerpost;
 import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
+import dev.ledgerpost.archive.ArchiveVerticle;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.capacity.CapacityGauges;
 import dev.ledgerpost.capacity.CapacityVerticle;
@@ -138,6 +139,7 @@ public final class Gateway {
         })
         .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics, node)).map(shared))
         .compose(shared -> deploy(new RetentionVerticle(config, node)).map(shared))
+        .compose(shared -> deploy(new ArchiveVerticle(config.ledger(), nodeId, ledger.target())).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
           return deploy(retry).map(shared);

@@ -100,7 +100,14 @@ final class ApiClient {
   }
 
   Reply post(String path, JsonObject body, Map<String, String> headers) throws IOException, InterruptedException {
+    return post(path, body, headers, REQUEST_TIMEOUT);
+  }
+
+  /** With a longer wait than {@link #REQUEST_TIMEOUT}, for a request that answers only once its work is done (an export). */
+  Reply post(String path, JsonObject body, Map<String, String> headers, Duration timeout)
+      throws IOException, InterruptedException {
     HttpRequest.Builder b = request(path)
+        .timeout(timeout)
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body.encode(), StandardCharsets.UTF_8));
     headers.forEach(b::header);

@@ -32,7 +32,7 @@ final class ConfigKeys {
    * resolves against the directory of the configuration file, or the working directory when there is none.
    */
   static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
-      "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir");
+      "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir");
   /** The keys an endpoint of webhooks.endpoints may have. */
   private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user");
 
@@ -87,6 +87,7 @@ final class ConfigKeys {
     key("ledger.diskPath", "", ConfigKeys::text, "A directory on the file system that holds an external ledger's database, when it is on this host: its free and total bytes become gauges and the readiness reason. Empty = ledger.dataDir for the embedded server, none for an external one.");
     key("ledger.diskLowPercent", 10, ConfigKeys::percent, "/health/ready stays UP but gives a `reason` while less than this percentage of the ledger's disk is free (0 = never).");
     key("ledger.sizeInterval", "30s", ConfigKeys::positiveDuration, "How often the ledger's size, row estimates, oldest message and disk space are read for the gauges (and once at start).");
+    key("ledger.archiveDir", "", ConfigKeys::text, "Directory ledger exports are written to (`POST /api/v1/ledger/exports`, `ledgerpost ledger export`); empty = none, and exports are refused.");
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH. Read again on SIGHUP.");
     key("auth.failureDelay", "1s", ConfigKeys::nonNegativeDuration, "Wait before the 535 of a failed AUTH; doubles with each recent failure of the client address or the user name, up to 32 times this. 0 = no wait.");
     key("auth.banThreshold", 10, v -> nonNegativeInt(v), "Failed AUTH attempts from one address after which it is banned for auth.banWindow (421 4.7.0 at connect, 454 4.7.0 to AUTH). 0 = never ban.");

@@ -451,7 +451,8 @@ public final class ConfigLoader {
             (int) v.get("ledger.embeddedPort"),
             (String) v.get("ledger.diskPath"),
             (int) v.get("ledger.diskLowPercent"),
-            (Duration) v.get("ledger.sizeInterval")),
+            (Duration) v.get("ledger.sizeInterval"),
+            (String) v.get("ledger.archiveDir")),
         new GatewayConfig.Auth(
             (String) v.get("auth.usersFile"),
             (Duration) v.get("auth.failureDelay"),

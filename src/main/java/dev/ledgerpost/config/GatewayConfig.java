@@ -107,10 +107,10 @@ public record GatewayConfig(
 
   /**
    * The ledger's database; {@code diskPath}, {@code diskLowPercent} and {@code sizeInterval} are for its size and disk
-   * gauges (docs/design.md §8.5).
+   * gauges (docs/design.md §8.5); {@code archiveDir} is where exports go (§5.12), empty = none.
    */
   public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String diskPath,
-      int diskLowPercent, Duration sizeInterval) {
+      int diskLowPercent, Duration sizeInterval, String archiveDir) {
     public boolean embedded() {
       return url == null || url.isBlank();
     }
@@ -121,6 +121,11 @@ public record GatewayConfig(
         return java.util.Optional.of(java.nio.file.Path.of(diskPath));
       }
       return embedded() ? java.util.Optional.of(java.nio.file.Path.of(dataDir)) : java.util.Optional.empty();
+    }
+
+    /** The archive directory, or null when exports are refused. */
+    public java.nio.file.Path archivePath() {
+      return archiveDir == null || archiveDir.isBlank() ? null : java.nio.file.Path.of(archiveDir);
     }
   }
 

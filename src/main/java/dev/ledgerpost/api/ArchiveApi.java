@@ -1,0 +1,76 @@
+package dev.ledgerpost.api;
+
+import dev.ledgerpost.archive.ArchiveMessages;
+import dev.ledgerpost.archive.ArchiveMessages.Export;
+import dev.ledgerpost.archive.ArchiveMessages.Exported;
+import dev.ledgerpost.archive.ArchiveRefused;
+import dev.ledgerpost.bus.Bus;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+
+/**
+ * Ledger exports on demand (docs/design.md §5.12): every ledger row of the messages received in a time range, into
+ * {@code ledger.archiveDir}, answered with the export's manifest once the file is written and fsynced.
+ */
+final class ArchiveApi {
+  /** An export streams the whole range before it answers; the bus must wait as long as a large one takes. */
+  static final Duration EXPORT_TIMEOUT = Duration.ofHours(1);
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ArchiveApi.class);
+  private final Bus bus;
+
+  ArchiveApi(Bus bus) {
+    this.bus = bus;
+  }
+
+  void mount(Router router) {
+    router.post("/api/v1/ledger/exports").handler(this::export);
+  }
+
+  /** The contract has checked the body's members; the times are parsed here. */
+  private void export(RoutingContext ctx) {
+    JsonObject body = Input.of(ctx).body();
+    Instant from;
+    Instant to;
+    try {
+      from = time(body, "from");
+      to = time(body, "to");
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return;
+    }
+    if (!from.isBefore(to)) {
+      Problem.send(ctx, 400, "Bad Request", "from (" + from + ") must be before to (" + to + ")");
+      return;
+    }
+    bus.request(ArchiveMessages.EXPORT, new Export(from, to), Exported.class, EXPORT_TIMEOUT).onComplete(ar -> {
+      if (ar.succeeded()) {
+        Exported e = ar.result();
+        Problem.json(ctx, 201, e.manifest().toJson().put("path", e.data().toString())
+            .put("manifestPath", e.manifestFile().toString()));
+      } else if (ar.cause() instanceof ArchiveRefused r) {
+        boolean caller = r.callersMistake();
+        Problem.send(ctx, caller ? 400 : 409, caller ? "Bad Request" : "Conflict", r.getMessage(),
+            new JsonObject().put("reason", r.reason().name()));
+      } else {
+        // The database or the archive directory failed (a full disk, no permission): the partial files are removed.
+        LOG.error("ledger export {} to {} failed", from, to, ar.cause());
+        Problem.send(ctx, 503, "Service Unavailable", "the export failed, nothing was kept: " + ar.cause().getMessage());
+      }
+    });
+  }
+
+  private static Instant time(JsonObject body, String member) {
+    String text = body.getString(member);
+    try {
+      return OffsetDateTime.parse(text).toInstant();
+    } catch (DateTimeParseException e) {
+      throw new IllegalArgumentException(member + " must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T00:00:00Z");
+    }
+  }
+}

@@ -1,0 +1,96 @@
+package dev.ledgerpost.archive;
+
+import io.vertx.core.json.JsonObject;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * What an export holds, written beside it as {@code <name>.manifest.json} (docs/design.md §5.12): enough to check the
+ * file without the database that wrote it, and to know which rows it stands for once they are dropped.
+ *
+ * @param fromId inclusive, {@code toId} exclusive: the message-id range (UUIDv7, so a time range too)
+ * @param receivedFrom the earliest {@code received_at} among the exported messages, null when there were none
+ * @param rows rows per table, in the file's order
+ * @param schemaVersion the ledger's Flyway version when it was written (null if the database had no Flyway history)
+ */
+public record Manifest(int formatVersion, String name, String file, UUID fromId, UUID toId, Instant receivedFrom,
+    Instant receivedTo, Map<String, Long> rows, String sha256, long bytes, Instant createdAt, String node,
+    String schemaVersion) {
+  public static final String FORMAT = "ledgerpost-ledger-export";
+  public static final int FORMAT_VERSION = 1;
+  public static final String SUFFIX = ".manifest.json";
+  public static final String DATA_SUFFIX = ".jsonl.gz";
+
+  public Manifest {
+    rows = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(rows));
+  }
+
+  public long totalRows() {
+    return rows.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** The instant a UUIDv7 encodes (its first 48 bits): the time bound an id bound stands for. */
+  static Instant instantOf(UUID id) {
+    return Instant.ofEpochMilli(id.getMostSignificantBits() >>> 16);
+  }
+
+  public JsonObject toJson() {
+    JsonObject counts = new JsonObject();
+    rows.forEach(counts::put);
+    return new JsonObject()
+        .put("format", FORMAT)
+        .put("formatVersion", formatVersion)
+        .put("name", name)
+        .put("file", file)
+        .put("fromId", fromId.toString())
+        .put("toId", toId.toString())
+        .put("fromTime", instantOf(fromId).toString())
+        .put("toTime", instantOf(toId).toString())
+        .put("receivedFrom", receivedFrom == null ? null : receivedFrom.toString())
+        .put("receivedTo", receivedTo == null ? null : receivedTo.toString())
+        .put("rows", counts)
+        .put("sha256", sha256)
+        .put("bytes", bytes)
+        .put("createdAt", createdAt.toString())
+        .put("node", node)
+        .put("schemaVersion", schemaVersion);
+  }
+
+  /** A manifest as {@link #toJson} wrote it; anything else is an {@link IllegalArgumentException} saying what. */
+  public static Manifest fromJson(JsonObject json) {
+    try {
+      if (!FORMAT.equals(json.getString("format"))) {
+        throw new IllegalArgumentException("not a ledger export manifest (format is " + json.getValue("format") + ")");
+      }
+      int version = json.getInteger("formatVersion");
+      if (version != FORMAT_VERSION) {
+        throw new IllegalArgumentException("format version " + version + " is not known to this version (" + FORMAT_VERSION + ")");
+      }
+      Map<String, Long> rows = new LinkedHashMap<>();
+      JsonObject counts = json.getJsonObject("rows");
+      for (String table : counts.fieldNames()) {
+        rows.put(table, counts.getLong(table));
+      }
+      return new Manifest(version, required(json, "name"), required(json, "file"), UUID.fromString(required(json, "fromId")),
+          UUID.fromString(required(json, "toId")), instant(json.getString("receivedFrom")), instant(json.getString("receivedTo")),
+          rows, required(json, "sha256"), json.getLong("bytes"), Instant.parse(required(json, "createdAt")),
+          json.getString("node"), json.getString("schemaVersion"));
+    } catch (ClassCastException | NullPointerException | java.time.format.DateTimeParseException e) {
+      throw new IllegalArgumentException("manifest member missing or of the wrong type: " + e.getMessage(), e);
+    }
+  }
+
+  private static String required(JsonObject json, String member) {
+    String v = json.getString(member);
+    if (v == null) {
+      throw new IllegalArgumentException("manifest has no " + member);
+    }
+    return v;
+  }
+
+  private static Instant instant(String s) {
+    return s == null ? null : Instant.parse(s);
+  }
+}
