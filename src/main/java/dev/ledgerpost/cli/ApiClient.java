@@ -100,7 +100,13 @@ final class ApiClient {
   }
 
   Reply post(String path, JsonObject body, Map<String, String> headers) throws IOException, InterruptedException {
+    return post(path, body, headers, REQUEST_TIMEOUT);
+  }
+
+  /** With a timeout of its own: a request the gateway may take long to answer (an erasure reads every table). */
+  Reply post(String path, JsonObject body, Map<String, String> headers, Duration timeout) throws IOException, InterruptedException {
     HttpRequest.Builder b = request(path)
+        .timeout(timeout)
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body.encode(), StandardCharsets.UTF_8));
     headers.forEach(b::header);

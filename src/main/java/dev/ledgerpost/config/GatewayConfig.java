@@ -105,7 +105,9 @@ public record GatewayConfig(
     }
   }
 
-  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort) {
+  /** {@code erasureKey} / {@code erasureKeyFile}: the erasure's hash key (docs/design.md §8.5), empty when not configured. */
+  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String erasureKey,
+      String erasureKeyFile) {
     public boolean embedded() {
       return url == null || url.isBlank();
     }
