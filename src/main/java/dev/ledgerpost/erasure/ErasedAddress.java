@@ -13,7 +13,8 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * One address to erase (docs/design.md §8.5): the keyed hash that replaces it, and the PostgreSQL regular expression
  * (ARE, matched case-insensitively) that finds it inside any text. It finds the address as written, as a JSON string
- * holds it (a quoted local part's quotes escaped) and as an ORCPT's xtext holds it ({@code +2B} for a plus); and
+ * holds it (a quoted local part's quotes escaped) and as an ORCPT's xtext holds it ({@code +2B} for a plus, and
+ * {@code +40} for an '@' where a client chose to); and
  * only the whole address: {@code a@example.com} is not found inside {@code ba@example.com} or
  * {@code a@example.community}, but is inside {@code <a@example.com>}, {@code "a@example.com"} and
  * {@code rfc822;a@example.com}.
@@ -26,14 +27,11 @@ public record ErasedAddress(String hash, String pattern) {
 
   public static ErasedAddress of(byte[] key, String address) {
     Set<String> forms = new LinkedHashSet<>();
-    forms.add(address);
+    forms.add(literal(address));
     String json = Json.encode(address);
-    forms.add(json.substring(1, json.length() - 1));
+    forms.add(literal(json.substring(1, json.length() - 1)));
     forms.add(xtext(address));
-    StringBuilder any = new StringBuilder();
-    for (String form : forms) {
-      any.append(any.isEmpty() ? "" : "|").append(literal(form));
-    }
+    String any = String.join("|", forms);
     return new ErasedAddress(hash(key, address), NOT_AFTER_LOCAL + "(?:" + any + ")" + NOT_BEFORE_DOMAIN);
   }
 
@@ -72,15 +70,19 @@ public record ErasedAddress(String hash, String pattern) {
     return out.toString();
   }
 
-  /** RFC 3461 xtext: '+', '=' and bytes outside 33..126 as +XX (a UTF-8 address byte by byte). */
+  /**
+   * RFC 3461 xtext, as any client may have written it: '+', '=' and bytes outside 33..126 must be +XX (a UTF-8
+   * address byte by byte), and any other character may be (bob+40example.net is bob@example.net).
+   */
   static String xtext(String address) {
     StringBuilder out = new StringBuilder();
     for (byte b : address.getBytes(StandardCharsets.UTF_8)) {
       int c = b & 0xff;
+      String hex = "\\+" + String.format("%02X", c);
       if (c < 33 || c > 126 || c == '+' || c == '=') {
-        out.append('+').append(String.format("%02X", c));
+        out.append(hex);
       } else {
-        out.append((char) c);
+        out.append("(?:").append(literal(String.valueOf((char) c))).append('|').append(hex).append(')');
       }
     }
     return out.toString();
