@@ -45,7 +45,7 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
   /** $1 the pattern, $2 the hash, $3 who, $4 why: the last two without the address either. */
   private static final String RECORD = """
       INSERT INTO erasures (address_hash, key_id, requested_by, reason, rows_changed)
-      VALUES ($2, $5, regexp_replace($3, $1, $2, 'gi'), regexp_replace($4, $1, $2, 'gi'), $6::jsonb)
+      VALUES ($2, $5, regexp_replace($3, $1, $2, 'gi'), regexp_replace($4, $1, $2, 'gi'), $6)
       RETURNING id, requested_by, reason, requested_at""";
   /**
    * The tables the hot path writes come first, in the order it writes them (a message, then its recipients), so
@@ -107,7 +107,7 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
             }));
       }
       return chain.compose(v -> conn.preparedQuery(RECORD)
-          .execute(Tuple.of(target.pattern(), target.hash(), e.operator().trim(), e.reason(), keyId, json(rows).encode()))
+          .execute(Tuple.of(target.pattern(), target.hash(), e.operator().trim(), e.reason(), keyId, json(rows)))
           .map(inserted -> {
             Row r = inserted.iterator().next();
             return new Erased(r.getLong("id"), target.hash(), keyId, r.getString("requested_by"), r.getString("reason"),
