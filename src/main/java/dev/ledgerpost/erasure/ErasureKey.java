@@ -19,22 +19,13 @@ import java.util.List;
  * {@code ledger.erasureKeyFile}, else {@code <data>/erasure-key} (next to the admin token), 32 random bytes written
  * there as hex on the first erasure. The key's text (UTF-8) is the HMAC key. It lives apart from the ledger on
  * purpose: whoever holds a copy of the database without it cannot test guessed addresses against the hashes. Read
- * at every erasure (a rotated file counts from the next one). Blocking: on a worker.
+ * at every erasure (a rotated file counts from the next one). Blocking: on a worker. {@code configured}: the key
+ * itself, or empty; {@code file}: where it is read (or generated) otherwise; {@code fileKey}: the key naming that file.
  */
-public final class ErasureKey {
+public record ErasureKey(String configured, Path file, String fileKey) {
   static final String KEY = "ledger.erasureKey";
   static final String FILE_KEY = "ledger.erasureKeyFile";
   static final int MIN_LENGTH = 32;
-
-  private final String configured;
-  private final Path file;
-  private final String fileKey;
-
-  private ErasureKey(String configured, Path file, String fileKey) {
-    this.configured = configured;
-    this.file = file;
-    this.fileKey = fileKey;
-  }
 
   public static ErasureKey of(GatewayConfig.Ledger ledger) {
     if (!ledger.erasureKeyFile().isEmpty()) {
