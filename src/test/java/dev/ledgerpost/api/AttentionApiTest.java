@@ -7,9 +7,7 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URLEncoder;
@@ -20,13 +18,11 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The endpoints the operator console needs (docs/design.md §8.3): what needs attention with the gauges /metrics
@@ -34,33 +30,29 @@ import org.junit.jupiter.api.Test;
  * of the list. One gateway for the class: each test uses rows of its own sender.
  */
 class AttentionApiTest {
-  static Vertx vertx;
-  static GatewayHarness gateway;
   static String url;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "100ms");
-    gateway = GatewayHarness.start(vertx, o);
-    url = gateway.databaseUrl();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "100ms")
+      .afterStart(g -> url = g.databaseUrl());
 
   @Test
   void staleAndUnknownMessagesAreListedOldestFirstWithTheGaugesMetricsShows() throws Exception {
     String sender = "attention@example.com";
     StaleGauges gauges = gateway.gateway().staleGauges();
-    long stale = gauges.stalePendingMessages();
-    long unknowns = gauges.unknownMessages();
-    long pending = gauges.pendingMessages();
+    // The gauges are read on a period: the start values are taken once they show the ledger as the other tests
+    // left it (read before that, they could still count rows a previous test has resolved since).
+    long[] start = new long[3];
+    Poll.until(Duration.ofSeconds(10), "the gauges show the ledger as it is", () -> {
+      start[0] = LedgerRows.count(url,
+          "SELECT count(*) FROM messages WHERE settled_at IS NULL AND status = 'PENDING' AND received_at < now() - interval '600 seconds'");
+      start[1] = LedgerRows.count(url, "SELECT count(*) FROM messages WHERE status = 'UNKNOWN'");
+      start[2] = LedgerRows.count(url, "SELECT count(*) FROM messages WHERE settled_at IS NULL AND status = 'PENDING'");
+      return gauges.stalePendingMessages() == start[0] && gauges.unknownMessages() == start[1]
+          && gauges.pendingMessages() == start[2];
+    });
+    long stale = start[0];
+    long unknowns = start[1];
+    long pending = start[2];
     UUID old = UUID.randomUUID();
     UUID older = UUID.randomUUID();
     UUID unknown = UUID.randomUUID();

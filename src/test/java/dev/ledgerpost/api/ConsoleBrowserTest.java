@@ -12,7 +12,6 @@ import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TcpProxy;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,7 +19,6 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,13 +28,12 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.logging.LogEntry;
-import org.openqa.selenium.logging.LogType;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -52,37 +49,35 @@ class ConsoleBrowserTest {
   static final Duration WAIT = Duration.ofSeconds(10);
   static final String OPERATOR = "Alice Operator";
 
-  static Vertx vertx;
-  static GatewayHarness gateway;
+  static final MutableClock clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
   static TcpProxy proxy;
   static HeadlessChrome chrome;
   static WebDriver driver;
-  static MutableClock clock;
   static String url;
   static String base;
   static LogCapture gatewayLog;
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        if (message.text().contains("Subject: lost")) {
-          return Future.succeededFuture(null); // the connection drops after the final dot: the outcome is UNKNOWN
-        }
-        return Future.succeededFuture(message.text().contains("Subject: refused")
-            ? "554 5.7.1 Message rejected by policy" : "250 2.0.0 Ok: queued as DS" + n);
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().script(g -> new ScriptedSmtpServer.Script() {
+    @Override
+    public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+      if (message.text().contains("Subject: lost")) {
+        return Future.succeededFuture(null); // the connection drops after the final dot: the outcome is UNKNOWN
       }
-    }));
-    clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("stale.scanInterval", "100ms");
-    o.put("node.id", "relay-1"); // a name for the pictures, not this host's
-    gatewayLog = LogCapture.of(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    gateway = GatewayHarness.start(vertx, o, clock);
-    url = gateway.databaseUrl();
-    proxy = TcpProxy.to("127.0.0.1", gateway.httpPort());
+      return Future.succeededFuture(message.text().contains("Subject: refused")
+          ? "554 5.7.1 Message rejected by policy" : "250 2.0.0 Ok: queued as DS" + n);
+    }
+  }).clock(clock)
+      .with("stale.scanInterval", "100ms")
+      .with("node.id", "relay-1") // a name for the pictures, not this host's
+      .configure((g, o) -> gatewayLog = g.closeAfter(LogCapture.of(org.slf4j.Logger.ROOT_LOGGER_NAME)))
+      .afterStart(g -> {
+        url = g.databaseUrl();
+        proxy = g.closeAfter(TcpProxy.to("127.0.0.1", g.httpPort()));
+      });
+
+  @BeforeAll
+  static void start() {
     base = "http://127.0.0.1:" + proxy.port();
     chrome = HeadlessChrome.start(1280, 800);
     driver = chrome.driver();
@@ -90,20 +85,9 @@ class ConsoleBrowserTest {
   }
 
   @AfterAll
-  static void stop() throws Exception {
-    try {
-      if (chrome != null) {
-        chrome.close();
-      }
-      if (proxy != null) {
-        proxy.close();
-      }
-    } finally {
-      if (gatewayLog != null) {
-        gatewayLog.close();
-      }
-      gateway.close();
-      GatewayHarness.await(vertx.close());
+  static void stop() {
+    if (chrome != null) {
+      chrome.close();
     }
   }
 
@@ -391,15 +375,8 @@ class ConsoleBrowserTest {
   @Test
   @Order(9)
   void theBrowserSawNoPolicyViolationOrScriptErrorAndTheGatewayLoggedNoToken() {
-    List<String> problems = new ArrayList<>();
-    for (LogEntry e : driver.manage().logs().get(LogType.BROWSER)) {
-      String m = e.getMessage();
-      // A cut connection's failed requests are expected; anything the page's policy refused or a script threw is not.
-      if (m.contains("Content Security Policy") || m.contains("Uncaught") || m.contains("SyntaxError") || m.contains("TypeError")) {
-        problems.add(m);
-      }
-    }
-    assertThat(problems).isEmpty();
+    // A cut connection's failed requests are expected; anything the page's policy refused or a script threw is not.
+    assertThat(chrome.pageProblems()).isEmpty();
     assertThat(gatewayLog.linesContaining(gateway.gateway().adminToken())).as("the token in the gateway's log").isEmpty();
   }
 
@@ -490,13 +467,10 @@ class ConsoleBrowserTest {
   }
 
   static WebElement waitFor(By by) {
-    return wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(by));
+    return chrome.awaitPresent(by, WAIT);
   }
 
   static WebDriverWait wait(Duration d) {
-    WebDriverWait w = new WebDriverWait(driver, d, Duration.ofMillis(50));
-    w.ignoring(org.openqa.selenium.NoSuchElementException.class);
-    w.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
-    return w;
+    return chrome.await(d);
   }
 }

@@ -12,19 +12,15 @@ import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (docs/design.md §4.6). */
 class OperationStatusTest {
   @RegisterExtension
-  @Order(1)
-  final GatewayHarness gateway = GatewayHarness.extension().with("ledger.lockTimeout", "250ms").script(g -> this.smarthost);
+  final GatewayHarness gateway = GatewayHarness.extension().with("ledger.lockTimeout", "250ms");
   /** Writes to the outbox blocked (reads pass): the settle cannot commit, the status can still be read. */
-  @RegisterExtension
-  @Order(2) // after the gateway's: its lock is released before the gateway stops
-  final LockingSmarthost smarthost = new LockingSmarthost(gateway::vertx, gateway::databaseUrl);
+  final LockingSmarthost smarthost = gateway.locking(gateway::databaseUrl);
 
   @BeforeEach
   void lockTheOutboxOnEveryBody() {

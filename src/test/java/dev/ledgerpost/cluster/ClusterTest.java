@@ -27,7 +27,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -54,27 +53,18 @@ class ClusterTest {
 
   @BeforeAll
   static void start() throws Exception {
-    cluster = Cluster.create(harness.downstream().port(), Map.of(
+    cluster = harness.closeAfter(Cluster.create(harness.downstream().port(), Map.of(
         "smtp", List.of("proxyProtocol: v2", "proxyNetworks: [\"" + PROXY + "/32\"]"),
         "node", List.of("heartbeatInterval: " + HEARTBEAT.toMillis() + "ms", "deadAfter: 3s"),
         "stale", List.of("threshold: " + STALE_PERIOD.toSeconds() + "s", "scanInterval: 500ms"),
-        "notify", List.of("pollInterval: 500ms")));
+        "notify", List.of("pollInterval: 500ms"))));
     cluster.start("a", "b", "c");
     List<String> servers = new ArrayList<>();
     for (String id : List.of("a", "b", "c")) {
       servers.add("127.0.0.1:" + cluster.smtpPort(id));
     }
-    haproxy = Haproxy.start(List.of(new Haproxy.Route("smtp", servers, "send-proxy-v2 source " + PROXY)));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (haproxy != null) {
-      haproxy.close();
-    }
-    if (cluster != null) {
-      cluster.close();
-    }
+    haproxy = harness.closeAfter(Haproxy.start(List.of(
+        new Haproxy.Route("smtp", servers, "send-proxy-v2 source " + PROXY))));
   }
 
   @Test

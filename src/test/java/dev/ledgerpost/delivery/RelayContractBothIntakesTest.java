@@ -16,12 +16,12 @@ import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
@@ -237,7 +237,7 @@ class RelayContractBothIntakesTest {
     assertThat(got.recipients()).containsExactly("one@example.net", "two@example.net");
     String trace = new String(got.data(), 0, got.data().length - s.bytes.length, StandardCharsets.UTF_8);
     assertThat(trace).startsWith("Received: from ").contains(" id " + id).endsWith("\r\n");
-    assertThat(afterReceivedHeader(got.data())).isEqualTo(s.bytes);
+    assertThat(got.afterTrace()).isEqualTo(s.bytes);
     assertThat(events(id, "message.pending")).isEqualTo(1);
     assertThat(events(id, "message.settled")).isEqualTo(1);
   }
@@ -246,37 +246,37 @@ class RelayContractBothIntakesTest {
   @EnumSource(Intake.class)
   void downstream4xxOnTheFinalDotIsFailedTempAndTheIntakesTemporaryAnswer(Intake intake) throws Exception {
     String reply = "452 4.3.1 Insufficient system storage";
-    onDot = m -> Future.succeededFuture(reply);
-    Sample s = new Sample(intake);
-
-    Heard h = s.submit();
-
-    intake.heardDeferred(h, reply);
-    String id = s.ledgerId();
-    assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("FAILED_TEMP");
-    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT downstream_reply FROM messages WHERE id = '" + id + "'"))
+    Sample s = refusedOnTheDot(intake, reply, intake::heardDeferred, "FAILED_TEMP", "4.3.1");
+    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT downstream_reply FROM messages WHERE id = '" + s.ledgerId() + "'"))
         .isEqualTo(reply);
-    assertThat(count("SELECT count(*) FROM recipients WHERE message_id = '" + id
-        + "' AND status = 'FAILED_TEMP' AND enhanced_code = '4.3.1'")).isEqualTo(2);
     assertThat(s.copies()).hasSize(1); // the downstream had the body, and refused it
-    assertThat(events(id, "message.settled")).isEqualTo(1);
   }
 
   @ParameterizedTest(name = "{0}")
   @EnumSource(Intake.class)
   void downstream5xxOnTheFinalDotIsFailedPermAndTheIntakesPermanentAnswer(Intake intake) throws Exception {
-    String reply = "554 5.7.1 Message rejected as spam";
+    refusedOnTheDot(intake, "554 5.7.1 Message rejected as spam", intake::heardRejected, "FAILED_PERM", "5.7.1");
+  }
+
+  /**
+   * The downstream answers {@code reply} to the final dot: the client hears what {@code heard} checks (against the
+   * downstream's reply), the row and both recipients end {@code status} with the reply's {@code code}, and one
+   * settled event is written.
+   */
+  private Sample refusedOnTheDot(Intake intake, String reply, BiConsumer<Heard, String> heard, String status, String code)
+      throws Exception {
     onDot = m -> Future.succeededFuture(reply);
     Sample s = new Sample(intake);
 
     Heard h = s.submit();
 
-    intake.heardRejected(h, reply);
+    heard.accept(h, reply);
     String id = s.ledgerId();
-    assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("FAILED_PERM");
+    assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo(status);
     assertThat(count("SELECT count(*) FROM recipients WHERE message_id = '" + id
-        + "' AND status = 'FAILED_PERM' AND enhanced_code = '5.7.1'")).isEqualTo(2);
+        + "' AND status = '" + status + "' AND enhanced_code = '" + code + "'")).isEqualTo(2);
     assertThat(events(id, "message.settled")).isEqualTo(1);
+    return s;
   }
 
   @ParameterizedTest(name = "{0}")
@@ -396,7 +396,7 @@ class RelayContractBothIntakesTest {
     assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT version FROM messages WHERE id = '" + id + "'")).isEqualTo("2");
     assertThat(events(id, "message.settled")).isEqualTo(1);
     assertThat(s.copies()).hasSize(1);
-    assertThat(afterReceivedHeader(s.copies().get(0).data())).isEqualTo(s.bytes);
+    assertThat(s.copies().get(0).afterTrace()).isEqualTo(s.bytes);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -414,7 +414,7 @@ class RelayContractBothIntakesTest {
     intake.heardSent(h, id, true);
     assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).isEqualTo("SENT");
     assertThat(s.copies()).hasSize(1);
-    assertThat(afterReceivedHeader(s.copies().get(0).data())).isEqualTo(s.bytes);
+    assertThat(s.copies().get(0).afterTrace()).isEqualTo(s.bytes);
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -477,16 +477,6 @@ class RelayContractBothIntakesTest {
   /** Events of one type for one message, one row per event (V40's view). */
   static long events(String id, String type) throws Exception {
     return count("SELECT count(*) FROM outbox_events WHERE message_id = '" + id + "' AND type = '" + type + "'");
-  }
-
-  /** The gateway's one trace header ends at the first CRLF not followed by folding whitespace. */
-  static byte[] afterReceivedHeader(byte[] data) {
-    for (int i = 0; i + 2 < data.length; i++) {
-      if (data[i] == '\r' && data[i + 1] == '\n' && data[i + 2] != ' ' && data[i + 2] != '\t') {
-        return Arrays.copyOfRange(data, i + 2, data.length);
-      }
-    }
-    throw new AssertionError("no end of the Received: header");
   }
 
 

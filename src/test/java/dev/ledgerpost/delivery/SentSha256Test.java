@@ -7,7 +7,6 @@ import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -16,43 +15,28 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * sent_sha256 (docs/design.md §1.6) is the hash of what the smarthost received, Received: line included, with the
  * dot-stuffing undone: what a downstream that hashes its input (a downstream Ledgerpost) computes for the same bytes.
  */
 class SentSha256Test {
-  static Vertx vertx;
-  static ScriptedSmtpServer downstream;
-  static GatewayHarness gateway;
   /** Which final reply the downstream gives: 0 = 250, 1 = none (the connection is closed: UNKNOWN), 2 = 554 to DATA itself. */
   static final AtomicInteger mode = new AtomicInteger();
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension().script(g -> new ScriptedSmtpServer.Script() {
+    @Override
+    public String data() {
+      return mode.get() == 2 ? "554 5.7.1 no data today" : "354 go ahead";
+    }
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public String data() {
-        return mode.get() == 2 ? "554 5.7.1 no data today" : "354 go ahead";
-      }
-
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return Future.succeededFuture(mode.get() == 1 ? null : "250 2.0.0 Ok: queued as DS" + n);
-      }
-    }));
-    gateway = GatewayHarness.start(vertx, GatewayHarness.defaults(downstream.port()));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+    @Override
+    public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+      return Future.succeededFuture(mode.get() == 1 ? null : "250 2.0.0 Ok: queued as DS" + n);
+    }
+  });
 
   @Test
   void anAcceptedMessageRecordsTheHashOfTheBytesTheSmarthostReceived() throws Exception {
@@ -67,10 +51,10 @@ class SentSha256Test {
   @Test
   void anUnknownOutcomeRecordsItToo() throws Exception {
     mode.set(1);
-    int before = downstream.messages().size();
+    int before = gateway.downstream().messages().size();
     String reply = sendRaw("<sent-2@example.com>");
     assertThat(reply).startsWith("451 4.4.2");
-    assertThat(downstream.messages()).hasSize(before + 1);
+    assertThat(gateway.downstream().messages()).hasSize(before + 1);
     String id = LedgerRows.string(gateway.databaseUrl(),
         "SELECT id FROM messages WHERE message_id_header = '<sent-2@example.com>'");
     assertThat(LedgerRows.status(gateway.databaseUrl(), java.util.UUID.fromString(id))).isEqualTo("UNKNOWN");
@@ -99,7 +83,7 @@ class SentSha256Test {
     String unstuffed = body.toString().replace("\r\n..", "\r\n.");
     String expected = sha256(("Received: from x\r\n" + unstuffed).getBytes(StandardCharsets.US_ASCII));
     assertThat(SentDigest.compute(trace, wire)).isEqualTo(expected);
-    String onWorker = GatewayHarness.await(Future.<String>future(p -> vertx.runOnContext(v -> SentDigest.of(trace, new MessageData(wire, 0, "x", null)).onComplete(p))));
+    String onWorker = GatewayHarness.await(Future.<String>future(p -> gateway.vertx().runOnContext(v -> SentDigest.of(trace, new MessageData(wire, 0, "x", null)).onComplete(p))));
     assertThat(onWorker).isEqualTo(expected);
     // A BDAT body (RFC 3030) is never stuffed: it is hashed as it is.
     assertThat(SentDigest.compute(trace, Buffer.buffer("..as is\r\n"), false))
@@ -124,7 +108,7 @@ class SentSha256Test {
   }
 
   private static ScriptedSmtpServer.Received last() {
-    return downstream.messages().get(downstream.messages().size() - 1);
+    return gateway.downstream().messages().get(gateway.downstream().messages().size() - 1);
   }
 
   private static String sentSha256(String id) throws Exception {

@@ -2,24 +2,20 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.testing.Credentials;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
-import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.bouncycastle.crypto.generators.OpenBSDBCrypt;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -32,30 +28,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 class ClientLibrariesTest {
   enum Library { PYTHON_SMTPLIB, NODE_NODEMAILER }
 
-  static Vertx vertx;
-  static ScriptedSmtpServer smarthost;
-  static GatewayHarness gateway;
-  static Path dir;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    smarthost = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    dir = GatewayHarness.tempDir("clients-");
-    byte[] salt = new byte[16];
-    new SecureRandom().nextBytes(salt);
-    Path users = dir.resolve("users.htpasswd");
-    Files.writeString(users, "carol:" + OpenBSDBCrypt.generate("2y", "pa55word".toCharArray(), salt, 5) + "\n");
-    Map<String, Object> o = GatewayHarness.defaults(smarthost.port());
-    o.put("auth.usersFile", users.toString());
-    gateway = GatewayHarness.start(vertx, o);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  static final Path dir = GatewayHarness.tempDir("clients-");
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("auth.usersFile", Credentials.htpasswd(Map.of("carol", "pa55word")).toString());
 
   /** Runs the library's script; answers its one line of output, the server's reply to the message. */
   static String send(Library library, String mode, String from, String to, byte[] message, List<String> options)
@@ -90,20 +66,10 @@ class ClientLibrariesTest {
 
   /** The copy the smarthost got of the message whose Message-ID is given, after the gateway's Received: line. */
   static ScriptedSmtpServer.Received copy(String messageId) {
-    List<ScriptedSmtpServer.Received> copies = smarthost.messages().stream()
+    List<ScriptedSmtpServer.Received> copies = gateway.downstream().messages().stream()
         .filter(r -> r.text().contains("Message-ID: " + messageId + "\r\n")).toList();
     assertThat(copies).as(messageId).hasSize(1);
     return copies.get(0);
-  }
-
-  static byte[] afterTrace(byte[] got) {
-    String s = new String(got, StandardCharsets.ISO_8859_1);
-    assertThat(s).startsWith("Received: from ");
-    int end = 0;
-    do {
-      end = s.indexOf("\r\n", end) + 2;
-    } while (s.charAt(end) == '\t');
-    return Arrays.copyOfRange(got, end, got.length);
   }
 
   static String ledgerStatus(String messageId) throws Exception {
@@ -122,7 +88,7 @@ class ClientLibrariesTest {
 
     assertThat(reply).contains("Ok: queued as");
     ScriptedSmtpServer.Received got = copy(id);
-    assertThat(afterTrace(got.data())).isEqualTo(m);
+    assertThat(got.afterTrace()).isEqualTo(m);
     assertThat(got.envelope().get(0)).isEqualTo("MAIL FROM:<alice@client.example> BODY=8BITMIME");
     assertThat(got.text()).contains(" with ESMTP id ");
     assertThat(ledgerStatus(id)).isEqualTo("SENT");
@@ -143,7 +109,7 @@ class ClientLibrariesTest {
     ScriptedSmtpServer.Received got = copy(id);
     assertThat(got.recipients()).containsExactly(to);
     assertThat(got.envelope().get(0)).contains("SMTPUTF8");
-    assertThat(afterTrace(got.data())).isEqualTo(m);
+    assertThat(got.afterTrace()).isEqualTo(m);
     assertThat(got.text()).contains(" with UTF8SMTPSA id ").contains("(using TLSv1.");
     assertThat(LedgerRows.string(gateway.databaseUrl(),
         "SELECT auth_user FROM messages WHERE message_id_header = '" + id + "'")).isEqualTo("carol");
@@ -166,7 +132,7 @@ class ClientLibrariesTest {
     String reply = send(library, "starttls", "alice@client.example", "bob@example.net", m, List.of());
 
     assertThat(reply).contains("Ok: queued as");
-    assertThat(afterTrace(copy(id).data())).isEqualTo(m);
+    assertThat(copy(id).afterTrace()).isEqualTo(m);
     assertThat(LedgerRows.string(gateway.databaseUrl(),
         "SELECT size_bytes FROM messages WHERE message_id_header = '" + id + "'")).isEqualTo(String.valueOf(m.length));
   }

@@ -84,41 +84,19 @@ class DownstreamVerdictsTest {
 
   @Test
   void transientDataRefusalIs451WithTheDownstreamCodeAndRecordedFailedTemp() throws Exception {
-    dataReply = "452 4.3.1 Insufficient system storage";
-    String reply;
-    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
-      c.reply();
-      reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: t\r\n\r\nbody");
-    }
-    assertThat(reply).isEqualTo("451 4.3.1 Downstream: Insufficient system storage");
-    JsonObject row = latestRow("FAILED_TEMP");
-    assertThat(row.getString("downstreamReply")).isEqualTo("452 4.3.1 Insufficient system storage");
-    assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("status")).isEqualTo("FAILED_TEMP");
+    refusedAtData("452 4.3.1 Insufficient system storage", "451 4.3.1 Downstream: Insufficient system storage", "FAILED_TEMP");
   }
 
   @Test
   void permanentDataRefusalIsTheDownstream5yzAndRecordedFailedPerm() throws Exception {
-    dataReply = "554 5.7.1 Message rejected as spam";
-    String reply;
-    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
-      c.reply();
-      reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: t\r\n\r\nbody");
-    }
-    assertThat(reply).isEqualTo("554 5.7.1 Downstream: Message rejected as spam");
-    JsonObject row = latestRow("FAILED_PERM");
-    assertThat(row.getString("downstreamReply")).isEqualTo("554 5.7.1 Message rejected as spam");
-    assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("status")).isEqualTo("FAILED_PERM");
+    JsonObject row = refusedAtData("554 5.7.1 Message rejected as spam", "554 5.7.1 Downstream: Message rejected as spam",
+        "FAILED_PERM");
     assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("enhancedCode")).isEqualTo("5.7.1");
   }
 
   @Test
   void downstreamReplyWithoutEnhancedCodeStillGivesTheClientOne() throws Exception {
-    dataReply = "550 no such thing";
-    String reply;
-    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
-      c.reply();
-      reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: t\r\n\r\nbody");
-    }
+    String reply = sendWhileTheDownstreamAnswers("550 no such thing");
     assertThat(reply).isEqualTo("550 5.0.0 Downstream: no such thing");
   }
 
@@ -137,6 +115,27 @@ class DownstreamVerdictsTest {
       assertThat(c.sendMail("a@example.com", List.of("b@example.net"), "Subject: again\r\n\r\nbody")).startsWith("250 2.0.0");
     }
     assertThat(gateway.downstream().connections() - before).isLessThanOrEqualTo(1);
+  }
+
+  /** One mail, whose data the downstream answers with {@code downstreamReply}; answers what the client heard. */
+  private static String sendWhileTheDownstreamAnswers(String downstreamReply) throws Exception {
+    dataReply = downstreamReply;
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      return c.sendMail("a@example.com", List.of("b@example.net"), "Subject: t\r\n\r\nbody");
+    }
+  }
+
+  /**
+   * The downstream refuses the data with {@code downstreamReply}: the client hears {@code heard}, and the latest row
+   * and its recipient are {@code status} with the downstream's reply on record. Answers the row.
+   */
+  private static JsonObject refusedAtData(String downstreamReply, String heard, String status) throws Exception {
+    assertThat(sendWhileTheDownstreamAnswers(downstreamReply)).isEqualTo(heard);
+    JsonObject row = latestRow(status);
+    assertThat(row.getString("downstreamReply")).isEqualTo(downstreamReply);
+    assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("status")).isEqualTo(status);
+    return row;
   }
 
   private static String ledgerId(String reply) {

@@ -134,7 +134,7 @@ class EventLoopsTest {
       List<ScriptedSmtpServer.Received> copies = s.copies(gateway.downstream());
       assertThat(copies).hasSize(1);
       assertThat(copies.get(0).text()).startsWith("Received: from unknown ([127.0.0.1])").contains("with HTTP id " + op);
-      assertThat(SendApiTest.afterReceivedHeader(copies.get(0).data())).isEqualTo(s.bytes);
+      assertThat(copies.get(0).afterTrace()).isEqualTo(s.bytes);
       assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(op))).isEqualTo("SENT");
     }
     // Each API instance relays through its own pool, which keeps its connection for the next send: two
@@ -295,7 +295,7 @@ class EventLoopsTest {
     assertThat(copies.get(0).recipients()).containsExactly(s.sample().tag + "@example.net");
     assertThat(copies.get(0).text()).as(as).startsWith("Received: from client.test ([" + s.address() + "])")
         .contains("with ESMTPSA id " + id);
-    assertThat(SendApiTest.afterReceivedHeader(copies.get(0).data())).as(as).isEqualTo(s.sample().bytes);
+    assertThat(copies.get(0).afterTrace()).as(as).isEqualTo(s.sample().bytes);
     assertThat(LedgerRows.status(gateway.databaseUrl(), UUID.fromString(id))).as(as).isEqualTo("SENT");
   }
 

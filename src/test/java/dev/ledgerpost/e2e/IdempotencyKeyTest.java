@@ -121,14 +121,12 @@ class IdempotencyKeyTest {
   @Test
   void theSameKeyAndBodyReplayTheFirstAnswerByteForByte() throws Exception {
     String key = UUID.randomUUID().toString();
-    HttpResponse<String> first = client.send(KEY, key, message("once"));
-    assertThat(first.statusCode()).isEqualTo(200);
+    HttpResponse<String> first = sendOk(key, message("once"));
     assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
     // The same request serialised differently (member order, spacing) is the same request.
     String reordered = "{ \"text\": \"body of once\", \"subject\": \"once\", \"to\": [\"dan@example.net\"],"
         + " \"from\": \"carol@example.com\" }";
-    HttpResponse<String> second = client.send(KEY, key, reordered);
-    assertThat(second.statusCode()).isEqualTo(200);
+    HttpResponse<String> second = sendOk(key, reordered);
     assertThat(second.body()).isEqualTo(first.body());
     assertThat(second.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
     assertThat(second.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -139,8 +137,7 @@ class IdempotencyKeyTest {
   void aKeyWithPercentSignsIsTakenAsWritten() throws Exception {
     // Printable ASCII, as the contract says; once URL-decoded by the validator ("%zz": 500, "%41": checked as "A").
     for (String key : List.of("50%-off+" + UUID.randomUUID(), "a%41" + UUID.randomUUID())) {
-      HttpResponse<String> first = client.send(KEY, key, message(key));
-      assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+      HttpResponse<String> first = sendOk(key, message(key));
       HttpResponse<String> again = client.send(KEY, key, message(key));
       assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
       assertThat(again.body()).isEqualTo(first.body());
@@ -152,8 +149,7 @@ class IdempotencyKeyTest {
   @Test
   void theSameKeyWithAnotherBodyIs422AndSendsNothing() throws Exception {
     String key = UUID.randomUUID().toString();
-    HttpResponse<String> first = client.send(KEY, key, message("first"));
-    assertThat(first.statusCode()).isEqualTo(200);
+    HttpResponse<String> first = sendOk(key, message("first"));
     HttpResponse<String> other = client.send(KEY, key, message("second"));
     SendApiTest.assertProblem(other, 422);
     assertThat(new JsonObject(other.body()).getString("operationId"))
@@ -187,8 +183,7 @@ class IdempotencyKeyTest {
       assertThat(new JsonObject(r.body()).getString("operationId"))
           .isEqualTo(new JsonObject(sent.get(0).body()).getString("operationId"));
     }
-    HttpResponse<String> after = client.send(KEY, key, message("fifty"));
-    assertThat(after.statusCode()).isEqualTo(200);
+    HttpResponse<String> after = sendOk(key, message("fifty"));
     assertThat(after.body()).isEqualTo(sent.get(0).body());
     assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
     assertThat(gateway.downstream().messages()).hasSize(1);
@@ -205,8 +200,7 @@ class IdempotencyKeyTest {
     assertThat(new JsonObject(deferred.body()).getString("downstreamReply")).isEqualTo("452 4.3.1 Insufficient system storage");
     assertThat(count("SELECT count(*) FROM idempotency_keys")).isZero();
 
-    HttpResponse<String> retry = client.send(KEY, key, message("retry me"));
-    assertThat(retry.statusCode()).isEqualTo(200);
+    HttpResponse<String> retry = sendOk(key, message("retry me"));
     assertThat(new JsonObject(retry.body()).getString("operationId"))
         .isNotEqualTo(new JsonObject(deferred.body()).getString("operationId"));
     assertThat(count("SELECT count(*) FROM messages WHERE status = 'FAILED_TEMP'")).isEqualTo(1);
@@ -218,8 +212,7 @@ class IdempotencyKeyTest {
   @Test
   void aKeyWhoseAnswerWasNeverStoredIsAnsweredFromTheLedgerNotResent() throws Exception {
     String key = UUID.randomUUID().toString();
-    HttpResponse<String> first = client.send(KEY, key, message("crash"));
-    assertThat(first.statusCode()).isEqualTo(200);
+    HttpResponse<String> first = sendOk(key, message("crash"));
     String op = new JsonObject(first.body()).getString("operationId");
     // What a crash between the settle and the storing of the answer leaves: the key bound, no answer.
     execute("UPDATE idempotency_keys SET state = 'OPENED', response = NULL, lease_until = now() + interval '1 hour'");
@@ -231,8 +224,7 @@ class IdempotencyKeyTest {
     assertThat(expires).isBetween(java.time.Instant.now().plusSeconds(3500), java.time.Instant.now().plusSeconds(3700));
     execute("UPDATE idempotency_keys SET lease_until = now() - interval '1 second'");
 
-    HttpResponse<String> derived = client.send(KEY, key, message("crash"));
-    assertThat(derived.statusCode()).isEqualTo(200);
+    HttpResponse<String> derived = sendOk(key, message("crash"));
     assertThat(derived.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     JsonObject answer = new JsonObject(derived.body());
     assertThat(answer.getString("operationId")).isEqualTo(op);
@@ -291,6 +283,17 @@ class IdempotencyKeyTest {
         .isZero();
     assertThat(count("SELECT count(*) FROM idempotency_keys")).isEqualTo(1);
     assertThat(count("SELECT count(*) FROM messages")).isEqualTo(6);
+  }
+
+  /** A send with {@code key} that must be answered 200. */
+  private HttpResponse<String> sendOk(String key, JsonObject body) throws Exception {
+    return sendOk(key, body.encode());
+  }
+
+  private HttpResponse<String> sendOk(String key, String body) throws Exception {
+    HttpResponse<String> r = client.send(KEY, key, body);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return r;
   }
 
   private HttpResponse<String> retryWhileInFlight(String key, JsonObject body) throws Exception {

@@ -43,12 +43,9 @@ class OutboundLineEndingsTest {
     assertThat(gateway.downstream().bareLineEndings()).as("bare CR or LF received by the smarthost").isEmpty();
   }
 
+  /** The send API's plain message (SendApiTest's), to vary one field at a time. */
   static JsonObject base() {
-    return new JsonObject()
-        .put("from", "Alice Example <alice@example.com>")
-        .put("to", new JsonArray().add("Bob <bob@example.net>"))
-        .put("subject", "hello")
-        .put("text", "Hello Bob.\n");
+    return SendApiTest.composed();
   }
 
   /** Sends through the API; returns the message as the smarthost received it, parsed back by Jakarta Mail. */

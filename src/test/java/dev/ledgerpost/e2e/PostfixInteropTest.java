@@ -8,7 +8,6 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.PostfixInstance;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -23,8 +22,8 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway against the MTA it is modelled on, a real Postfix, in both places a Postfix stands in front of
@@ -46,21 +45,14 @@ class PostfixInteropTest {
   static final List<String> DSN_SMARTHOST = List.of("PIPELINING", "SIZE 52428800", "8BITMIME", "ENHANCEDSTATUSCODES",
       "SMTPUTF8", "DSN");
 
-  final Vertx vertx = Vertx.vertx();
-  final List<AutoCloseable> started = new ArrayList<>();
-
-  @AfterEach
-  void stop() throws Exception {
-    for (int i = started.size() - 1; i >= 0; i--) {
-      started.get(i).close();
+  /** The last hop in both cases, a scripted server that offers DSN; each test starts its gateway and its Postfix. */
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension().manual().script(g -> new ScriptedSmtpServer.Script() {
+    @Override
+    public List<String> ehloKeywords() {
+      return DSN_SMARTHOST;
     }
-    GatewayHarness.await(vertx.close());
-  }
-
-  <T extends AutoCloseable> T started(T t) {
-    started.add(t);
-    return t;
-  }
+  });
 
   static String message(int i) {
     // Every header Postfix's cleanup would add is there, so that it adds only its Received: line. 8-bit text and
@@ -94,14 +86,9 @@ class PostfixInteropTest {
 
   @Test
   void postfixAsTheClientRelays200MessagesOverStartTlsWithPipeliningAndDsnByteForByte() throws Exception {
-    ScriptedSmtpServer smarthost = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public List<String> ehloKeywords() {
-        return DSN_SMARTHOST;
-      }
-    }));
-    GatewayHarness gateway = started(GatewayHarness.start(vertx, GatewayHarness.defaults(smarthost.port())));
-    PostfixInstance postfix = started(PostfixInstance.start("pf-client", Map.of(
+    ScriptedSmtpServer smarthost = gateway.downstream();
+    gateway.begin(GatewayHarness.defaults(smarthost.port()));
+    PostfixInstance postfix = gateway.closeAfter(PostfixInstance.start("pf-client", Map.of(
         "relayhost", "[127.0.0.1]:" + gateway.smtpPort(),
         "smtp_tls_security_level", "encrypt", // no TLS, no delivery: the gateway's self-signed certificate is not checked
         "smtp_tls_loglevel", "1",
@@ -172,19 +159,14 @@ class PostfixInteropTest {
 
   @Test
   void postfixAsTheSmarthostTakesBdatOverStartTlsWithDsnAndItsQueueIdsAreTheLedgersDownstreamReplies() throws Exception {
-    ScriptedSmtpServer onward = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public List<String> ehloKeywords() {
-        return DSN_SMARTHOST;
-      }
-    }));
+    ScriptedSmtpServer onward = gateway.downstream();
     Path tls = GatewayHarness.tempDir("postfix-tls-");
     Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
         "-subj", "/CN=pf-smarthost.test", "-keyout", tls.resolve("key.pem").toString(), "-out", tls.resolve("cert.pem").toString())
         .redirectErrorStream(true).start();
     String out = new String(openssl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0).as(out).isTrue();
-    PostfixInstance postfix = started(PostfixInstance.start("pf-smarthost", Map.of(
+    PostfixInstance postfix = gateway.closeAfter(PostfixInstance.start("pf-smarthost", Map.of(
         "smtpd_tls_security_level", "may",
         "smtpd_tls_cert_file", tls.resolve("cert.pem").toString(),
         "smtpd_tls_key_file", tls.resolve("key.pem").toString(),
@@ -198,7 +180,7 @@ class PostfixInteropTest {
     Map<String, Object> o = GatewayHarness.defaults(postfix.port());
     o.put("downstream.starttls", "required");
     o.put("downstream.tlsTrustAll", true);
-    GatewayHarness gateway = started(GatewayHarness.start(vertx, o));
+    gateway.begin(o);
 
     int n = 10;
     List<byte[]> sent = new ArrayList<>();

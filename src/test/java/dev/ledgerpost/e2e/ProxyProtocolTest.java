@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -51,22 +50,13 @@ class ProxyProtocolTest {
       .with("auth.banThreshold", 2)
       .with("auth.banWindow", "10m")
       .afterStart(g -> {
-        plain = GatewayHarness.start(g.vertx(), GatewayHarness.defaults(g.downstream().port())); // smtp.proxyProtocol none
-        haproxy = Haproxy.start(List.of(
+        // smtp.proxyProtocol none
+        plain = g.closeAfter(GatewayHarness.start(g.vertx(), GatewayHarness.defaults(g.downstream().port())));
+        haproxy = g.closeAfter(Haproxy.start(List.of(
             new Haproxy.Route("v2", "127.0.0.1", g.smtpPort(), "send-proxy-v2 source " + PROXY),
             new Haproxy.Route("v1", "127.0.0.1", g.smtpPort(), "send-proxy source " + PROXY),
-            new Haproxy.Route("untrusted", "127.0.0.1", g.smtpPort(), "send-proxy-v2 source " + UNTRUSTED_PROXY)));
+            new Haproxy.Route("untrusted", "127.0.0.1", g.smtpPort(), "send-proxy-v2 source " + UNTRUSTED_PROXY))));
       });
-
-  @AfterAll
-  static void stopTheOthers() throws Exception {
-    if (haproxy != null) {
-      haproxy.close();
-    }
-    if (plain != null) {
-      plain.close();
-    }
-  }
 
   /** A client at {@code from} talking to the gateway through HAProxy's {@code route}. */
   private static SmtpTestClient via(String route, String from) throws Exception {

@@ -3,6 +3,7 @@ package dev.ledgerpost.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
@@ -12,6 +13,7 @@ import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,10 +60,7 @@ class LockContentionTest {
       assertThat(c.command("RSET")).startsWith("250");
     }
     assertThat(reply).isEqualTo("451 4.3.0 Temporary local persistence failure");
-    assertThat(gateway.downstream().dataCommands()).isZero();
-    assertThat(count("SELECT count(*) FROM messages")).isZero();
-    assertThat(count("SELECT count(*) FROM outbox")).isZero();
-    assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
+    assertNothingOpened(gateway);
   }
 
   @Test
@@ -81,15 +80,7 @@ class LockContentionTest {
 
   @Test
   void settleBlockedPastTheBudgetStillAnswers250AndLeavesPendingWithOneCriticalLine() throws Exception {
-    AtomicReference<TableLock> lock = new AtomicReference<>();
-    beforeFinalReply = m -> {
-      try {
-        lock.set(TableLock.acquire(gateway.databaseUrl(), ALL_TABLES));
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      return null;
-    };
+    AtomicReference<TableLock> lock = lockBeforeFinalReply(ALL_TABLES);
     String reply;
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = client()) {
       reply = c.sendMail("a@example.com", List.of("b@example.net"),
@@ -108,9 +99,7 @@ class LockContentionTest {
       assertThat(count("SELECT count(*) FROM recipients WHERE status = 'ACCEPTED'")).isEqualTo(1);
       assertThat(count("SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isEqualTo(1);
     } finally {
-      if (lock.get() != null) {
-        lock.get().release();
-      }
+      release(lock);
     }
     assertThat(reply).startsWith("250 2.0.0 Ok: queued as ");
     assertThat(gateway.downstream().messages()).hasSize(1);
@@ -121,15 +110,7 @@ class LockContentionTest {
 
   @Test
   void settleBacklogGaugeCountsTheOutcomeWhileItsSettleIsBlocked() throws Exception {
-    AtomicReference<TableLock> lock = new AtomicReference<>();
-    beforeFinalReply = m -> {
-      try {
-        lock.set(TableLock.acquire(gateway.databaseUrl(), ALL_TABLES));
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      return null;
-    };
+    AtomicReference<TableLock> lock = lockBeforeFinalReply(ALL_TABLES);
     assertThat(backlogGauge()).isZero();
     try (SmtpTestClient c = client()) {
       String reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: backlog\r\n\r\nbody");
@@ -141,9 +122,7 @@ class LockContentionTest {
       poll(Duration.ofSeconds(10), () -> "SENT".equals(uncheckedStatus(id)));
       poll(Duration.ofSeconds(10), () -> backlogGauge() == 0);
     } finally {
-      if (lock.get() != null) {
-        lock.get().release();
-      }
+      release(lock);
     }
   }
 
@@ -160,15 +139,7 @@ class LockContentionTest {
   @Test
   void failedSettleOfARefusalStillGivesTheClientTheDownstreamVerdict() throws Exception {
     finalReply = "550 5.7.1 Refused by policy";
-    AtomicReference<TableLock> lock = new AtomicReference<>();
-    beforeFinalReply = m -> {
-      try {
-        lock.set(TableLock.acquire(gateway.databaseUrl(), ALL_TABLES));
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      return null;
-    };
+    AtomicReference<TableLock> lock = lockBeforeFinalReply(ALL_TABLES);
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = client()) {
       String reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: refused\r\n\r\nbody");
       assertThat(lock.get().queryLong("SELECT count(*) FROM messages WHERE status = 'PENDING'")).isEqualTo(1);
@@ -177,9 +148,7 @@ class LockContentionTest {
       assertThat(audit.errorsContaining("CRITICAL audit_event=delivery_result_persist_failed", "target_status=FAILED_PERM",
           "downstream_accepted=false")).hasSize(1);
     } finally {
-      if (lock.get() != null) {
-        lock.get().release();
-      }
+      release(lock);
     }
     // A known failure is a fact too: the retry part records it.
     poll(Duration.ofSeconds(10), () -> uncheckedCount("SELECT count(*) FROM messages WHERE status = 'FAILED_PERM'") == 1);
@@ -187,15 +156,7 @@ class LockContentionTest {
 
   @Test
   void settleBlockedOnOneTableRollsBackTheWholeSettle() throws Exception {
-    AtomicReference<TableLock> lock = new AtomicReference<>();
-    beforeFinalReply = m -> {
-      try {
-        lock.set(TableLock.acquire(gateway.databaseUrl(), "recipients"));
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      return null;
-    };
+    AtomicReference<TableLock> lock = lockBeforeFinalReply("recipients");
     String reply;
     try (SmtpTestClient c = client()) {
       reply = c.sendMail("a@example.com", List.of("b@example.net", "c@example.net"), "Subject: half\r\n\r\nbody");
@@ -208,9 +169,7 @@ class LockContentionTest {
       assertThat(held.queryLong("SELECT count(*) FROM recipients WHERE status = 'PENDING'")).isEqualTo(2);
       assertThat(held.queryLong("SELECT count(*) FROM outbox WHERE type = 'message.settled'")).isZero();
     } finally {
-      if (lock.get() != null) {
-        lock.get().release();
-      }
+      release(lock);
     }
     // Released: the retry part's settle writes message and recipients together, once.
     poll(Duration.ofSeconds(10), () -> "SENT".equals(uncheckedStatus(ledgerId(reply))));
@@ -277,10 +236,35 @@ class LockContentionTest {
   }
 
   private long count(String sql) throws Exception {
-    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      return rs.next() ? rs.getLong(1) : 0;
+    return LedgerRows.count(gateway.databaseUrl(), sql);
+  }
+
+  /** From now on the downstream, once it has a body, locks {@code tables} before it answers; holds the lock taken. */
+  private AtomicReference<TableLock> lockBeforeFinalReply(String tables) {
+    AtomicReference<TableLock> lock = new AtomicReference<>();
+    beforeFinalReply = m -> {
+      try {
+        lock.set(TableLock.acquire(gateway.databaseUrl(), tables));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return null;
+    };
+    return lock;
+  }
+
+  private static void release(AtomicReference<TableLock> lock) throws SQLException {
+    if (lock.get() != null) {
+      lock.get().release();
     }
+  }
+
+  /** Nothing was opened: no DATA downstream, no row, no event; both tries of the open were refused by the lock. */
+  static void assertNothingOpened(GatewayHarness gateway) throws Exception {
+    assertThat(gateway.downstream().dataCommands()).isZero();
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages")).isZero();
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM outbox")).isZero();
+    assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
   }
 
   static void poll(Duration within, BooleanSupplier condition) throws Exception {

@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -28,12 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ProcessKillTest {
   final String url = TestDatabase.newDatabase();
   @RegisterExtension
-  @Order(1)
-  final GatewayHarness harness = GatewayHarness.extension().manual().script(g -> this.smarthost);
-  /** Locks every ledger table once it has a body, when told to. */
-  @RegisterExtension
-  @Order(2) // after the gateway's: its lock is released before the gateway stops
-  final LockingSmarthost smarthost = new LockingSmarthost(harness::vertx, () -> url);
+  final GatewayHarness harness = GatewayHarness.extension().manual();
+  /** Locks every ledger table of the child's database once it has a body, when told to. */
+  final LockingSmarthost smarthost = harness.locking(() -> url);
 
   @Test
   void aGatewayKilledWhileItsSettleIsBlockedSettlesFromItsJournalAfterRestartAndSendsNothingAgain() throws Exception {

@@ -39,10 +39,7 @@ class SendLockContentionTest {
       r = gateway.sendClient().send(KEY, null, message());
     }
     assertTemporaryPersistenceFailure(r);
-    assertThat(gateway.downstream().dataCommands()).isZero();
-    assertThat(count("SELECT count(*) FROM messages")).isZero();
-    assertThat(count("SELECT count(*) FROM outbox")).isZero();
-    assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
+    LockContentionTest.assertNothingOpened(gateway);
   }
 
   @Test

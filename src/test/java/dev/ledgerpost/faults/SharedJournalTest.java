@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.UUID;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,13 +32,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class SharedJournalTest {
   final String url = TestDatabase.newDatabase();
+  /** A Vert.x and a smarthost for the gateways; each test starts its own. */
   @RegisterExtension
-  @Order(1)
-  final GatewayHarness harness = GatewayHarness.extension().manual().script(g -> this.smarthost);
+  final GatewayHarness harness = GatewayHarness.extension().manual();
   /** Locks every ledger table once it has a body, when told to. */
-  @RegisterExtension
-  @Order(2) // after the gateway's: its lock is released before the gateway stops
-  final LockingSmarthost smarthost = new LockingSmarthost(harness::vertx, () -> url);
+  final LockingSmarthost smarthost = harness.locking(() -> url);
 
   /** A child gateway in {@code dir} on the database {@code ledgerUrl}, its outcome journal in {@code journalDir}. */
   private String yaml(Path dir, String ledgerUrl, Path journalDir) {

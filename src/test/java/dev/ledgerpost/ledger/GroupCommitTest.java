@@ -126,14 +126,9 @@ class GroupCommitTest {
   void anOpenRefusedByAConstraintFailsAloneAndItsFortyNineSiblingsOpen() throws Exception {
     int poisoned = 25;
     List<Open> opens = opens(50, poisoned);
-    List<Future<Opened>> answers;
-    try (LogCapture debug = LogCapture.at(GroupCommit.class.getName(), Level.DEBUG)) {
-      answers = burst(opens, writer::open);
-      Future.join(answers).otherwiseEmpty().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      // The poisoned open shared its statement with the 47 that queued with it; that statement failed and was split.
-      assertThat(debug.linesContaining("ledger open batch of " + (50 - LedgerWriter.MAX_IN_FLIGHT) + " failed",
-          "no_poison", "trying each alone")).hasSize(1);
-    }
+    // The poisoned open shared its statement with the 47 that queued with it; that statement failed and was split.
+    List<Future<Opened>> answers = burstWithOneSplit(opens, writer::open,
+        "ledger open batch of " + (50 - LedgerWriter.MAX_IN_FLIGHT) + " failed", "no_poison", "trying each alone");
 
     LedgerException refused = failure(answers.get(poisoned));
     assertThat(refused.kind()).isEqualTo(LedgerException.Kind.PERSISTENCE);
@@ -166,13 +161,8 @@ class GroupCommitTest {
       // Each message has one PENDING recipient (and one REJECTED): the settle of #25 expects two.
       settles.add(new Settle(opens.get(i).id(), 1, MessageStatus.SENT, i == wrong ? 2 : 1, 250, "2.0.0", "Ok", null));
     }
-    List<Future<Settled>> answers;
-    try (LogCapture debug = LogCapture.at(GroupCommit.class.getName(), Level.DEBUG)) {
-      answers = burst(settles, writer::settle);
-      Future.join(answers).otherwiseEmpty().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      assertThat(debug.linesContaining("ledger settle batch of " + (50 - LedgerWriter.MAX_IN_FLIGHT) + " failed",
-          "expected 2", "trying each alone")).hasSize(1);
-    }
+    List<Future<Settled>> answers = burstWithOneSplit(settles, writer::settle,
+        "ledger settle batch of " + (50 - LedgerWriter.MAX_IN_FLIGHT) + " failed", "expected 2", "trying each alone");
 
     LedgerException refused = failure(answers.get(wrong));
     assertThat(refused.kind()).isEqualTo(LedgerException.Kind.STALE); // LP001: the statement refused its own result
@@ -469,6 +459,20 @@ class GroupCommitTest {
   }
 
   /** Submits every request in ONE task on the ledger's own context: nothing runs in between, so they arrive together. */
+  /**
+   * {@link #burst}, waiting until every answer is in (failed or not); the group commit logs, at debug, one line with
+   * every fragment: the batch that failed and was split to try each request alone.
+   */
+  static <Q, R> List<Future<R>> burstWithOneSplit(List<Q> requests, Function<Q, Future<R>> call, String... fragments)
+      throws Exception {
+    try (LogCapture debug = LogCapture.at(GroupCommit.class.getName(), Level.DEBUG)) {
+      List<Future<R>> answers = burst(requests, call);
+      Future.join(answers).otherwiseEmpty().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      assertThat(debug.linesContaining(fragments)).hasSize(1);
+      return answers;
+    }
+  }
+
   static <Q, R> List<Future<R>> burst(List<Q> requests, Function<Q, Future<R>> call) throws Exception {
     return burst(requests, (i, q) -> call.apply(q));
   }

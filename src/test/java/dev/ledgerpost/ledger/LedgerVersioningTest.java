@@ -1,12 +1,13 @@
 package dev.ledgerpost.ledger;
 
+import static dev.ledgerpost.ledger.GroupCommitTest.await;
+import static dev.ledgerpost.ledger.GroupCommitTest.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
@@ -18,8 +19,6 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -101,23 +100,6 @@ class LedgerVersioningTest {
     assertThat(failure(ledger.settle(wrongCount)).kind()).isEqualTo(LedgerException.Kind.STALE);
     assertThat(scalar("SELECT version FROM messages WHERE id = '" + id + "'")).isEqualTo(1);
     assertThat(scalar("SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'PENDING'")).isEqualTo(1);
-  }
-
-  static <T> T await(Future<T> f) throws Exception {
-    try {
-      return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      throw (Exception) e.getCause();
-    }
-  }
-
-  static LedgerException failure(Future<?> f) throws Exception {
-    try {
-      await(f);
-    } catch (LedgerException e) {
-      return e;
-    }
-    throw new AssertionError("expected a LedgerException");
   }
 
   static long scalar(String sql) throws Exception {

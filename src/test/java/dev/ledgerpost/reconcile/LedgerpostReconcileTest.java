@@ -9,7 +9,6 @@ import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TcpProxy;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URLEncoder;
@@ -17,9 +16,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A downstream Ledgerpost as the evidence (docs/design.md §8.4): this gateway relays to a second one (in this JVM, on a
@@ -29,47 +28,33 @@ import org.junit.jupiter.api.Test;
  * message twice.
  */
 class LedgerpostReconcileTest {
-  static Vertx upstreamVertx;
-  static Vertx downstreamVertx;
-  static ScriptedSmtpServer sink;
-  static GatewayHarness downstream;
   static TcpProxy proxy;
-  static GatewayHarness gateway;
 
-  @BeforeAll
-  static void start() throws Exception {
-    upstreamVertx = Vertx.vertx();
-    downstreamVertx = Vertx.vertx();
-    sink = GatewayHarness.await(ScriptedSmtpServer.start(downstreamVertx, new ScriptedSmtpServer.Script() {
-      @Override
-      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-        return Future.succeededFuture(message.text().contains("Subject: REJECTME") ? "550 5.7.1 rejected by content filter"
-            : "250 2.0.0 Ok: queued as SINK" + n);
-      }
-    }));
-    Map<String, Object> d = GatewayHarness.defaults(sink.port());
-    d.put("api.adminToken", "downstream-admin-token");
-    d.put("node.id", "downstream");
-    downstream = GatewayHarness.start(downstreamVertx, d);
-    proxy = TcpProxy.to("127.0.0.1", downstream.smtpPort());
-    proxy.dropRepliesToFinalDot();
-    Map<String, Object> o = GatewayHarness.defaults(proxy.port());
-    o.put("node.id", "upstream");
-    o.put("reconcile.interval", "200ms");
-    o.put("reconcile.autoResolve", "exact");
-    o.put("reconcile.sources", List.of(Map.of("type", "ledgerpost", "name", "next-hop",
-        "url", "http://127.0.0.1:" + downstream.httpPort(), "token", "downstream-admin-token")));
-    gateway = GatewayHarness.start(upstreamVertx, o);
-  }
+  /** The second gateway, the evidence: relays to a sink that refuses what asks for it. */
+  @RegisterExtension
+  @Order(1)
+  static final GatewayHarness downstream = GatewayHarness.extension().script(g -> new ScriptedSmtpServer.Script() {
+    @Override
+    public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+      return Future.succeededFuture(message.text().contains("Subject: REJECTME") ? "550 5.7.1 rejected by content filter"
+          : "250 2.0.0 Ok: queued as SINK" + n);
+    }
+  }).with("api.adminToken", "downstream-admin-token").with("node.id", "downstream");
 
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    proxy.close();
-    downstream.close();
-    GatewayHarness.await(upstreamVertx.close());
-    GatewayHarness.await(downstreamVertx.close());
-  }
+  /** This gateway: relays to the second through a proxy that drops its replies to the final dot, and asks its API. */
+  @RegisterExtension
+  @Order(2)
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("node.id", "upstream")
+      .with("reconcile.interval", "200ms")
+      .with("reconcile.autoResolve", "exact")
+      .configure((g, o) -> {
+        proxy = g.closeAfter(TcpProxy.to("127.0.0.1", downstream.smtpPort()));
+        proxy.dropRepliesToFinalDot();
+        o.put("downstream.port", proxy.port());
+        o.put("reconcile.sources", List.of(Map.of("type", "ledgerpost", "name", "next-hop",
+            "url", "http://127.0.0.1:" + downstream.httpPort(), "token", "downstream-admin-token")));
+      });
 
   private static String send(String messageId, String subject) throws Exception {
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
@@ -77,6 +62,13 @@ class LedgerpostReconcileTest {
       return c.sendMail("a@example.com", List.of("b@example.net"), "Message-ID: " + messageId + "\r\nSubject: " + subject
           + "\r\n\r\nbody\r\n");
     }
+  }
+
+  /** Sends a message whose reply the proxy drops (451 4.4.2), and awaits the reconcile job's resolution of its row. */
+  private static JsonObject sendUnknownAndAwaitResolved(String messageId, String subject) throws Exception {
+    assertThat(send(messageId, subject)).startsWith("451 4.4.2");
+    String id = LedgerRows.string(gateway.databaseUrl(), "SELECT id FROM messages WHERE message_id_header = '" + messageId + "'");
+    return awaitResolved(gateway, id);
   }
 
   private static JsonObject awaitResolved(GatewayHarness g, String id) throws Exception {
@@ -90,9 +82,7 @@ class LedgerpostReconcileTest {
 
   @Test
   void anAcceptedMessageIsMatchedByTheHashOfTheBytesSentAndResolvedDelivered() throws Exception {
-    assertThat(send("<lp-1@example.com>", "hello")).startsWith("451 4.4.2");
-    String id = LedgerRows.string(gateway.databaseUrl(), "SELECT id FROM messages WHERE message_id_header = '<lp-1@example.com>'");
-    JsonObject detail = awaitResolved(gateway, id);
+    JsonObject detail = sendUnknownAndAwaitResolved("<lp-1@example.com>", "hello");
     assertThat(detail.getString("status")).isEqualTo("RESOLVED_DELIVERED");
     JsonObject proposal = detail.getJsonObject("resolution").getJsonObject("proposal");
     assertThat(proposal.getString("source")).isEqualTo("next-hop");
@@ -106,14 +96,12 @@ class LedgerpostReconcileTest {
     assertThat(evidence.getString("sha256")).isEqualTo(detail.getString("sentSha256"))
         .isEqualTo(LedgerRows.string(downstream.databaseUrl(), "SELECT body_sha256 FROM messages WHERE id = '" + downstreamId + "'"));
     assertThat(evidence.getJsonArray("lines").getString(0)).contains("/api/v1/messages/" + downstreamId + ": status SENT");
-    assertThat(sink.messages().stream().filter(m -> m.text().contains("<lp-1@example.com>")).count()).isEqualTo(1);
+    assertThat(downstream.downstream().messages().stream().filter(m -> m.text().contains("<lp-1@example.com>")).count()).isEqualTo(1);
   }
 
   @Test
   void aMessageTheDownstreamRejectedIsResolvedNotDelivered() throws Exception {
-    assertThat(send("<lp-2@example.com>", "REJECTME")).startsWith("451 4.4.2");
-    String id = LedgerRows.string(gateway.databaseUrl(), "SELECT id FROM messages WHERE message_id_header = '<lp-2@example.com>'");
-    JsonObject detail = awaitResolved(gateway, id);
+    JsonObject detail = sendUnknownAndAwaitResolved("<lp-2@example.com>", "REJECTME");
     assertThat(detail.getString("status")).isEqualTo("RESOLVED_NOT_DELIVERED");
     JsonObject evidence = detail.getJsonObject("resolution").getJsonObject("proposal").getJsonObject("evidence");
     assertThat(evidence.getString("verdict")).isEqualTo("REJECTED");

@@ -1,5 +1,7 @@
 package dev.ledgerpost.reconcile;
 
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerRows;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -8,7 +10,10 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
 
 /**
  * Lines in Postfix's maillog_file format ("Dec 01 17:12:49 host postfix/cleanup[21285]: ..."), in UTC, appended to a
@@ -22,6 +27,28 @@ final class MaillogWriter {
 
   MaillogWriter(Path file) {
     this.file = file;
+  }
+
+  /** A log in a fresh directory under target/ (nothing written yet). */
+  static MaillogWriter fresh(String prefix) {
+    return new MaillogWriter(GatewayHarness.tempDir(prefix).resolve("maillog"));
+  }
+
+  /** {@code reconcile.sources} with one source that reads this log as Postfix's, in UTC. */
+  List<Map<String, String>> asSource(String name) {
+    return List.of(Map.of("type", "postfix-log", "name", name, "path", file.toString(), "zone", "UTC"));
+  }
+
+  /**
+   * An UNKNOWN row in the ledger at {@code ledgerUrl} (as LedgerRows writes it: a@example.com to b@example.net,
+   * received five seconds ago) that this log says Postfix queued a second later.
+   */
+  UUID unknownSeenQueued(String ledgerUrl, String messageId, String queueId) throws Exception {
+    UUID id = UUID.randomUUID();
+    Instant received = Instant.now().minusSeconds(5);
+    LedgerRows.insert(ledgerUrl, id, "UNKNOWN", "UNKNOWN", received, messageId);
+    queued(queueId, messageId, "a@example.com", "b@example.net", received.plusSeconds(1));
+    return id;
   }
 
   /** A message Postfix queued (and relayed to the next hop). */

@@ -6,10 +6,8 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.PostfixInstance;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TcpProxy;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -17,9 +15,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 18 against a real Postfix as the smarthost (docs/design.md §8.4): a TCP proxy between the gateway and Postfix
@@ -29,55 +26,39 @@ import org.junit.jupiter.api.Test;
  * nothing is sent twice.
  */
 class PostfixReconcileTest {
-  static Vertx vertx;
-  static ScriptedSmtpServer nextHop;
   static PostfixInstance postfix;
   static TcpProxy proxy;
-  static GatewayHarness gateway;
   static final Map<String, String> replies = new java.util.concurrent.ConcurrentHashMap<>();
 
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    nextHop = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    // The header check is read by Postfix's cleanup, which runs as postfix: its directory must be open to it.
-    java.nio.file.Path checks = GatewayHarness.tempDir("postfix-checks-");
-    java.nio.file.Files.setPosixFilePermissions(checks, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-    java.nio.file.Files.writeString(checks.resolve("header_checks"), "/^Subject: REJECTME/ REJECT message content rejected\n");
-    postfix = PostfixInstance.start("smarthost", Map.of(
-        "relayhost", "[127.0.0.1]:" + nextHop.port(),
-        "smtpd_relay_restrictions", "permit_mynetworks, reject",
-        "header_checks", "regexp:" + checks.resolve("header_checks")), true);
-    proxy = TcpProxy.to("127.0.0.1", postfix.port());
-    proxy.dropRepliesToFinalDot();
-    Map<String, Object> o = GatewayHarness.defaults(proxy.port());
-    o.put("downstream.dataTimeout", "2s");
-    o.put("reconcile.pendingAge", "3s");
-    o.put("reconcile.interval", "300ms");
-    o.put("reconcile.autoResolve", "exact");
-    o.put("reconcile.sources", List.of(Map.of("type", "postfix-log", "name", "postfix", "path", maillog().toString())));
-    o.put("stale.threshold", "1s");
-    o.put("stale.scanInterval", "200ms");
-    gateway = GatewayHarness.start(vertx, o);
-    // Sent once each; each reply to the final dot is dropped by the proxy.
-    send("<acc-1@example.com>", List.of("b@example.net"), "hello");
-    send("<acc-2@example.com>", List.of("c@example.net", "d@example.net"), "hello both");
-    send("<rej-1@example.com>", List.of("b@example.net"), "REJECTME please");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (gateway != null) {
-      gateway.close();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
-    if (postfix != null) {
-      postfix.close();
-    }
-    GatewayHarness.await(vertx.close());
-  }
+  /** The gateway relays to Postfix through the proxy; Postfix relays to the harness's smarthost, the next hop. */
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("downstream.dataTimeout", "2s")
+      .with("reconcile.pendingAge", "3s")
+      .with("reconcile.interval", "300ms")
+      .with("reconcile.autoResolve", "exact")
+      .with("stale.threshold", "1s")
+      .with("stale.scanInterval", "200ms")
+      .configure((g, o) -> {
+        // The header check is read by Postfix's cleanup, which runs as postfix: its directory must be open to it.
+        java.nio.file.Path checks = GatewayHarness.tempDir("postfix-checks-");
+        java.nio.file.Files.setPosixFilePermissions(checks, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        java.nio.file.Files.writeString(checks.resolve("header_checks"), "/^Subject: REJECTME/ REJECT message content rejected\n");
+        postfix = g.closeAfter(PostfixInstance.start("smarthost", Map.of(
+            "relayhost", "[127.0.0.1]:" + g.downstream().port(),
+            "smtpd_relay_restrictions", "permit_mynetworks, reject",
+            "header_checks", "regexp:" + checks.resolve("header_checks")), true));
+        proxy = g.closeAfter(TcpProxy.to("127.0.0.1", postfix.port()));
+        proxy.dropRepliesToFinalDot();
+        o.put("downstream.port", proxy.port());
+        o.put("reconcile.sources", List.of(Map.of("type", "postfix-log", "name", "postfix", "path", maillog().toString())));
+      })
+      .afterStart(g -> {
+        // Sent once each; each reply to the final dot is dropped by the proxy.
+        send("<acc-1@example.com>", List.of("b@example.net"), "hello");
+        send("<acc-2@example.com>", List.of("c@example.net", "d@example.net"), "hello both");
+        send("<rej-1@example.com>", List.of("b@example.net"), "REJECTME please");
+      });
 
   private static void send(String messageId, List<String> to, String subject) throws Exception {
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
@@ -185,10 +166,10 @@ class PostfixReconcileTest {
       assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM reconcile_proposals p JOIN messages m "
           + "ON m.id = p.message_id WHERE m.message_id_header = '" + m + "'")).as("one proposal for %s", m).isEqualTo(1);
     }
-    Poll.until(Duration.ofSeconds(60), "Postfix to relay the two accepted messages to the next hop", () -> nextHop.messages().size() >= 2);
-    assertThat(nextHop.messages()).extracting(r -> r.text().contains("Message-ID: <acc-1@example.com>")).containsOnlyOnce(true);
-    assertThat(nextHop.messages()).extracting(r -> r.text().contains("Message-ID: <acc-2@example.com>")).containsOnlyOnce(true);
-    assertThat(nextHop.messages()).noneMatch(r -> r.text().contains("<rej-1@example.com>"));
+    Poll.until(Duration.ofSeconds(60), "Postfix to relay the two accepted messages to the next hop", () -> gateway.downstream().messages().size() >= 2);
+    assertThat(gateway.downstream().messages()).extracting(r -> r.text().contains("Message-ID: <acc-1@example.com>")).containsOnlyOnce(true);
+    assertThat(gateway.downstream().messages()).extracting(r -> r.text().contains("Message-ID: <acc-2@example.com>")).containsOnlyOnce(true);
+    assertThat(gateway.downstream().messages()).noneMatch(r -> r.text().contains("<rej-1@example.com>"));
     assertThat(gateway.get("/metrics", null).body()).contains(
         "ledgerpost_reconcile_proposals_total{confidence=\"exact\",outcome=\"delivered\"} 2.0",
         "ledgerpost_reconcile_proposals_total{confidence=\"exact\",outcome=\"not_delivered\"} 1.0");

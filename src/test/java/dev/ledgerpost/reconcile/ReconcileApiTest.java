@@ -6,26 +6,20 @@ import dev.ledgerpost.Main;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 
 /**
@@ -35,41 +29,19 @@ import picocli.CommandLine;
  * the ledger's own stored answer of a send's Idempotency-Key.
  */
 class ReconcileApiTest {
-  static Vertx vertx;
-  static GatewayHarness gateway;
-  static MaillogWriter maillog;
-  static SendClient client;
+  static final MaillogWriter maillog = MaillogWriter.fresh("maillog-");
   static String url;
-
-  @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Path log = GatewayHarness.tempDir("maillog-").resolve("maillog");
-    maillog = new MaillogWriter(log);
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("downstream.dataTimeout", "2s");
-    o.put("reconcile.pendingAge", "3s");
-    o.put("reconcile.interval", "200ms");
-    o.put("reconcile.sources", List.of(Map.of("type", "postfix-log", "name", "mx", "path", log.toString(), "zone", "UTC")));
-    gateway = GatewayHarness.start(vertx, o);
-    url = gateway.databaseUrl();
-    client = new SendClient(gateway.httpPort());
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    gateway.close();
-    GatewayHarness.await(vertx.close());
-  }
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("downstream.dataTimeout", "2s")
+      .with("reconcile.pendingAge", "3s")
+      .with("reconcile.interval", "200ms")
+      .with("reconcile.sources", maillog.asSource("mx"))
+      .afterStart(g -> url = g.databaseUrl());
 
   /** An UNKNOWN row (as LedgerRows writes it: a@example.com to b@example.net) that the log says Postfix queued. */
   private static UUID unknownSeenQueued(String messageId, String queueId) throws Exception {
-    UUID id = UUID.randomUUID();
-    Instant received = Instant.now().minusSeconds(5);
-    LedgerRows.insert(url, id, "UNKNOWN", "UNKNOWN", received, messageId);
-    maillog.queued(queueId, messageId, "a@example.com", "b@example.net", received.plusSeconds(1));
-    return id;
+    return maillog.unknownSeenQueued(url, messageId, queueId);
   }
 
   private static JsonObject awaitProposal(UUID id) throws Exception {

@@ -6,24 +6,16 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.HeadlessChrome;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
-import io.vertx.core.Vertx;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.logging.LogEntry;
-import org.openqa.selenium.logging.LogType;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -34,42 +26,31 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  */
 class ReconcileConsoleTest {
   static final Duration WAIT = Duration.ofSeconds(15);
-  static Vertx vertx;
-  static GatewayHarness gateway;
-  static MaillogWriter maillog;
+  static final MaillogWriter maillog = MaillogWriter.fresh("maillog-console-");
   static HeadlessChrome chrome;
   static WebDriver driver;
   static String base;
+  @RegisterExtension
+  static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("reconcile.interval", "200ms")
+      .with("reconcile.sources", maillog.asSource("mx"));
 
   @BeforeAll
-  static void start() throws Exception {
-    vertx = Vertx.vertx();
-    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-    Path log = GatewayHarness.tempDir("maillog-console-").resolve("maillog");
-    maillog = new MaillogWriter(log);
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
-    o.put("reconcile.interval", "200ms");
-    o.put("reconcile.sources", List.of(Map.of("type", "postfix-log", "name", "mx", "path", log.toString(), "zone", "UTC")));
-    gateway = GatewayHarness.start(vertx, o);
+  static void start() {
     base = "http://127.0.0.1:" + gateway.httpPort();
     chrome = HeadlessChrome.start(1280, 900);
     driver = chrome.driver();
   }
 
   @AfterAll
-  static void stop() throws Exception {
+  static void stop() {
     if (chrome != null) {
       chrome.close();
     }
-    gateway.close();
-    GatewayHarness.await(vertx.close());
   }
 
   private static UUID unknownWithProposal(String messageId, String queueId) throws Exception {
-    UUID id = UUID.randomUUID();
-    Instant received = Instant.now().minusSeconds(5);
-    LedgerRows.insert(gateway.databaseUrl(), id, "UNKNOWN", "UNKNOWN", received, messageId);
-    maillog.queued(queueId, messageId, "a@example.com", "b@example.net", received.plusSeconds(1));
+    UUID id = maillog.unknownSeenQueued(gateway.databaseUrl(), messageId, queueId);
     Poll.until(WAIT, "a proposal for " + id, () -> LedgerRows.count(gateway.databaseUrl(),
         "SELECT count(*) FROM reconcile_proposals WHERE message_id = '" + id + "'") == 1);
     return id;
@@ -120,24 +101,14 @@ class ReconcileConsoleTest {
     assertThat(driver.findElements(By.cssSelector(".proposal-accept"))).isEmpty();
     assertThat(LedgerRows.status(gateway.databaseUrl(), rejected)).isEqualTo("UNKNOWN");
 
-    List<String> problems = new ArrayList<>();
-    for (LogEntry e : driver.manage().logs().get(LogType.BROWSER)) {
-      String m = e.getMessage();
-      if (m.contains("Content Security Policy") || m.contains("Uncaught") || m.contains("SyntaxError") || m.contains("TypeError")) {
-        problems.add(m);
-      }
-    }
-    assertThat(problems).isEmpty();
+    assertThat(chrome.pageProblems()).isEmpty();
   }
 
   static WebElement waitFor(By by) {
-    return wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(by));
+    return chrome.awaitPresent(by, WAIT);
   }
 
   static WebDriverWait wait(Duration d) {
-    WebDriverWait w = new WebDriverWait(driver, d, Duration.ofMillis(50));
-    w.ignoring(org.openqa.selenium.NoSuchElementException.class);
-    w.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
-    return w;
+    return chrome.await(d);
   }
 }

@@ -17,7 +17,6 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -31,15 +30,11 @@ class StaleWatchTest {
 
   final MutableClock clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
   @RegisterExtension
-  @Order(1)
   final GatewayHarness gateway = GatewayHarness.extension()
       .with("stale.scanInterval", "100ms")
       .with("ledger.lockTimeout", "250ms")
-      .clock(clock)
-      .script(g -> this.smarthost);
-  @RegisterExtension
-  @Order(2) // after the gateway's: its lock is released before the gateway stops
-  final LockingSmarthost smarthost = new LockingSmarthost(gateway::vertx, gateway::databaseUrl);
+      .clock(clock);
+  final LockingSmarthost smarthost = gateway.locking(gateway::databaseUrl);
 
   @Test
   void aStaleRowIsRaisedOncePerPeriodShownInGaugesAndApiAndClosedOnlyByAnOperator() throws Exception {

@@ -100,11 +100,7 @@ public final class Cluster implements AutoCloseable {
   }
 
   public ChildGateway node(String id) {
-    ChildGateway node = running.get(id);
-    if (node == null) {
-      throw new IllegalArgumentException("no node " + id);
-    }
-    return node;
+    return java.util.Optional.ofNullable(running.get(id)).orElseThrow(() -> new IllegalArgumentException("no node " + id));
   }
 
   /** SIGKILL, as a crash or the OOM killer would. */

@@ -72,6 +72,10 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
   private boolean manual;
   private ScriptedSmtpServer downstream;
   private SendClient sendClient;
+  /** The smarthost of {@link #locking}, whose lock is released before the gateway stops. */
+  private LockingSmarthost locking;
+  /** What the test started around the gateway (proxies, receivers), closed after it, last first. */
+  private final List<AutoCloseable> closeAfter = new ArrayList<>();
 
   private GatewayHarness() {}
 
@@ -141,6 +145,17 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
   public GatewayHarness clock(Clock time) {
     this.clock = time;
     return this;
+  }
+
+  /**
+   * A smarthost that locks ledger tables when told to ({@link LockingSmarthost}), reading {@code databaseUrl} when a
+   * body arrives; its lock is released when the extension stops, before the gateway does (the settle it blocks would
+   * otherwise hold the gateway's stop). For an extension made per test.
+   */
+  public LockingSmarthost locking(java.util.function.Supplier<String> databaseUrl) {
+    locking = new LockingSmarthost(this::vertx, databaseUrl);
+    script = g -> locking;
+    return locking;
   }
 
   /** No gateway at start: each test calls {@link #begin} (the extension still stops it). */
@@ -219,14 +234,57 @@ public final class GatewayHarness implements AutoCloseable, BeforeAllCallback, A
     sendClient = new SendClient(httpPort());
   }
 
+  /**
+   * Has the extension close {@code resource} when it stops: after the gateway (which may still be using it, a proxy
+   * in front of the ledger or a webhook receiver), before the Vert.x. Answers the resource.
+   */
+  public <T extends AutoCloseable> T closeAfter(T resource) {
+    closeAfter.add(resource);
+    return resource;
+  }
+
   private void stopAll() throws Exception {
+    try {
+      if (locking != null) {
+        locking.release();
+      }
+    } finally {
+      stopGatewayAndVertx();
+    }
+  }
+
+  private void stopGatewayAndVertx() throws Exception {
     try {
       if (gateway != null) {
         close();
       }
     } finally {
       gateway = null;
-      await(vertx.close());
+      try {
+        closeAll();
+      } finally {
+        await(vertx.close());
+      }
+    }
+  }
+
+  /** Closes each of {@link #closeAfter}'s resources, last first, even when one fails (then throws its exception). */
+  private void closeAll() throws Exception {
+    Exception failed = null;
+    for (int i = closeAfter.size() - 1; i >= 0; i--) {
+      try {
+        closeAfter.get(i).close();
+      } catch (Exception e) {
+        if (failed == null) {
+          failed = e;
+        } else {
+          failed.addSuppressed(e);
+        }
+      }
+    }
+    closeAfter.clear();
+    if (failed != null) {
+      throw failed;
     }
   }
 

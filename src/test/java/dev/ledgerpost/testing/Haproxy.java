@@ -151,11 +151,7 @@ public final class Haproxy implements AutoCloseable {
   }
 
   public int port(String route) {
-    Integer p = ports.get(route);
-    if (p == null) {
-      throw new IllegalArgumentException("no route " + route);
-    }
-    return p;
+    return java.util.Optional.ofNullable(ports.get(route)).orElseThrow(() -> new IllegalArgumentException("no route " + route));
   }
 
   public long pid() {

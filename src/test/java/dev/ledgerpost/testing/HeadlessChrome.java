@@ -5,32 +5,35 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
+import org.openqa.selenium.NoSuchElementException;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * Debian's chromium, headless, driven by Debian's chromedriver, for browser tests. Both paths are set
  * explicitly so that Selenium never looks for (or downloads) a driver or a browser of its own; each browser
- * gets a fresh profile directory under target/, removed at close. .ci/run installs both packages.
+ * gets a fresh profile directory under target/ (its {@code profile}), removed at close. .ci/run installs both
+ * packages.
  */
-public final class HeadlessChrome implements AutoCloseable {
+public record HeadlessChrome(ChromeDriver driver, Path profile) implements AutoCloseable {
   public static final String CHROMIUM = "/usr/bin/chromium";
   public static final String CHROMEDRIVER = "/usr/bin/chromedriver";
-
-  private final ChromeDriver driver;
-  private final Path profile;
-
-  private HeadlessChrome(ChromeDriver driver, Path profile) {
-    this.driver = driver;
-    this.profile = profile;
-  }
 
   public static HeadlessChrome start(int width, int height) {
     if (!new File(CHROMIUM).canExecute() || !new File(CHROMEDRIVER).canExecute()) {
@@ -52,10 +55,6 @@ public final class HeadlessChrome implements AutoCloseable {
     return new HeadlessChrome(new ChromeDriver(service, options), profile);
   }
 
-  public ChromeDriver driver() {
-    return driver;
-  }
-
   /** The viewport's size in CSS pixels (the window is made larger by what the browser itself takes). */
   public void viewport(int width, int height) {
     driver.manage().window().setSize(new Dimension(width, height));
@@ -68,6 +67,34 @@ public final class HeadlessChrome implements AutoCloseable {
   public void colorScheme(String scheme) {
     driver.executeCdpCommand("Emulation.setEmulatedMedia",
         Map.of("features", List.of(Map.of("name", "prefers-color-scheme", "value", scheme))));
+  }
+
+  /** A wait on this browser that polls every 50 ms and ignores elements missing or replaced meanwhile (pages re-render). */
+  public WebDriverWait await(Duration timeout) {
+    WebDriverWait w = new WebDriverWait(driver, timeout, Duration.ofMillis(50));
+    w.ignoring(NoSuchElementException.class);
+    w.ignoring(StaleElementReferenceException.class);
+    return w;
+  }
+
+  /** The element once present, within {@code timeout}. */
+  public WebElement awaitPresent(By by, Duration timeout) {
+    return await(timeout).until(ExpectedConditions.presenceOfElementLocated(by));
+  }
+
+  /**
+   * What the page's console logged that its security policy refused or a script threw. A cut connection's failed
+   * requests are expected, and not listed.
+   */
+  public List<String> pageProblems() {
+    List<String> problems = new ArrayList<>();
+    for (LogEntry e : driver.manage().logs().get(LogType.BROWSER)) {
+      String m = e.getMessage();
+      if (m.contains("Content Security Policy") || m.contains("Uncaught") || m.contains("SyntaxError") || m.contains("TypeError")) {
+        problems.add(m);
+      }
+    }
+    return problems;
   }
 
   /** A PNG of the viewport, written to {@code file} (its directory created). */

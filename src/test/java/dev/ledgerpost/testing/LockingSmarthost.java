@@ -4,16 +4,14 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.sql.SQLException;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A smarthost script that, when told to, locks ledger tables from a connection of its own once it has a
  * message's body, before it answers 250: a real lock, so the settle that follows cannot commit while the
  * client is still waiting. The lock is taken on a worker (TableLock blocks) and kept until {@link #release}.
- * Registered as an extension after the gateway's, it releases the lock after each test, before the gateway stops.
+ * Made by {@link GatewayHarness#locking}, which releases the lock before the gateway stops.
  */
-public final class LockingSmarthost implements ScriptedSmtpServer.Script, AfterEachCallback {
+public final class LockingSmarthost implements ScriptedSmtpServer.Script {
   /** How to lock, given the database URL: {@code url -> TableLock.acquire(url, "recipients")}. */
   public interface Locking {
     TableLock lock(String databaseUrl) throws SQLException;
@@ -25,7 +23,7 @@ public final class LockingSmarthost implements ScriptedSmtpServer.Script, AfterE
   private volatile TableLock lock;
 
   /** Both are read when a body arrives: the harness's Vert.x and database may not exist yet when this is made. */
-  public LockingSmarthost(Supplier<Vertx> vertx, Supplier<String> databaseUrl) {
+  LockingSmarthost(Supplier<Vertx> vertx, Supplier<String> databaseUrl) {
     this.vertx = vertx;
     this.databaseUrl = databaseUrl;
   }
@@ -46,11 +44,6 @@ public final class LockingSmarthost implements ScriptedSmtpServer.Script, AfterE
     if (held != null) {
       held.release();
     }
-  }
-
-  @Override
-  public void afterEach(ExtensionContext context) throws Exception {
-    release();
   }
 
   @Override

@@ -44,20 +44,16 @@ public final class LogCapture implements AutoCloseable {
 
   /** Formatted messages at ERROR that contain every given fragment. */
   public List<String> errorsContaining(String... fragments) {
-    return snapshot().stream()
-        .filter(e -> e.getLevel() == ch.qos.logback.classic.Level.ERROR)
-        .map(ILoggingEvent::getFormattedMessage)
-        .filter(m -> java.util.Arrays.stream(fragments).allMatch(m::contains))
-        .toList();
+    return atLevel(ch.qos.logback.classic.Level.ERROR, fragments);
   }
 
   /** Formatted messages at WARN that contain every given fragment. */
   public List<String> warningsContaining(String... fragments) {
-    return snapshot().stream()
-        .filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
-        .map(ILoggingEvent::getFormattedMessage)
-        .filter(m -> java.util.Arrays.stream(fragments).allMatch(m::contains))
-        .toList();
+    return atLevel(ch.qos.logback.classic.Level.WARN, fragments);
+  }
+
+  private List<String> atLevel(ch.qos.logback.classic.Level level, String... fragments) {
+    return linesContaining(fragments).stream().filter(l -> l.level() == level).map(Line::message).toList();
   }
 
   /** AppenderBase.doAppend holds the appender's lock while adding: copy under it, so polling while logging is safe. */

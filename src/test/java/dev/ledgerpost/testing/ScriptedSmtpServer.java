@@ -37,6 +37,22 @@ public final class ScriptedSmtpServer {
     public String text() {
       return new String(data, StandardCharsets.UTF_8);
     }
+
+    /**
+     * The bytes after the gateway's Received: header, which must come first; the header ends at the first CRLF not
+     * followed by folding white space.
+     */
+    public byte[] afterTrace() {
+      if (!new String(data, StandardCharsets.ISO_8859_1).startsWith("Received: from ")) {
+        throw new AssertionError("no Received: header first: " + text());
+      }
+      for (int i = 0; i + 2 < data.length; i++) {
+        if (data[i] == '\r' && data[i + 1] == '\n' && data[i + 2] != ' ' && data[i + 2] != '\t') {
+          return java.util.Arrays.copyOfRange(data, i + 2, data.length);
+        }
+      }
+      throw new AssertionError("no end of the Received: header");
+    }
   }
 
   /** Replies by command. A null from {@link #data} or {@link #endOfData} closes the socket without a reply. */

@@ -7,11 +7,9 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.MutableClock;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.WebhookReceiver;
 import dev.ledgerpost.testing.WebhookReceiver.Answer;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
@@ -27,9 +25,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Webhooks end to end (docs/design.md §6.6): mail relayed over real SMTP, the gateway's outbox events delivered to
@@ -41,26 +38,13 @@ public class WebhookDeliveryTest {
   static final String NEW_SECRET = secret(2);
   static final Duration WAIT = Duration.ofSeconds(60);
 
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension().manual();
   WebhookReceiver receiver;
-  GatewayHarness gateway;
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (gateway != null) {
-      gateway.close();
-    }
-    if (receiver != null) {
-      receiver.close();
-    }
-    GatewayHarness.await(vertx.close());
+  /** A receiver on the harness's Vert.x, closed after the gateway. */
+  WebhookReceiver receive(WebhookReceiver.Script script) throws Exception {
+    return gateway.closeAfter(GatewayHarness.await(WebhookReceiver.start(gateway.vertx(), script)));
   }
 
   /** whsec_ + base64 of 32 bytes, different for each n. */
@@ -83,7 +67,7 @@ public class WebhookDeliveryTest {
   }
 
   Map<String, Object> config(List<Map<String, Object>> endpoints, String schedule) {
-    Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    Map<String, Object> o = GatewayHarness.defaults(gateway.downstream().port());
     o.put("webhooks.endpoints", endpoints);
     o.put("webhooks.retrySchedule", schedule);
     o.put("webhooks.pollInterval", "50ms");
@@ -123,8 +107,8 @@ public class WebhookDeliveryTest {
 
   @Test
   void twoHundredMessagesBecomeTwoHundredSignedWebhooksEachIdOnce() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(200)));
-    gateway = GatewayHarness.start(vertx, config(List.of(endpoint("app", receiver.url("/hooks/ledgerpost"),
+    receiver = receive(r -> Answer.of(200));
+    gateway.begin(config(List.of(endpoint("app", receiver.url("/hooks/ledgerpost"),
         List.of(SECRET, NEW_SECRET), List.of("message.settled"))), "0s, 5s"));
 
     List<String> ids = send(gateway.smtpPort(), 200);
@@ -172,8 +156,8 @@ public class WebhookDeliveryTest {
   @Test
   void aReceiverAnswering500TwiceGetsItOnTheThirdAttemptOnTheSchedule() throws Exception {
     MutableClock clock = new MutableClock(Instant.now());
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(r.nthOfId() <= 2 ? 500 : 200)));
-    gateway = GatewayHarness.start(vertx, config(List.of(endpoint("app", receiver.url("/h"), SECRET,
+    receiver = receive(r -> Answer.of(r.nthOfId() <= 2 ? 500 : 200));
+    gateway.begin(config(List.of(endpoint("app", receiver.url("/h"), SECRET,
         List.of("message.settled"))), "0s, 5s, 5m, 30m"), clock);
     String id = send(gateway.smtpPort(), 1).get(0);
     String eventId = id + ":2";
@@ -243,18 +227,18 @@ public class WebhookDeliveryTest {
 
   @Test
   void aHangingReceiverTimesOutAndIsRetriedWhileSmtpKeepsRelayingAndOtherEndpointsKeepDelivering() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> r.path().equals("/slow") ? Answer.hang() : Answer.of(200)));
+    receiver = receive(r -> r.path().equals("/slow") ? Answer.hang() : Answer.of(200));
     Map<String, Object> o = config(List.of(
         endpoint("slow", receiver.url("/slow"), SECRET, List.of("message.settled")),
         endpoint("fast", receiver.url("/fast"), SECRET, List.of("message.settled"))), "0s, 200ms, 200ms");
     o.put("webhooks.timeout", "500ms");
     o.put("webhooks.concurrency", 2);
-    gateway = GatewayHarness.start(vertx, o);
+    gateway.begin(o);
 
     List<String> ids = new ArrayList<>(send(gateway.smtpPort(), 5));
     Poll.until(WAIT, "slow requests hanging", () -> count("endpoint = 'slow' AND lease_until > now()") == 2);
     ids.addAll(send(gateway.smtpPort(), 5)); // relayed while both of the slow endpoint's slots hang
-    assertThat(downstream.messages()).hasSize(10);
+    assertThat(gateway.downstream().messages()).hasSize(10);
 
     Poll.until(WAIT, "fast: 10 DELIVERED", () -> count("endpoint = 'fast' AND state = 'DELIVERED'") == 10);
     Poll.until(WAIT, "slow: 10 FAILED after 3 timed-out attempts each",
@@ -280,8 +264,8 @@ public class WebhookDeliveryTest {
   @Test
   void goneDisablesTheEndpointUntilItIsEnabledAndRetryAfterIsHonoured() throws Exception {
     MutableClock clock = new MutableClock(Instant.now());
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(410)));
-    gateway = GatewayHarness.start(vertx, config(List.of(endpoint("app", receiver.url("/h"), SECRET,
+    receiver = receive(r -> Answer.of(410));
+    gateway.begin(config(List.of(endpoint("app", receiver.url("/h"), SECRET,
         List.of("message.settled"))), "0s, 1s, 1s"), clock);
     String first = send(gateway.smtpPort(), 1).get(0) + ":2";
     Poll.until(WAIT, "the 410", () -> receiver.requests().size() == 1);
@@ -323,8 +307,8 @@ public class WebhookDeliveryTest {
 
   @Test
   void replayRedeliversExactlyTheRangeAskedForAndRefusesOneOlderThanTheRetention() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(200)));
-    gateway = GatewayHarness.start(vertx, config(List.of(endpoint("app", receiver.url("/h"), SECRET, null)), "0s"));
+    receiver = receive(r -> Answer.of(200));
+    gateway.begin(config(List.of(endpoint("app", receiver.url("/h"), SECRET, null)), "0s"));
     List<String> ids = send(gateway.smtpPort(), 5);
     Poll.until(WAIT, "10 events delivered (pending and settled of 5)", () -> count("state = 'DELIVERED'") == 10);
     assertThat(receiver.requests()).hasSize(10);
@@ -369,8 +353,8 @@ public class WebhookDeliveryTest {
 
   @Test
   void aFailedDeliveryIsListedAndRepairedByARetryUnderTheSameWebhookId() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(500)));
-    gateway = GatewayHarness.start(vertx, config(List.of(endpoint("app", receiver.url("/h"), SECRET,
+    receiver = receive(r -> Answer.of(500));
+    gateway.begin(config(List.of(endpoint("app", receiver.url("/h"), SECRET,
         List.of("message.settled"))), "0s, 100ms"));
     String eventId = send(gateway.smtpPort(), 1).get(0) + ":2";
     Poll.until(WAIT, "FAILED after two attempts", () -> count("state = 'FAILED' AND attempts = 2") == 1);
@@ -391,9 +375,9 @@ public class WebhookDeliveryTest {
 
   @Test
   void aRedirectIsNotFollowed() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> r.path().equals("/h")
-        ? Answer.of(307, Map.of("Location", receiver.url("/elsewhere"))) : Answer.of(200)));
-    gateway = GatewayHarness.start(vertx, config(List.of(endpoint("app", receiver.url("/h"), SECRET,
+    receiver = receive(r -> r.path().equals("/h")
+        ? Answer.of(307, Map.of("Location", receiver.url("/elsewhere"))) : Answer.of(200));
+    gateway.begin(config(List.of(endpoint("app", receiver.url("/h"), SECRET,
         List.of("message.settled"))), "0s, 100ms"));
     send(gateway.smtpPort(), 1);
     Poll.until(WAIT, "FAILED on the redirect", () -> count("state = 'FAILED' AND last_status = 307") == 1);
@@ -402,13 +386,13 @@ public class WebhookDeliveryTest {
 
   @Test
   void aSecretFileIsReadAgainOnSighupAndEverySecretInItSigns() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(200)));
+    receiver = receive(r -> Answer.of(200));
     java.nio.file.Path file = GatewayHarness.tempDir("secrets-").resolve("app.secret");
     java.nio.file.Files.writeString(file, SECRET + "\n");
     Map<String, Object> e = endpoint("app", receiver.url("/h"), null, List.of("message.settled"));
     e.remove("secret");
     e.put("secretFile", file.toString());
-    gateway = GatewayHarness.start(vertx, config(List.of(e), "0s"));
+    gateway.begin(config(List.of(e), "0s"));
     send(gateway.smtpPort(), 1);
     Poll.until(WAIT, "the first webhook", () -> receiver.requests().size() == 1);
     assertThat(receiver.requests().get(0).signature().split(" ")).hasSize(1);
@@ -427,17 +411,16 @@ public class WebhookDeliveryTest {
 
   @Test
   void aGatewayRestartedMidRetryCarriesOnFromPostgresql() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.of(r.nthOfId() == 1 ? 503 : 200)));
+    receiver = receive(r -> Answer.of(r.nthOfId() == 1 ? 503 : 200));
     Map<String, Object> o = config(List.of(endpoint("app", receiver.url("/h"), SECRET, List.of("message.settled"))),
         "0s, 2s");
     o.put("node.id", "restarted");
-    gateway = GatewayHarness.start(vertx, o);
+    gateway.begin(o);
     String eventId = send(gateway.smtpPort(), 1).get(0) + ":2";
     Poll.until(WAIT, "the first attempt recorded", () -> count("state = 'ATTEMPTED' AND attempts = 1 AND lease_until IS NULL") == 1);
     gateway.close();
-    gateway = null;
     o.put("retry.journalDir", GatewayHarness.tempDir("journal-").toString());
-    gateway = GatewayHarness.start(vertx, o);
+    gateway.begin(o);
     Poll.until(WAIT, "DELIVERED by the restarted gateway", () -> count("state = 'DELIVERED' AND attempts = 2") == 1);
     assertThat(receiver.requests()).hasSize(2).allMatch(r -> r.id().equals(eventId));
   }

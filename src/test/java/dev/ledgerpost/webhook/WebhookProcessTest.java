@@ -7,12 +7,10 @@ import dev.ledgerpost.testing.Cluster;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TestDatabase;
 import dev.ledgerpost.testing.WebhookReceiver;
 import dev.ledgerpost.testing.WebhookReceiver.Answer;
-import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,9 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Webhooks with real gateway processes (docs/design.md §6.6): one SIGKILLed while deliveries are in flight, and two
@@ -31,22 +28,13 @@ import org.junit.jupiter.api.Test;
  */
 class WebhookProcessTest {
   static final Duration WAIT = Duration.ofSeconds(120);
-  Vertx vertx;
-  ScriptedSmtpServer downstream;
-  WebhookReceiver receiver;
+  /** A Vert.x and a scripted smarthost for the child gateways; no gateway in this JVM. */
+  @RegisterExtension
+  final GatewayHarness harness = GatewayHarness.extension().manual();
 
-  @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
-    downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx));
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (receiver != null) {
-      receiver.close();
-    }
-    GatewayHarness.await(vertx.close());
+  /** A receiver on the harness's Vert.x, closed at the test's end. */
+  WebhookReceiver receive(WebhookReceiver.Script script) throws Exception {
+    return harness.closeAfter(GatewayHarness.await(WebhookReceiver.start(harness.vertx(), script)));
   }
 
   static String endpointYaml(String url) {
@@ -71,7 +59,7 @@ class WebhookProcessTest {
   @Test
   void aGatewayKilledWithDeliveriesInFlightDeliversEveryEventAfterRestartDuplicatingOnlyThoseInFlight() throws Exception {
     Set<String> hung = java.util.Collections.synchronizedSet(new HashSet<>());
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> {
+    WebhookReceiver receiver = receive(r -> {
       synchronized (hung) {
         if (r.nthOfId() == 1 && hung.size() < 3) {
           hung.add(r.id());
@@ -79,10 +67,10 @@ class WebhookProcessTest {
         }
       }
       return Answer.of(200);
-    }));
+    });
     String url = TestDatabase.newDatabase();
     Path dir = GatewayHarness.tempDir("webhook-child-");
-    String yaml = ChildGateway.config(dir, downstream.port(), url) + String.join("\n",
+    String yaml = ChildGateway.config(dir, harness.downstream().port(), url) + String.join("\n",
         "node:", "  id: killed",
         "webhooks:", endpointYaml(receiver.url("/h")), "  timeout: 60s", "  concurrency: 4", "  pollInterval: 100ms",
         "  retrySchedule: 0s, 1s", "");
@@ -110,8 +98,8 @@ class WebhookProcessTest {
 
   @Test
   void twoNodesDeliverEveryEventOnceAndTogetherKeepTheEndpointsConcurrency() throws Exception {
-    receiver = GatewayHarness.await(WebhookReceiver.start(vertx, r -> Answer.after(20, 200)));
-    try (Cluster cluster = Cluster.create(downstream.port(), Map.of(
+    WebhookReceiver receiver = receive(r -> Answer.after(20, 200));
+    try (Cluster cluster = Cluster.create(harness.downstream().port(), Map.of(
         "node", List.of("heartbeatInterval: 500ms", "deadAfter: 3s"),
         "notify", List.of("pollInterval: 200ms"),
         "webhooks", List.of(endpointYaml(receiver.url("/h")).trim(), "concurrency: 3", "pollInterval: 20ms")))) {
