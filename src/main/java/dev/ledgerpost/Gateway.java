@@ -17,6 +17,8 @@ import dev.ledgerpost.config.StartFailure;
 import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.SmarthostHealth;
 import dev.ledgerpost.delivery.RelayContract;
+import dev.ledgerpost.erasure.ErasureKey;
+import dev.ledgerpost.erasure.ErasureStore;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.idempotency.IdempotencyStore;
 import dev.ledgerpost.ledger.LedgerAccess;
@@ -199,7 +201,8 @@ public final class Gateway {
    */
   private List<Function<LedgerAccess, LedgerStore>> stores() {
     List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
-        StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new));
+        StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new,
+        access -> new ErasureStore(access, ErasureKey.of(config.ledger()))));
     if (config.observability().chaosEnabled()) {
       stores.add(ChaosLocks::new);
     }

@@ -109,6 +109,7 @@ public final class ApiVerticle extends VerticleBase {
     new WebhookApi(bus).mount(router);
     new ReconcileApi(bus).mount(router);
     new ArchiveApi(bus).mount(router);
+    new ErasureApi(bus).mount(router);
     router.get("/api/v1/operations/:id").handler(this::operation);
     if (observability.chaosEnabled()) {
       LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");

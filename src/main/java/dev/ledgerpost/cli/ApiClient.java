@@ -103,7 +103,7 @@ final class ApiClient {
     return post(path, body, headers, REQUEST_TIMEOUT);
   }
 
-  /** With a longer wait than {@link #REQUEST_TIMEOUT}, for a request that answers only once its work is done (an export). */
+  /** With a longer wait than {@link #REQUEST_TIMEOUT}, for a request that answers only once its work is done (an export; an erasure reads every table). */
   Reply post(String path, JsonObject body, Map<String, String> headers, Duration timeout)
       throws IOException, InterruptedException {
     HttpRequest.Builder b = request(path)

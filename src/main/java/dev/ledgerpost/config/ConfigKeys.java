@@ -32,7 +32,8 @@ final class ConfigKeys {
    * resolves against the directory of the configuration file, or the working directory when there is none.
    */
   static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
-      "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir");
+      "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir",
+      "ledger.erasureKeyFile");
   /** The keys an endpoint of webhooks.endpoints may have. */
   private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user");
 
@@ -88,6 +89,8 @@ final class ConfigKeys {
     key("ledger.diskLowPercent", 10, ConfigKeys::percent, "/health/ready stays UP but gives a `reason` while less than this percentage of the ledger's disk is free (0 = never).");
     key("ledger.sizeInterval", "30s", ConfigKeys::positiveDuration, "How often the ledger's size, row estimates, oldest message and disk space are read for the gauges (and once at start).");
     key("ledger.archiveDir", "", ConfigKeys::text, "Directory ledger exports are written to (`POST /api/v1/ledger/exports`, `ledgerpost ledger export`); empty = none, and exports are refused.");
+    key("ledger.erasureKey", "", ConfigKeys::erasureKey, "Key of the keyed hash that replaces an erased address (`ledgerpost ledger erase`; at least 32 characters, no spaces); the same on every node of one ledger. Empty = ledger.erasureKeyFile, else a key generated into <data>/erasure-key on the first erasure.");
+    key("ledger.erasureKeyFile", "", ConfigKeys::text, "File holding the erasure key on one line (instead of ledger.erasureKey).");
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH. Read again on SIGHUP.");
     key("auth.failureDelay", "1s", ConfigKeys::nonNegativeDuration, "Wait before the 535 of a failed AUTH; doubles with each recent failure of the client address or the user name, up to 32 times this. 0 = no wait.");
     key("auth.banThreshold", 10, v -> nonNegativeInt(v), "Failed AUTH attempts from one address after which it is banned for auth.banWindow (421 4.7.0 at connect, 454 4.7.0 to AUTH). 0 = never ban.");
@@ -139,6 +142,15 @@ final class ConfigKeys {
 
   static String str(Object v) {
     return v == null ? "" : String.valueOf(v).trim();
+  }
+
+  /** Empty, or a secret long enough to make the erased addresses' hashes unguessable without it. */
+  static Object erasureKey(Object v) {
+    String key = str(v);
+    if (!key.isEmpty() && (key.length() < 32 || key.chars().anyMatch(Character::isWhitespace))) {
+      throw new IllegalArgumentException("expected at least 32 characters without spaces (or empty: a generated key)");
+    }
+    return key;
   }
 
   private static Object text(Object v) {

@@ -326,11 +326,15 @@ public final class ConfigLoader {
       problems.add("smtp.tls.certFile and smtp.tls.keyFile: give both or neither");
     }
     for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile", "auth.sendersFile", "notify.tokensFile",
-        "api.keysFile")) {
+        "api.keysFile", "ledger.erasureKeyFile")) {
       String path = (String) values.get(file);
       if (path != null && !path.isEmpty() && !Files.isReadable(Path.of(path))) {
         problems.add(file + ": cannot read " + path);
       }
+    }
+    if (!((String) values.getOrDefault("ledger.erasureKey", "")).isEmpty()
+        && !((String) values.getOrDefault("ledger.erasureKeyFile", "")).isEmpty()) {
+      problems.add("ledger.erasureKey and ledger.erasureKeyFile: give one or neither");
     }
     if (values.get("auth.senderPolicy") == GatewayConfig.SenderPolicyMode.OWN
         && ((String) values.getOrDefault("auth.sendersFile", "")).isEmpty()) {
@@ -452,7 +456,9 @@ public final class ConfigLoader {
             (String) v.get("ledger.diskPath"),
             (int) v.get("ledger.diskLowPercent"),
             (Duration) v.get("ledger.sizeInterval"),
-            (String) v.get("ledger.archiveDir")),
+            (String) v.get("ledger.archiveDir"),
+            (String) v.get("ledger.erasureKey"),
+            (String) v.get("ledger.erasureKeyFile")),
         new GatewayConfig.Auth(
             (String) v.get("auth.usersFile"),
             (Duration) v.get("auth.failureDelay"),

@@ -28,7 +28,9 @@ public enum AuditEvent {
   RECONCILED_RESOLUTION(Level.NOTICE, null, "message_id", "proposal", "confidence", "source", "evidence_ref", "previous_status",
       "status", "version", "operator"),
   RECONCILE_REJECTED(Level.NOTICE, "the evidence is not proposed for this message again", "message_id", "proposal", "source",
-      "evidence_ref", "operator");
+      "evidence_ref", "operator"),
+  ERASURE(Level.NOTICE, "the address is replaced by the hash in every row that held it", "erasure", "address_hash", "key_id",
+      "requested_by", "rows", "tables");
 
   /** CRITICAL: an ERROR line starting "CRITICAL"; NOTICE: an INFO line. */
   public enum Level { CRITICAL, NOTICE }

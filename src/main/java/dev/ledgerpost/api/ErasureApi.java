@@ -1,0 +1,58 @@
+package dev.ledgerpost.api;
+
+import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.erasure.ErasureMessages;
+import dev.ledgerpost.erasure.ErasureMessages.Erase;
+import dev.ledgerpost.erasure.ErasureMessages.Erased;
+import dev.ledgerpost.smtp.Addresses;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * {@code POST /api/v1/erasures} (docs/design.md §8.6): an operator erases one person's address from the ledger. The
+ * request names who asks (the body's operator or the X-Operator header, as a resolution does); the answer is the
+ * erasure's id, the hash that replaced the address, and the rows changed per table.
+ */
+final class ErasureApi {
+  private final Bus bus;
+
+  ErasureApi(Bus bus) {
+    this.bus = bus;
+  }
+
+  void mount(Router router) {
+    router.post("/api/v1/erasures").handler(this::erase);
+  }
+
+  private void erase(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    JsonObject body = in.body();
+    String address = body.getString("address").trim();
+    Erase request;
+    try {
+      if (!Addresses.valid(address)) {
+        throw new IllegalArgumentException("address " + address + " is not a mailbox (local-part@domain, without <>)");
+      }
+      request = new Erase(address, body.getString("reason"), OperatorApi.operator(in, body));
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return;
+    }
+    Problem.answer(ctx, bus.request(ErasureMessages.ERASE, request, Erased.class, ErasureMessages.TIMEOUT), ErasureApi::json);
+  }
+
+  static JsonObject json(Erased e) {
+    JsonObject rows = new JsonObject();
+    e.rows().forEach(rows::put);
+    return new JsonObject()
+        .put("id", e.id())
+        .put("addressHash", e.addressHash())
+        .put("keyId", e.keyId())
+        .put("requestedBy", e.requestedBy())
+        .put("reason", e.reason())
+        .put("requestedAt", e.requestedAt().toString())
+        .put("rows", rows)
+        .put("total", e.total());
+  }
+}
