@@ -133,7 +133,8 @@ public final class Gateway {
           return deploy(node).map(shared);
         })
         .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics, node)).map(shared))
-        .compose(shared -> deploy(new RetentionVerticle(config, node)).map(shared))
+        .compose(shared -> deploy(new RetentionVerticle(config, node, ledger.target(), clock,
+            null /* the archive part's export into ledger.archiveDir, once it is set */)).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
           return deploy(retry).map(shared);

@@ -448,7 +448,9 @@ public final class ConfigLoader {
             (String) v.get("ledger.dataDir"),
             lockTimeout,
             (int) v.get("ledger.poolSize"),
-            (int) v.get("ledger.embeddedPort")),
+            (int) v.get("ledger.embeddedPort"),
+            (Duration) v.get("ledger.retention"),
+            (boolean) v.get("ledger.retentionWithoutArchive")),
         new GatewayConfig.Auth(
             (String) v.get("auth.usersFile"),
             (Duration) v.get("auth.failureDelay"),

@@ -105,7 +105,9 @@ public record GatewayConfig(
     }
   }
 
-  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort) {
+  /** ... and the retention of its weekly partitions (docs/design.md §5.12). */
+  public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, Duration retention,
+      boolean retentionWithoutArchive) {
     public boolean embedded() {
       return url == null || url.isBlank();
     }
