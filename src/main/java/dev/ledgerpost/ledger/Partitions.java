@@ -27,6 +27,7 @@ import java.util.regex.Pattern;
  * <p>Blocking JDBC: called from the V90 migration, from the ledger's start and from the partition job's worker thread.
  */
 public final class Partitions {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Partitions.class);
   /** The partitioned tables and the column each is partitioned on. */
   public static final List<Table> TABLES = List.of(new Table("messages", "id"), new Table("recipients", "message_id"));
   /** Weeks made ahead of the current one: a month, so a job that misses passes for weeks changes nothing. */
@@ -165,6 +166,8 @@ public final class Partitions {
         if (!lockWait || attempt == DDL_ATTEMPTS) {
           throw e;
         }
+        LOG.info("ledger partition DDL waited {} for its lock ({}); attempt {} of {}", DDL_LOCK_TIMEOUT, e.getSQLState(),
+            attempt + 1, DDL_ATTEMPTS);
       } finally {
         c.setAutoCommit(true);
       }
