@@ -42,28 +42,6 @@ import org.slf4j.LoggerFactory;
 public final class LedgerPartitionsMigration implements JavaMigration {
   private static final Logger LOG = LoggerFactory.getLogger(LedgerPartitionsMigration.class);
 
-  /** V40's view, unchanged, made again over the partitioned parent. */
-  static final String OUTBOX_EVENTS = """
-      CREATE OR REPLACE VIEW outbox_events AS
-      SELECT o.seq,
-             o.pub_seq + e.ord - 1 AS pub_seq,
-             coalesce(o.event_id, e.id::text || ':' || e.version) AS event_id,
-             e.id AS message_id,
-             o.type,
-             coalesce(o.payload, CASE o.type
-                 WHEN 'message.pending' THEN jsonb_build_object('id', e.id, 'status', 'PENDING', 'version', e.version,
-                     'intake', m.intake, 'mailFrom', m.mail_from, 'messageId', m.message_id_header, 'authUser', m.auth_user)
-                 ELSE jsonb_build_object('id', e.id, 'status', e.status, 'version', e.version, 'reply', m.downstream_reply)
-               END) AS payload,
-             m.auth_user,
-             o.created_at,
-             o.published_at
-        FROM outbox o
-        CROSS JOIN LATERAL unnest(coalesce(o.message_ids, ARRAY[o.message_id]), coalesce(o.versions, ARRAY[0]),
-                                  coalesce(o.statuses, ARRAY[NULL::text])) WITH ORDINALITY AS e(id, version, status, ord)
-        LEFT JOIN messages m ON m.id = e.id
-       WHERE e.id IS NOT NULL""";
-
   /** How long one step took; {@code exclusive} when it held an ACCESS EXCLUSIVE lock on a ledger table. */
   public record Timing(String step, boolean exclusive, Duration took) {}
 
@@ -148,7 +126,7 @@ public final class LedgerPartitionsMigration implements JavaMigration {
         for (Partitions.Table t : Partitions.TABLES) {
           swap(st, t, t.name() + first, bound);
         }
-        st.execute(OUTBOX_EVENTS);
+        remakeOutboxEvents(st, "messages" + first);
       });
       LOG.info("V90: messages and recipients are partitioned; the rows before {} stay in messages{} and recipients{}",
           boundWeek, first, first);
@@ -161,6 +139,19 @@ public final class LedgerPartitionsMigration implements JavaMigration {
       }
     }
     LOG.info("V90 steps: {}", timings);
+  }
+
+  /**
+   * The outbox_events view (V40) over the partitioned parent: a view names its tables by oid, so after the rename it
+   * reads the old table. Its own definition, with the renamed table's name put back, keeps it exactly as it was.
+   */
+  private static void remakeOutboxEvents(Statement st, String renamed) throws SQLException {
+    String definition;
+    try (ResultSet rs = st.executeQuery("SELECT pg_get_viewdef('outbox_events'::regclass)")) {
+      rs.next();
+      definition = rs.getString(1);
+    }
+    st.execute("CREATE OR REPLACE VIEW outbox_events AS " + definition.replaceAll("\\b" + renamed + "\\b", "messages"));
   }
 
   /** One table's swap; see the class comment. */

@@ -143,6 +143,28 @@ public final class Partitions {
     return made;
   }
 
+  /**
+   * An autovacuum of a ledger table (a freshly loaded or busy one) holds SHARE UPDATE EXCLUSIVE for as long as it
+   * runs. PostgreSQL cancels it for a waiting lock only after deadlock_timeout (1 s), longer than the DDL may wait,
+   * so the DDL would time out behind it again and again. Cancelling it is what PostgreSQL itself does; the table is
+   * vacuumed again later. Never an anti-wraparound run (PostgreSQL does not cancel those either). Needs the right to
+   * signal the worker (a superuser, or pg_signal_autovacuum_worker from PostgreSQL 18); without it, nothing happens.
+   */
+  static int cancelAutovacuum(Connection c) {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("""
+            SELECT count(*) FILTER (WHERE pg_cancel_backend(a.pid)) FROM pg_stat_activity a
+             WHERE a.backend_type = 'autovacuum worker' AND a.query NOT LIKE '%to prevent wraparound%'
+               AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.database = (SELECT oid FROM pg_database
+                                                                                       WHERE datname = current_database())
+                             AND l.relation::regclass::text ~ '^(messages|recipients|resolutions|stale_raises|idempotency_keys|reconcile_proposals)')""")) {
+      rs.next();
+      return rs.getInt(1);
+    } catch (SQLException e) {
+      return 0;
+    }
+  }
+
   /** One DDL step. */
   public interface Step {
     void run(Statement st) throws SQLException;
@@ -166,8 +188,9 @@ public final class Partitions {
         if (!lockWait || attempt == DDL_ATTEMPTS) {
           throw e;
         }
-        LOG.info("ledger partition DDL waited {} for its lock ({}); attempt {} of {}", DDL_LOCK_TIMEOUT, e.getSQLState(),
-            attempt + 1, DDL_ATTEMPTS);
+        int cancelled = cancelAutovacuum(c);
+        LOG.info("ledger partition DDL waited {} for its lock ({}; {} autovacuum worker(s) on ledger tables cancelled); "
+            + "attempt {} of {}", DDL_LOCK_TIMEOUT, e.getSQLState(), cancelled, attempt + 1, DDL_ATTEMPTS);
       } finally {
         c.setAutoCommit(true);
       }

@@ -49,20 +49,24 @@ public final class LedgerRetention {
     }
   }
 
+  /**
+   * {@code ledger.retention}; the export ({@code null}: no {@code ledger.archiveDir}); and whether a partition may go
+   * without one ({@code ledger.retentionWithoutArchive}).
+   */
+  public record Policy(Duration retention, PartitionArchiver archiver, boolean withoutArchive) {}
+
   private final Vertx vertx;
   private final DatabaseTarget target;
   private final Duration retention;
-  /** Null: no ledger.archiveDir. */
   private final PartitionArchiver archiver;
   private final boolean withoutArchive;
 
-  public LedgerRetention(Vertx vertx, DatabaseTarget target, Duration retention, PartitionArchiver archiver,
-      boolean withoutArchive) {
+  public LedgerRetention(Vertx vertx, DatabaseTarget target, Policy policy) {
     this.vertx = vertx;
     this.target = target;
-    this.retention = retention;
-    this.archiver = archiver;
-    this.withoutArchive = withoutArchive;
+    retention = policy.retention();
+    archiver = policy.archiver();
+    withoutArchive = policy.withoutArchive();
   }
 
   /** One pass as of {@code now}; the partitions are handled one after another. */

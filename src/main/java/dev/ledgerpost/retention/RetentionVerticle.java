@@ -61,8 +61,8 @@ public final class RetentionVerticle extends VerticleBase {
     long outboxEvery = Math.max(1000, Math.min(notify.retention().toMillis(), notify.pruneInterval().toMillis()));
     schedule(Job.OUTBOX_RETENTION, outboxEvery, outbox);
     schedule(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL.toMillis(), keys);
-    LedgerRetention partitions = new LedgerRetention(vertx, target, config.ledger().retention(), archiver,
-        config.ledger().retentionWithoutArchive());
+    LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
+        archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};
     Runnable partitionPass = () -> {
       if (stopped || running[0] || !leadership.leads(Job.LEDGER_PARTITIONS)) {

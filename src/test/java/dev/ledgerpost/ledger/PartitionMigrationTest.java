@@ -118,7 +118,8 @@ class PartitionMigrationTest {
       UUID future = LedgerIds.lowest(Partitions.weekStart(migrated).plus(Duration.ofDays(21)).plusSeconds(5));
       assertThat(scans(plan(st, "SELECT * FROM messages WHERE id = '" + future + "'")))
           .containsExactly(Partitions.name("messages", Partitions.weekStart(migrated).plus(Duration.ofDays(21))));
-      assertThat(string(st, "SELECT count(*)::text FROM outbox_events")).isEqualTo("0"); // the view reads the parent
+      assertThat(string(st, "SELECT pg_get_viewdef('outbox_events')")).as("the view reads the parent")
+          .contains("JOIN messages m").doesNotContain("messages_before");
     }
 
     // The gateway on the migrated ledger: its group-commit open and settle write to the partitions.

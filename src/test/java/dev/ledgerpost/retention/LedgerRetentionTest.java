@@ -83,7 +83,7 @@ class LedgerRetentionTest {
 
     LedgerRetention.Pass pass;
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
-      pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, RETENTION, fake, false).run(afterThirdWeek()));
+      pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, fake, false)).run(afterThirdWeek()));
       assertThat(audit.errorsContaining("CRITICAL audit_event=ledger_partition_kept", "partition=" + w2, "pending=1",
           "unknown=0")).hasSize(1);
       assertThat(audit.linesContaining("audit_event=ledger_partition_dropped", "partition=" + w1, "messages=5",
@@ -116,7 +116,7 @@ class LedgerRetentionTest {
     try (Connection c = target.connect(); var st = c.createStatement()) {
       st.execute("UPDATE messages SET status = 'SENT', version = 2, settled_at = now() WHERE id = '" + pending + "'");
     }
-    pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, RETENTION, fake, false).run(afterThirdWeek()));
+    pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, fake, false)).run(afterThirdWeek()));
     assertThat(pass.dropped()).containsExactly(w2);
     assertThat(names("messages")).doesNotContain(w2).contains(Partitions.name("messages", weeks.get(2)));
   }
@@ -126,7 +126,7 @@ class LedgerRetentionTest {
     String w1 = Partitions.name("messages", weeks.get(0));
     LedgerRetention.Pass pass;
     try (LogCapture log = LogCapture.of(LedgerRetention.class.getName())) {
-      pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, RETENTION, null, false).run(afterThirdWeek()));
+      pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, null, false)).run(afterThirdWeek()));
       assertThat(log.warningsContaining(w1, "no ledger.archiveDir", "ledger.retentionWithoutArchive")).hasSize(1);
     }
     assertThat(pass.dropped()).isEmpty();
@@ -134,7 +134,7 @@ class LedgerRetentionTest {
     assertThat(names("messages")).contains(w1);
     assertThat(count("SELECT count(*) FROM resolutions")).isEqualTo(20);
 
-    pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, RETENTION, null, true).run(afterThirdWeek()));
+    pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, null, true)).run(afterThirdWeek()));
     assertThat(pass.dropped()).contains(w1);
     assertThat(names("messages")).doesNotContain(w1);
     assertThat(count("SELECT count(*) FROM resolutions")).isEqualTo(15);
@@ -147,7 +147,7 @@ class LedgerRetentionTest {
     LedgerRows.insert(gateway.databaseUrl(), far, "SENT", "ACCEPTED", Instant.now(), null);
     assertThat(count("SELECT count(*) FROM messages_default")).isEqualTo(1);
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
-      GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, RETENTION, null, false).run(Instant.now()));
+      GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, null, false)).run(Instant.now()));
       assertThat(audit.errorsContaining("CRITICAL audit_event=ledger_default_partition_rows", "table=messages",
           "partition=messages_default")).hasSize(1);
     }
