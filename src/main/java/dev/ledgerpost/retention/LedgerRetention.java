@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * DROP of the recipients and messages partitions, whose exclusive locks are taken last and held only for the catalog
  * change. The JDBC work runs on worker threads, never on an event loop.
  */
-public final class LedgerRetention {
+public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetention.Policy policy) {
   private static final Logger LOG = LoggerFactory.getLogger(LedgerRetention.class);
   private static final UUID NIL = new UUID(0, 0);
 
@@ -55,20 +55,6 @@ public final class LedgerRetention {
    */
   public record Policy(Duration retention, PartitionArchiver archiver, boolean withoutArchive) {}
 
-  private final Vertx vertx;
-  private final DatabaseTarget target;
-  private final Duration retention;
-  private final PartitionArchiver archiver;
-  private final boolean withoutArchive;
-
-  public LedgerRetention(Vertx vertx, DatabaseTarget target, Policy policy) {
-    this.vertx = vertx;
-    this.target = target;
-    retention = policy.retention();
-    archiver = policy.archiver();
-    withoutArchive = policy.withoutArchive();
-  }
-
   /** One pass as of {@code now}; the partitions are handled one after another. */
   public Future<Pass> run(Instant now) {
     List<String> made = new ArrayList<>();
@@ -76,7 +62,7 @@ public final class LedgerRetention {
     return blocking(c -> {
       made.addAll(Partitions.ensureWeeks(c, now, Partitions.AHEAD_WEEKS + 1));
       reportDefaultRows(c);
-      candidates.addAll(candidates(c, LedgerIds.lowest(now.minus(retention))));
+      candidates.addAll(candidates(c, LedgerIds.lowest(now.minus(policy.retention()))));
       return null;
     }).compose(x -> next(candidates, 0, new Pass(made, new ArrayList<>(), new ArrayList<>())));
   }
@@ -100,15 +86,15 @@ public final class LedgerRetention {
       pass.kept().add(p.messages().name());
       return Future.succeededFuture();
     }
-    if (archiver == null && !withoutArchive) {
+    if (policy.archiver() == null && !policy.withoutArchive()) {
       LOG.warn("ledger partition {} is past ledger.retention ({}) but kept: no ledger.archiveDir to export it to, and "
-          + "ledger.retentionWithoutArchive is not set", p.messages().name(), retention);
+          + "ledger.retentionWithoutArchive is not set", p.messages().name(), policy.retention());
       pass.kept().add(p.messages().name());
       return Future.succeededFuture();
     }
-    Future<Path> archived = archiver == null
+    Future<Path> archived = policy.archiver() == null
         ? Future.succeededFuture(null)
-        : archiver.archive(p.from(), p.messages().to(), p.archiveName());
+        : policy.archiver().archive(p.from(), p.messages().to(), p.archiveName());
     return archived.compose(file -> blocking(c -> drop(c, p)).map(messages -> {
       if (messages < 0) {
         pass.kept().add(p.messages().name());
