@@ -4,6 +4,7 @@ import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
 import dev.ledgerpost.archive.ArchiveVerticle;
+import dev.ledgerpost.archive.PartitionExport;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.capacity.CapacityGauges;
 import dev.ledgerpost.capacity.CapacityVerticle;
@@ -37,6 +38,7 @@ import dev.ledgerpost.ledger.LedgerVerticle;
 import dev.ledgerpost.operator.OperatorStore;
 import dev.ledgerpost.reconcile.ReconcileStore;
 import dev.ledgerpost.reconcile.ReconcileVerticle;
+import dev.ledgerpost.retention.PartitionArchiver;
 import dev.ledgerpost.retention.RetentionVerticle;
 import dev.ledgerpost.retry.RetryVerticle;
 import dev.ledgerpost.smtp.AddressConnections;
@@ -140,7 +142,7 @@ public final class Gateway {
           return deploy(node).map(shared);
         })
         .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics, node)).map(shared))
-        .compose(shared -> deploy(new RetentionVerticle(config, node)).map(shared))
+        .compose(shared -> deploy(new RetentionVerticle(config, node, ledger.target(), clock, archiver())).map(shared))
         .compose(shared -> deploy(new ArchiveVerticle(config.ledger(), nodeId, ledger.target())).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
@@ -199,6 +201,12 @@ public final class Gateway {
    * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger makes
    * them once its pool exists.
    */
+  /** Retention's export of a partition before its drop (docs/design.md §5.12); null without {@code ledger.archiveDir}. */
+  private PartitionArchiver archiver() {
+    Path dir = config.ledger().archivePath();
+    return dir == null ? null : new PartitionExport(vertx, ledger.target(), dir, nodeId);
+  }
+
   private List<Function<LedgerAccess, LedgerStore>> stores() {
     List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
         StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new,

@@ -14,7 +14,7 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 
 /**
- * Ledger exports on demand (docs/design.md §5.12): every ledger row of the messages received in a time range, into
+ * Ledger exports on demand (docs/design.md §5.13): every ledger row of the messages received in a time range, into
  * {@code ledger.archiveDir}, answered with the export's manifest once the file is written and fsynced.
  */
 final class ArchiveApi {

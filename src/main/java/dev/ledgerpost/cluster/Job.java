@@ -17,7 +17,9 @@ public enum Job {
   /** Deletes idempotency keys past api.idempotencyRetention. */
   IDEMPOTENCY_RETENTION(4),
   /** Reconciles UNKNOWN and stale PENDING rows with the smarthost's record (its proposals' unique indexes keep one per row anyway). */
-  RECONCILE(5);
+  RECONCILE(5),
+  /** Makes the ledger's weekly partitions ahead and drops those past ledger.retention (its DDL also takes an advisory lock). */
+  LEDGER_PARTITIONS(6);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

@@ -84,6 +84,8 @@ final class ConfigKeys {
     key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
     key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
     key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (a statement holds one while it runs; one open or settle statement carries up to 64 messages).");
+    key("ledger.retention", "400d", ConfigKeys::retention, "Weekly ledger partitions (messages, recipients) whose newest possible row is older than this are dropped whole, after export to ledger.archiveDir; never while one holds a PENDING or UNKNOWN row. At least 7d.");
+    key("ledger.retentionWithoutArchive", false, ConfigKeys::bool, "Let retention drop partitions although no ledger.archiveDir is set (the rows are then gone for good); without either, nothing is dropped.");
     key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
     key("ledger.diskPath", "", ConfigKeys::text, "A directory on the file system that holds an external ledger's database, when it is on this host: its free and total bytes become gauges and the readiness reason. Empty = ledger.dataDir for the embedded server, none for an external one.");
     key("ledger.diskLowPercent", 10, ConfigKeys::percent, "/health/ready stays UP but gives a `reason` while less than this percentage of the ledger's disk is free (0 = never).");
@@ -253,6 +255,15 @@ final class ConfigKeys {
     Duration d = Durations.parse(str(v));
     if (d.isZero() || d.isNegative()) {
       throw new IllegalArgumentException("'" + v + "' must be longer than zero");
+    }
+    return d;
+  }
+
+  /** A week at least: a shorter retention would drop the partition being written to. */
+  private static Object retention(Object v) {
+    Duration d = Durations.parse(str(v));
+    if (d.compareTo(Duration.ofDays(7)) < 0) {
+      throw new IllegalArgumentException("'" + v + "' is shorter than a week, the span of one ledger partition");
     }
     return d;
   }

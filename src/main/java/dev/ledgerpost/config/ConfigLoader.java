@@ -458,7 +458,10 @@ public final class ConfigLoader {
             (Duration) v.get("ledger.sizeInterval"),
             (String) v.get("ledger.archiveDir"),
             (String) v.get("ledger.erasureKey"),
-            (String) v.get("ledger.erasureKeyFile")),
+            (String) v.get("ledger.erasureKeyFile"),
+            (Duration) v.get("ledger.retention"),
+            (boolean) v.get("ledger.retentionWithoutArchive")),
+
         new GatewayConfig.Auth(
             (String) v.get("auth.usersFile"),
             (Duration) v.get("auth.failureDelay"),

@@ -107,11 +107,13 @@ public record GatewayConfig(
 
   /**
    * The ledger's database; {@code diskPath}, {@code diskLowPercent} and {@code sizeInterval} are for its size and disk
-   * gauges (docs/design.md §8.5); {@code archiveDir} is where exports go (§5.12), empty = none; {@code erasureKey} /
-   * {@code erasureKeyFile}: the erasure's hash key (§8.6), empty when not configured.
+   * gauges (docs/design.md §8.5); {@code archiveDir} is where exports go (§5.13), empty = none; {@code erasureKey} /
+   * {@code erasureKeyFile}: the erasure's hash key (§8.6), empty when not configured; {@code retention} and
+   * {@code retentionWithoutArchive}: the retention of its weekly partitions (§5.12).
    */
   public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String diskPath,
-      int diskLowPercent, Duration sizeInterval, String archiveDir, String erasureKey, String erasureKeyFile) {
+      int diskLowPercent, Duration sizeInterval, String archiveDir, String erasureKey, String erasureKeyFile,
+      Duration retention, boolean retentionWithoutArchive) {
     public boolean embedded() {
       return url == null || url.isBlank();
     }

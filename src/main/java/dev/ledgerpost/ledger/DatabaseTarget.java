@@ -38,6 +38,11 @@ public record DatabaseTarget(PgConnectOptions options, String jdbcUrl, String di
     return of(options, lockTimeout);
   }
 
+  /** A plain JDBC connection (Flyway's kind), for the blocking DDL of the partitions; the caller closes it. */
+  public java.sql.Connection connect() throws java.sql.SQLException {
+    return java.sql.DriverManager.getConnection(jdbcUrl, options.getUser(), options.getPassword());
+  }
+
   private static DatabaseTarget of(PgConnectOptions options, Duration lockTimeout) {
     Map<String, String> props = new HashMap<>(options.getProperties());
     String fromUrl = props.put("lock_timeout", lockTimeout.toMillis() + "ms");

@@ -69,6 +69,7 @@ public final class LedgerVerticle extends VerticleBase {
             LOG.info("ledger on {}", t.displayUrl());
           }
           Migrations.migrate(t);
+          makeWeeksAhead(t);
           return t;
         })
         .compose(t -> {
@@ -101,6 +102,22 @@ public final class LedgerVerticle extends VerticleBase {
           return null;
         })
         .compose(x -> startStores(0));
+  }
+
+  /**
+   * The partitions of this week and the next {@link Partitions#AHEAD_WEEKS}, before any mail is taken (the partition
+   * job keeps them ahead afterwards). A failure is not fatal: until a later pass makes the week, its rows go to the
+   * DEFAULT partition, which the job reports.
+   */
+  private static void makeWeeksAhead(DatabaseTarget t) {
+    try (java.sql.Connection c = t.connect()) {
+      java.util.List<String> made = Partitions.ensureWeeks(c, java.time.Instant.now(), Partitions.AHEAD_WEEKS + 1);
+      if (!made.isEmpty()) {
+        LOG.info("ledger partitions made ahead: {}", made);
+      }
+    } catch (java.sql.SQLException e) {
+      LOG.warn("ledger partitions could not be made ahead at start ({}); the partition job tries again", e.getMessage());
+    }
   }
 
   /** The stores one after another, each ready before the next is made. */

@@ -2,6 +2,7 @@ package dev.ledgerpost.ledger;
 
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,12 +14,21 @@ final class Migrations {
   private Migrations() {}
 
   static void migrate(DatabaseTarget target) {
-    Flyway flyway = Flyway.configure()
-        .dataSource(target.jdbcUrl(), target.options().getUser(), target.options().getPassword())
-        .locations("classpath:db/migration")
-        .load();
+    Flyway flyway = configure(target.jdbcUrl(), target.options().getUser(), target.options().getPassword(),
+        new LedgerPartitionsMigration()).load();
     MigrateResult result = flyway.migrate();
     LOG.info(describe(result.migrationsExecuted, result.targetSchemaVersion, flyway.info().current()));
+  }
+
+  /**
+   * The ledger's migrations: the SQL ones under db/migration, and V90 (the partitions, {@link LedgerPartitionsMigration}),
+   * which is Java because its steps commit one by one.
+   */
+  static FluentConfiguration configure(String jdbcUrl, String user, String password, LedgerPartitionsMigration v90) {
+    return Flyway.configure()
+        .dataSource(jdbcUrl, user, password)
+        .locations("classpath:db/migration")
+        .javaMigrations(v90);
   }
 
   /**

@@ -21,12 +21,17 @@ public enum AuditEvent {
   KNOWN_OUTCOME_UNSETTLEABLE(Level.CRITICAL, null, "message_id", "msg_id", "target_status", "downstream_accepted", "error"),
   KNOWN_OUTCOME_LOST_AT_STOP(Level.CRITICAL, "not journaled; the message stays PENDING for an operator",
       "message_id", "msg_id", "target_status", "downstream_accepted"),
+  LEDGER_PARTITION_KEPT(Level.CRITICAL, "the partition is past ledger.retention but is not dropped while it holds a row "
+      + "nobody settled; settle or resolve those rows", "partition", "until", "pending", "unknown"),
+  LEDGER_DEFAULT_PARTITION_ROWS(Level.CRITICAL, "rows outside every weekly partition (a clock far off, or weeks not made "
+      + "ahead); retention never drops them", "table", "partition"),
   STALE_PENDING(Level.CRITICAL, null, "message_id", "msg_id", "age_seconds", "raise", "threshold_seconds"),
   DELIVERY_RESULT_PERSISTED(Level.NOTICE, null, "message_id", "msg_id", "status", "version", "attempts", "held_ms", "via"),
   NOT_SENT_CLOSED(Level.NOTICE, null, "message_id", "msg_id", "row", "key_released", "attempts", "held_ms"),
   MANUAL_RESOLUTION(Level.NOTICE, null, "message_id", "previous_status", "status", "version", "operator", "note"),
   RECONCILED_RESOLUTION(Level.NOTICE, null, "message_id", "proposal", "confidence", "source", "evidence_ref", "previous_status",
       "status", "version", "operator"),
+  LEDGER_PARTITION_DROPPED(Level.NOTICE, null, "partition", "until", "messages", "archive"),
   RECONCILE_REJECTED(Level.NOTICE, "the evidence is not proposed for this message again", "message_id", "proposal", "source",
       "evidence_ref", "operator"),
   ERASURE(Level.NOTICE, "the address is replaced by the hash in every row that held it", "erasure", "address_hash", "key_id",

@@ -1,0 +1,247 @@
+package dev.ledgerpost.ledger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * V90 on a populated ledger (docs/design.md §5.12): a million rows (500,000 messages and their 500,000 recipients,
+ * ids spread over the last ten weeks) made at V80, then the migration while another connection keeps opening,
+ * settling and reading messages as the gateway does. The migration's exclusive steps and the writer's slowest
+ * statement are measured and printed; afterwards every row is there, a lookup by id reads one partition, and a
+ * gateway on the migrated ledger relays.
+ */
+class PartitionMigrationTest {
+  static final int MESSAGES = 500_000;
+  /** Generous: on the 2-core test machine the swap takes milliseconds; a rewrite of the tables would take many seconds. */
+  static final Duration BOUND = Duration.ofSeconds(2);
+
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension().manual();
+
+  @Test
+  void aMillionRowLedgerMigratesWhileAWriterWritesAndTheLongestLockIsShort() throws Exception {
+    String url = TestDatabase.newDatabase();
+    DatabaseTarget target = DatabaseTarget.fromUrl(url, Duration.ofMillis(1000));
+    LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
+    Flyway at80 = flyway(target, v90).target("80").load();
+    at80.migrate();
+    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
+      generate(st);
+    }
+
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong maxNanos = new AtomicLong();
+    AtomicLong written = new AtomicLong();
+    List<String> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<?> writer;
+    Instant migrated;
+    long tookMillis;
+    try (Connection w = TestDatabase.connect(url)) {
+      try (Statement st = w.createStatement()) {
+        st.execute("SET lock_timeout = '1000ms'"); // as every ledger connection (ledger.lockTimeout)
+      }
+      writeOne(w, maxNanos); // warmed up, so its latencies are the migration's
+      maxNanos.set(0);
+      writer = pool.submit(() -> {
+        while (!stop.get()) {
+          try {
+            writeOne(w, maxNanos);
+            written.incrementAndGet();
+          } catch (SQLException e) {
+            errors.add(e.getSQLState() + " " + e.getMessage());
+          }
+        }
+        return null;
+      });
+      waitFor(() -> written.get() >= 50);
+      maxNanos.set(0); // from here on: the writer's statements while the migration runs
+      long start = System.nanoTime();
+      flyway(target, v90).load().migrate();
+      tookMillis = (System.nanoTime() - start) / 1_000_000;
+      long before = written.get();
+      waitFor(() -> written.get() >= before + 50); // the writer goes on after the swap too
+      stop.set(true);
+      writer.get();
+      migrated = Instant.now();
+    } finally {
+      stop.set(true);
+      pool.shutdown();
+    }
+
+    Duration exclusive = v90.timings().stream().filter(LedgerPartitionsMigration.Timing::exclusive)
+        .map(LedgerPartitionsMigration.Timing::took).max(Duration::compareTo).orElseThrow();
+    Duration writerMax = Duration.ofNanos(maxNanos.get());
+    System.out.printf("V90 on %,d messages + %,d recipients: %d ms in all; longest exclusive step %d ms; steps %s; "
+            + "concurrent writer: %,d opens+settles+reads, slowest statement %d ms, errors %s%n", MESSAGES, MESSAGES,
+        tookMillis, exclusive.toMillis(), v90.timings().stream().map(t -> t.step() + "=" + t.took().toMillis() + "ms").toList(),
+        written.get(), writerMax.toMillis(), errors);
+    assertThat(errors).as("the writer never failed").isEmpty();
+    assertThat(exclusive).isLessThan(BOUND);
+    assertThat(writerMax).isLessThan(BOUND);
+
+    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
+      long extra = written.get() + 1;
+      assertThat(count(st, "SELECT count(*) FROM messages")).isEqualTo(MESSAGES + extra);
+      assertThat(count(st, "SELECT count(*) FROM recipients")).isEqualTo(MESSAGES + extra);
+      assertThat(count(st, "SELECT count(*) FROM ONLY messages_default")).isZero();
+      assertThat(string(st, "SELECT relkind::text FROM pg_class WHERE relname = 'messages'")).isEqualTo("p");
+      String someId = string(st, "SELECT id::text FROM messages ORDER BY id OFFSET 1234 LIMIT 1");
+      String plan = plan(st, "SELECT * FROM messages WHERE id = '" + someId + "'");
+      assertThat(scans(plan)).as(plan).containsExactly("messages_before_" + Partitions.name("", boundWeek(migrated)).substring(1));
+      String recipientsPlan = plan(st, "SELECT * FROM recipients WHERE message_id = '" + someId + "'");
+      assertThat(scans(recipientsPlan)).as(recipientsPlan).hasSize(1);
+      UUID future = LedgerIds.lowest(Partitions.weekStart(migrated).plus(Duration.ofDays(21)).plusSeconds(5));
+      assertThat(scans(plan(st, "SELECT * FROM messages WHERE id = '" + future + "'")))
+          .containsExactly(Partitions.name("messages", Partitions.weekStart(migrated).plus(Duration.ofDays(21))));
+      assertThat(string(st, "SELECT pg_get_viewdef('outbox_events')")).as("the view reads the parent")
+          .contains("JOIN messages m").doesNotContain("messages_before");
+    }
+
+    // The gateway on the migrated ledger: its group-commit open and settle write to the partitions.
+    Map<String, Object> config = GatewayHarness.defaults(gateway.downstream().port());
+    config.put("ledger.url", url);
+    gateway.begin(config);
+    List<UUID> relayed = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+        client.reply();
+        String reply = client.sendMail("a@example.com", List.of("b@example.net", "c@example.net"),
+            "Message-ID: <partitioned-" + i + "@example.com>\r\nSubject: s\r\n\r\nbody");
+        assertThat(reply).startsWith("250 2.0.0");
+        Matcher m = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").matcher(reply);
+        assertThat(m.find()).isTrue();
+        relayed.add(UUID.fromString(m.group()));
+      }
+    }
+    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
+      for (UUID id : relayed) {
+        assertThat(string(st, "SELECT status FROM messages WHERE id = '" + id + "'")).isEqualTo("SENT");
+        assertThat(count(st, "SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'ACCEPTED'"))
+            .isEqualTo(2);
+      }
+    }
+    assertThat(gateway.get("/api/v1/messages/" + relayed.get(0)).statusCode()).isEqualTo(200);
+  }
+
+  static org.flywaydb.core.api.configuration.FluentConfiguration flyway(DatabaseTarget t, LedgerPartitionsMigration v90) {
+    return Migrations.configure(t.jdbcUrl(), t.options().getUser(), t.options().getPassword(), v90);
+  }
+
+  static Instant boundWeek(Instant now) {
+    return Partitions.weekStart(now.plus(Duration.ofDays(1))).plus(Duration.ofDays(7));
+  }
+
+  /**
+   * The million rows, in the V80 schema, in two statements: UUIDv7 ids spread evenly over the last ten weeks (the
+   * millisecond in the first 48 bits, the row number in the random bits), 1 % of them PENDING.
+   */
+  static void generate(Statement st) throws SQLException {
+    st.execute("""
+        CREATE TEMP TABLE gen AS
+        SELECT i, (extract(epoch FROM now()) * 1000)::bigint - 70 * 86400000::bigint + i * (70 * 86400000::bigint / %d) AS ms
+          FROM generate_series(1, %d) AS i""".formatted(MESSAGES, MESSAGES));
+    st.execute("""
+        INSERT INTO messages (id, intake, mail_from, size_bytes, body_sha256, route, status, version, received_at, settled_at)
+        SELECT (lpad(to_hex(ms), 12, '0') || '7000' || '8' || lpad(to_hex(i), 15, '0'))::uuid, 'SMTP', 'a@example.com', 1000,
+               repeat('0', 64), 'smarthost:127.0.0.1:25', CASE WHEN i %% 100 = 0 THEN 'PENDING' ELSE 'SENT' END,
+               CASE WHEN i %% 100 = 0 THEN 1 ELSE 2 END, to_timestamp(ms / 1000.0),
+               CASE WHEN i %% 100 = 0 THEN NULL ELSE to_timestamp(ms / 1000.0) END
+          FROM gen""".formatted());
+    st.execute("""
+        INSERT INTO recipients (message_id, idx, address, status)
+        SELECT (lpad(to_hex(ms), 12, '0') || '7000' || '8' || lpad(to_hex(i), 15, '0'))::uuid, 0, 'b' || i || '@example.net',
+               CASE WHEN i % 100 = 0 THEN 'PENDING' ELSE 'ACCEPTED' END
+          FROM gen""");
+    st.execute("ANALYZE messages");
+    st.execute("ANALYZE recipients");
+  }
+
+  /** One message as the gateway writes it: opened (message and recipient), settled, read back by id. */
+  static void writeOne(Connection c, AtomicLong maxNanos) throws SQLException {
+    UUID id = LedgerIds.next();
+    timed(c, maxNanos, """
+        WITH m AS (INSERT INTO messages (id, intake, mail_from, size_bytes, body_sha256, route, status, version, received_at)
+                   VALUES (?, 'SMTP', 'w@example.com', 10, 'x', 'r', 'PENDING', 1, now()) RETURNING id)
+        INSERT INTO recipients (message_id, idx, address, status) SELECT id, 0, 'r@example.net', 'PENDING' FROM m""", id);
+    timed(c, maxNanos, """
+        WITH m AS (UPDATE messages SET status = 'SENT', version = 2, settled_at = now()
+                    WHERE id = ANY(ARRAY[?]::uuid[]) AND status = 'PENDING' RETURNING id)
+        UPDATE recipients SET status = 'ACCEPTED' WHERE message_id IN (SELECT id FROM m)""", id);
+    timed(c, maxNanos, "SELECT status, version FROM messages WHERE id = ?", id);
+  }
+
+  private static void timed(Connection c, AtomicLong maxNanos, String sql, UUID id) throws SQLException {
+    long start = System.nanoTime();
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setObject(1, id);
+      ps.execute();
+    }
+    maxNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+  }
+
+  private static void waitFor(java.util.concurrent.Callable<Boolean> condition) throws Exception {
+    dev.ledgerpost.testing.Poll.until(Duration.ofSeconds(60), "the concurrent writer to write", condition);
+  }
+
+  static long count(Statement st, String sql) throws SQLException {
+    try (ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  static String string(Statement st, String sql) throws SQLException {
+    try (ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  static String plan(Statement st, String sql) throws SQLException {
+    StringBuilder out = new StringBuilder();
+    try (ResultSet rs = st.executeQuery("EXPLAIN " + sql)) {
+      while (rs.next()) {
+        out.append(rs.getString(1)).append('\n');
+      }
+    }
+    return out.toString();
+  }
+
+  /** The relations a plan reads ("... on messages_y2025w07 ..."). */
+  static List<String> scans(String plan) {
+    List<String> out = new ArrayList<>();
+    Matcher m = Pattern.compile(" on ((?:messages|recipients)_\\w+)").matcher(plan);
+    while (m.find()) {
+      String name = m.group(1);
+      if (!name.endsWith("_pkey") && !name.endsWith("_idx") && !out.contains(name)) {
+        out.add(name);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,192 @@
+package dev.ledgerpost.retention;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ledgerpost.ledger.DatabaseTarget;
+import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.ledger.Partitions;
+import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerRows;
+import dev.ledgerpost.testing.LogCapture;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * ledger.retention over real partitions (docs/design.md §5.12). Four weeks after the first (pre-V90) partition get
+ * rows; the pass runs "400 days after the third": the first partition and week 1 are exported (a fake archiver that
+ * writes what it finds in the range to a file) and dropped with their satellite rows, week 2 holds a PENDING row and
+ * is kept with a CRITICAL line, weeks 3 and 4 are untouched. Without an archive nothing is dropped unless
+ * ledger.retentionWithoutArchive says so.
+ */
+class LedgerRetentionTest {
+  static final Duration RETENTION = Duration.ofDays(400);
+
+  @RegisterExtension
+  final GatewayHarness gateway = GatewayHarness.extension();
+
+  private DatabaseTarget target;
+  /** Monday of the week after the first partition's end, and the three after it. */
+  private final List<Instant> weeks = new ArrayList<>();
+  /** The messages of each week, by index in {@link #weeks}. */
+  private final List<List<UUID>> rows = new ArrayList<>();
+  private UUID pending;
+
+  @BeforeEach
+  void fourWeeksOfRows() throws Exception {
+    target = DatabaseTarget.fromUrl(gateway.databaseUrl(), Duration.ofMillis(1000));
+    try (Connection c = target.connect()) {
+      Partitions.Partition first = Partitions.list(c, "messages").get(0);
+      Instant w1 = LedgerRetention.until(first);
+      Partitions.ensureWeeks(c, w1, 4);
+      for (int w = 0; w < 4; w++) {
+        Instant week = w1.plus(Duration.ofDays(7L * w));
+        weeks.add(week);
+        List<UUID> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+          UUID id = LedgerIds.lowest(week.plus(Duration.ofHours(1 + 30L * i)));
+          LedgerRows.insert(gateway.databaseUrl(), id, "SENT", "ACCEPTED", week, null);
+          satellites(c, id);
+          ids.add(id);
+        }
+        rows.add(ids);
+      }
+    }
+    pending = LedgerIds.lowest(weeks.get(1).plus(Duration.ofDays(3)));
+    LedgerRows.insertPending(gateway.databaseUrl(), List.of(pending), weeks.get(1));
+  }
+
+  @Test
+  void anOldPartitionIsExportedThenDroppedWithItsSatellitesAndOneHoldingAPendingRowIsKept() throws Exception {
+    Path dir = GatewayHarness.tempDir("archive-");
+    AtomicInteger archived = new AtomicInteger();
+    PartitionArchiver fake = (from, to, name) -> gateway.vertx().executeBlocking(() -> {
+      archived.incrementAndGet();
+      Path file = dir.resolve(name + ".txt");
+      Files.writeString(file, "messages=" + count("SELECT count(*) FROM messages WHERE id >= '" + from + "' AND id < '" + to + "'")
+          + " resolutions=" + count("SELECT count(*) FROM resolutions WHERE message_id >= '" + from + "' AND message_id < '" + to + "'"));
+      return file;
+    });
+    String w1 = Partitions.name("messages", weeks.get(0));
+    String w2 = Partitions.name("messages", weeks.get(1));
+
+    LedgerRetention.Pass pass;
+    try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
+      pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, fake, false)).run(afterThirdWeek()));
+      assertThat(audit.errorsContaining("CRITICAL audit_event=ledger_partition_kept", "partition=" + w2, "pending=1",
+          "unknown=0")).hasSize(1);
+      assertThat(audit.linesContaining("audit_event=ledger_partition_dropped", "partition=" + w1, "messages=5",
+          "archive=" + dir.resolve("ledger_" + w1.substring("messages_".length()) + ".txt"))).hasSize(1);
+    }
+
+    assertThat(pass.dropped()).hasSize(2).contains(w1).anyMatch(n -> n.startsWith("messages_before_"));
+    assertThat(pass.kept()).containsExactly(w2);
+    assertThat(archived.get()).isEqualTo(2);
+    assertThat(Files.readString(dir.resolve("ledger_" + w1.substring("messages_".length()) + ".txt")))
+        .as("exported before the drop").isEqualTo("messages=5 resolutions=5");
+
+    List<String> left = names("messages");
+    assertThat(left).doesNotContain(w1).contains(w2, Partitions.name("messages", weeks.get(2)),
+        Partitions.name("messages", weeks.get(3)), "messages_default");
+    assertThat(left).noneMatch(n -> n.startsWith("messages_before_"));
+    assertThat(names("recipients")).doesNotContain(Partitions.name("recipients", weeks.get(0)))
+        .contains(Partitions.name("recipients", weeks.get(1)));
+    for (String satellite : List.of("recipients", "resolutions", "stale_raises", "reconcile_proposals")) {
+      assertThat(count("SELECT count(*) FROM " + satellite + " WHERE message_id = ANY('" + array(rows.get(0)) + "')"))
+          .as(satellite + " of the dropped week").isZero();
+      for (int w = 1; w < 4; w++) {
+        assertThat(count("SELECT count(*) FROM " + satellite + " WHERE message_id = ANY('" + array(rows.get(w)) + "')"))
+            .as(satellite + " of week " + (w + 1)).isEqualTo(5);
+      }
+    }
+    assertThat(LedgerRows.status(gateway.databaseUrl(), pending)).isEqualTo("PENDING");
+
+    // Once its row is settled, the next pass takes the kept week too.
+    try (Connection c = target.connect(); var st = c.createStatement()) {
+      st.execute("UPDATE messages SET status = 'SENT', version = 2, settled_at = now() WHERE id = '" + pending + "'");
+    }
+    pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, fake, false)).run(afterThirdWeek()));
+    assertThat(pass.dropped()).containsExactly(w2);
+    assertThat(names("messages")).doesNotContain(w2).contains(Partitions.name("messages", weeks.get(2)));
+  }
+
+  @Test
+  void withoutAnArchiveNothingIsDroppedUnlessRetentionWithoutArchiveSaysSo() throws Exception {
+    String w1 = Partitions.name("messages", weeks.get(0));
+    LedgerRetention.Pass pass;
+    try (LogCapture log = LogCapture.of(LedgerRetention.class.getName())) {
+      pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, null, false)).run(afterThirdWeek()));
+      assertThat(log.warningsContaining(w1, "no ledger.archiveDir", "ledger.retentionWithoutArchive")).hasSize(1);
+    }
+    assertThat(pass.dropped()).isEmpty();
+    assertThat(pass.kept()).contains(w1);
+    assertThat(names("messages")).contains(w1);
+    assertThat(count("SELECT count(*) FROM resolutions")).isEqualTo(20);
+
+    pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, null, true)).run(afterThirdWeek()));
+    assertThat(pass.dropped()).contains(w1);
+    assertThat(names("messages")).doesNotContain(w1);
+    assertThat(count("SELECT count(*) FROM resolutions")).isEqualTo(15);
+  }
+
+  @Test
+  void rowsInTheDefaultPartitionAreReportedAsCritical() throws Exception {
+    // Far beyond the weeks made ahead: such a row has no weekly partition and lands in DEFAULT.
+    UUID far = LedgerIds.lowest(weeks.get(3).plus(Duration.ofDays(700)));
+    LedgerRows.insert(gateway.databaseUrl(), far, "SENT", "ACCEPTED", Instant.now(), null);
+    assertThat(count("SELECT count(*) FROM messages_default")).isEqualTo(1);
+    try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
+      GatewayHarness.await(new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, null, false)).run(Instant.now()));
+      assertThat(audit.errorsContaining("CRITICAL audit_event=ledger_default_partition_rows", "table=messages",
+          "partition=messages_default")).hasSize(1);
+    }
+  }
+
+  /** "Now" for the pass: 400 days and an hour after the third week began, so the weeks before it are past retention. */
+  private Instant afterThirdWeek() {
+    return weeks.get(2).plus(RETENTION).plus(Duration.ofHours(1));
+  }
+
+  /** A resolution, a stale raise and a reconcile proposal of one message. */
+  private static void satellites(Connection c, UUID id) throws SQLException {
+    try (PreparedStatement r = c.prepareStatement(
+            "INSERT INTO resolutions (message_id, outcome, operator, note) VALUES (?, 'DELIVERED', 'op', 'n')");
+        PreparedStatement s = c.prepareStatement("INSERT INTO stale_raises (message_id, raises, last_raised_at) VALUES (?, 1, now())");
+        PreparedStatement p = c.prepareStatement("""
+            INSERT INTO reconcile_proposals (message_id, message_version, outcome, confidence, source, evidence_ref, evidence)
+            VALUES (?, 1, 'DELIVERED', 'exact', 'test', ?, '{}')""")) {
+      r.setObject(1, id);
+      r.execute();
+      s.setObject(1, id);
+      s.execute();
+      p.setObject(1, id);
+      p.setString(2, id.toString());
+      p.execute();
+    }
+  }
+
+  private List<String> names(String table) throws SQLException {
+    try (Connection c = target.connect()) {
+      return Partitions.list(c, table).stream().map(Partitions.Partition::name).toList();
+    }
+  }
+
+  private long count(String sql) throws Exception {
+    return LedgerRows.count(gateway.databaseUrl(), sql);
+  }
+
+  private static String array(List<UUID> ids) {
+    return "{" + String.join(",", ids.stream().map(UUID::toString).toList()) + "}";
+  }
+}
