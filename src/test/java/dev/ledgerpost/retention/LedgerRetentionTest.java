@@ -1,7 +1,10 @@
 package dev.ledgerpost.retention;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ledgerpost.archive.LedgerArchive;
+import dev.ledgerpost.archive.PartitionExport;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.ledger.Partitions;
@@ -154,6 +157,34 @@ class LedgerRetentionTest {
   }
 
   /** "Now" for the pass: 400 days and an hour after the third week began, so the weeks before it are past retention. */
+  @Test
+  void theGatewaysArchiverWritesAnExportThatVerifiesAndTakesOneAlreadyWritten() throws Exception {
+    Path dir = GatewayHarness.tempDir("archive-");
+    PartitionArchiver archiver = new PartitionExport(gateway.vertx(), target, dir, "test-node");
+    String week = Partitions.name("messages", weeks.get(0)).substring("messages_".length());
+
+    LedgerRetention.Pass pass = GatewayHarness.await(
+        new LedgerRetention(gateway.vertx(), target, new LedgerRetention.Policy(RETENTION, archiver, false)).run(afterThirdWeek()));
+
+    assertThat(pass.dropped()).contains(Partitions.name("messages", weeks.get(0)));
+    Path file = dir.resolve("ledger_" + week + ".jsonl.gz");
+    LedgerArchive.Verification v = GatewayHarness.await(LedgerArchive.verify(gateway.vertx(), file));
+    assertThat(v.ok()).as(v.line()).isTrue();
+    assertThat(v.manifest().rows()).containsEntry("messages", 5L).containsEntry("recipients", 5L)
+        .containsEntry("resolutions", 5L);
+
+    // A pass that exported and then could not drop leaves the export behind: the next one takes it as it is.
+    UUID from = LedgerIds.lowest(weeks.get(0));
+    UUID to = LedgerIds.lowest(weeks.get(1));
+    assertThat(GatewayHarness.await(archiver.archive(from, to, "ledger_" + week))).isEqualTo(file);
+    // One that does not verify keeps its partition.
+    byte[] bytes = Files.readAllBytes(file);
+    bytes[bytes.length / 2] ^= 0x40;
+    Files.write(file, bytes);
+    assertThatThrownBy(() -> GatewayHarness.await(archiver.archive(from, to, "ledger_" + week)))
+        .hasMessageContaining("exists and does not verify");
+  }
+
   private Instant afterThirdWeek() {
     return weeks.get(2).plus(RETENTION).plus(Duration.ofHours(1));
   }
