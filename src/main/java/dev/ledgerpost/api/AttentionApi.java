@@ -91,10 +91,7 @@ final class AttentionApi {
   }
 
   static JsonObject item(OpenRow r, OffsetDateTime asOf) {
-    return new JsonObject()
-        .put("id", r.id().toString())
-        .put("status", r.status().name())
-        .put("version", r.version())
+    return MessageJson.message(r.id(), r.status(), r.version())
         .put("messageId", r.messageIdHeader())
         .put("mailFrom", r.mailFrom())
         .put("receivedAt", r.receivedAt().toString())

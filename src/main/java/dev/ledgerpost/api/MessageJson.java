@@ -7,7 +7,9 @@ import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
 import dev.ledgerpost.ledger.LedgerMessages.ResolutionView;
 import dev.ledgerpost.reconcile.ReconcileMessages.ProposalView;
+import dev.ledgerpost.ledger.MessageStatus;
 import java.util.List;
+import java.util.UUID;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
@@ -21,11 +23,13 @@ final class MessageJson {
     return new JsonObject().put("items", items).put("next", page.next());
   }
 
+  /** A message as every answer names it: id, status and the version a conditional change quotes back. */
+  static JsonObject message(UUID id, MessageStatus status, int version) {
+    return new JsonObject().put("id", id.toString()).put("status", status.name()).put("version", version);
+  }
+
   static JsonObject summary(MessageSummary s) {
-    return new JsonObject()
-        .put("id", s.id().toString())
-        .put("status", s.status().name())
-        .put("version", s.version())
+    return message(s.id(), s.status(), s.version())
         .put("intake", s.intake().name())
         .put("mailFrom", s.mailFrom())
         .put("messageId", s.messageIdHeader())

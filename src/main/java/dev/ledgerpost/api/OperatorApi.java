@@ -1,11 +1,13 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.operator.OperatorMessages;
 import dev.ledgerpost.operator.OperatorMessages.Resolve;
 import dev.ledgerpost.operator.OperatorMessages.Resolved;
 import dev.ledgerpost.operator.OperatorMessages.ResolutionOutcome;
 import dev.ledgerpost.stale.StaleMessages;
+import dev.ledgerpost.stale.StaleMessages.OpenRow;
 import dev.ledgerpost.stale.StaleMessages.StaleList;
 import dev.ledgerpost.stale.StaleMessages.StaleListQuery;
 import dev.ledgerpost.stale.StaleMessages.StaleRow;
@@ -13,21 +15,14 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.time.Duration;
 import java.util.UUID;
 
 /**
  * The operator's endpoints: the stale list, and manual resolution of a PENDING or UNKNOWN message.
  * Only an operator resolves; the request names who, and the ledger records who, when and why.
  */
-final class OperatorApi {
+record OperatorApi(Bus bus) {
   static final String OPERATOR_HEADER = "X-Operator";
-
-  private final Bus bus;
-
-  OperatorApi(Bus bus) {
-    this.bus = bus;
-  }
 
   void mount(Router router) {
     router.get("/api/v1/messages/stale").handler(this::stale);
@@ -42,16 +37,9 @@ final class OperatorApi {
   private static JsonObject staleList(StaleList list) {
     JsonArray items = new JsonArray();
     for (StaleRow r : list.rows()) {
-      items.add(new JsonObject()
-          .put("id", r.id().toString())
-          .put("status", "PENDING")
-          .put("version", r.version())
-          .put("messageId", r.messageIdHeader())
-          .put("mailFrom", r.mailFrom())
-          .put("receivedAt", r.receivedAt().toString())
-          .put("ageSeconds", Math.max(0, Duration.between(r.receivedAt(), list.asOf()).toSeconds()))
-          .put("staleRaises", r.raises())
-          .put("lastRaisedAt", r.lastRaisedAt() == null ? null : r.lastRaisedAt().toString()));
+      // A stale row is a PENDING open row: shown as the attention list shows one.
+      items.add(AttentionApi.item(new OpenRow(r.id(), MessageStatus.PENDING, r.version(), r.messageIdHeader(), r.mailFrom(),
+          r.receivedAt(), r.raises(), r.lastRaisedAt()), list.asOf()));
     }
     return new JsonObject()
         .put("asOf", list.asOf().toString())
@@ -69,16 +57,18 @@ final class OperatorApi {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());
       return;
     }
-    Problem.answer(ctx, bus.request(OperatorMessages.RESOLVE, request, Resolved.class), r -> new JsonObject()
-        .put("id", r.id().toString())
-        .put("status", r.status().name())
-        .put("version", r.version())
+    Problem.answer(ctx, bus.request(OperatorMessages.RESOLVE, request, Resolved.class), OperatorApi::resolved);
+  }
+
+  /** A resolved message as the API shows it (here, and in an accepted reconcile proposal's answer). */
+  static JsonObject resolved(Resolved r) {
+    return MessageJson.message(r.id(), r.status(), r.version())
         .put("previousStatus", r.previousStatus().name())
         .put("resolution", new JsonObject()
             .put("outcome", r.outcome().name())
             .put("operator", r.operator())
             .put("note", r.note())
-            .put("resolvedAt", r.resolvedAt().toString())));
+            .put("resolvedAt", r.resolvedAt().toString()));
   }
 
   /** The contract has checked the types, the outcome, the lengths and the unknown members; here is what it cannot say. */

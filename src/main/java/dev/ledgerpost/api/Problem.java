@@ -5,6 +5,7 @@ import dev.ledgerpost.ledger.StateConflict;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /** RFC 9457 problem details: every error of the HTTP API (the WebSocket hub's upgrade's too) is one of these. */
@@ -46,11 +47,17 @@ final class Problem {
 
   /** 200 with {@code body} of the answer, or the ledger's failure as a problem. */
   static <T> void answer(RoutingContext ctx, Future<T> answer, Function<T, JsonObject> body) {
+    answer(ctx, answer, 200, body, Problem::ledgerFailure);
+  }
+
+  /** {@code status} with {@code body} of the answer, or its failure as {@code failure} maps it to a problem. */
+  static <T> void answer(RoutingContext ctx, Future<T> answer, int status, Function<T, JsonObject> body,
+      BiConsumer<RoutingContext, Throwable> failure) {
     answer.onComplete(ar -> {
       if (ar.succeeded()) {
-        json(ctx, 200, body.apply(ar.result()));
+        json(ctx, status, body.apply(ar.result()));
       } else {
-        ledgerFailure(ctx, ar.cause());
+        failure.accept(ctx, ar.cause());
       }
     });
   }

@@ -23,13 +23,7 @@ import java.util.UUID;
  * the resolution path of §8.2, named as the operator's, the note naming the proposal) or reject one (never proposed
  * again). Nothing here sends mail.
  */
-final class ReconcileApi {
-  private final Bus bus;
-
-  ReconcileApi(Bus bus) {
-    this.bus = bus;
-  }
-
+record ReconcileApi(Bus bus) {
   void mount(Router router) {
     router.get("/api/v1/reconcile/proposals").handler(this::list);
     router.post("/api/v1/reconcile/proposals/:id/accept").handler(this::accept);
@@ -54,42 +48,19 @@ final class ReconcileApi {
 
   private void accept(RoutingContext ctx) {
     Decision d = decision(ctx);
-    if (d == null) {
-      return;
+    if (d != null) {
+      Problem.answer(ctx, bus.request(ReconcileMessages.ACCEPT, new Accept(d.id(), d.operator(), d.note()), Accepted.class), 200,
+          a -> new JsonObject().put("proposal", json(a.proposal())).put("message", OperatorApi.resolved(a.resolved())),
+          ReconcileApi::failure);
     }
-    bus.request(ReconcileMessages.ACCEPT, new Accept(d.id(), d.operator(), d.note()), Accepted.class).onComplete(ar -> {
-      if (ar.failed()) {
-        failure(ctx, ar.cause());
-        return;
-      }
-      Accepted a = ar.result();
-      Problem.json(ctx, 200, new JsonObject()
-          .put("proposal", json(a.proposal()))
-          .put("message", new JsonObject()
-              .put("id", a.resolved().id().toString())
-              .put("status", a.resolved().status().name())
-              .put("version", a.resolved().version())
-              .put("previousStatus", a.resolved().previousStatus().name())
-              .put("resolution", new JsonObject()
-                  .put("outcome", a.resolved().outcome().name())
-                  .put("operator", a.resolved().operator())
-                  .put("note", a.resolved().note())
-                  .put("resolvedAt", a.resolved().resolvedAt().toString()))));
-    });
   }
 
   private void reject(RoutingContext ctx) {
     Decision d = decision(ctx);
-    if (d == null) {
-      return;
+    if (d != null) {
+      Problem.answer(ctx, bus.request(ReconcileMessages.REJECT, new Reject(d.id(), d.operator(), d.note()), ProposalView.class),
+          200, p -> new JsonObject().put("proposal", json(p)), ReconcileApi::failure);
     }
-    bus.request(ReconcileMessages.REJECT, new Reject(d.id(), d.operator(), d.note()), ProposalView.class).onComplete(ar -> {
-      if (ar.failed()) {
-        failure(ctx, ar.cause());
-        return;
-      }
-      Problem.json(ctx, 200, new JsonObject().put("proposal", json(ar.result())));
-    });
   }
 
   private record Decision(long id, String operator, String note) {}

@@ -6,6 +6,7 @@ import dev.ledgerpost.webhook.WebhookMessages;
 import dev.ledgerpost.webhook.WebhookMessages.AttemptView;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryView;
 import dev.ledgerpost.webhook.WebhookMessages.EndpointView;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -14,6 +15,7 @@ import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The operator's webhook endpoints (docs/design.md §6.6): the configured endpoints and their state (never their
@@ -21,14 +23,8 @@ import java.util.Set;
  * fixed in the configuration: nothing here can point the gateway at another address. Parameters are checked
  * against openapi.yaml before these handlers run.
  */
-final class WebhookApi {
+record WebhookApi(Bus bus) {
   private static final Set<String> STATES = Set.of("PENDING", "ATTEMPTED", "DELIVERED", "FAILED");
-
-  private final Bus bus;
-
-  WebhookApi(Bus bus) {
-    this.bus = bus;
-  }
 
   void mount(Router router) {
     router.get("/api/v1/webhooks").handler(this::list);
@@ -40,31 +36,21 @@ final class WebhookApi {
   }
 
   private void list(RoutingContext ctx) {
-    bus.request(WebhookMessages.LIST, new WebhookMessages.ListEndpoints(), WebhookMessages.EndpointList.class)
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            failure(ctx, ar.cause());
-            return;
-          }
+    answer(ctx, 200, bus.request(WebhookMessages.LIST, new WebhookMessages.ListEndpoints(), WebhookMessages.EndpointList.class),
+        list -> {
           JsonArray endpoints = new JsonArray();
-          ar.result().endpoints().forEach(e -> endpoints.add(endpoint(e)));
-          Problem.json(ctx, 200, new JsonObject()
+          list.endpoints().forEach(e -> endpoints.add(endpoint(e)));
+          return new JsonObject()
               .put("endpoints", endpoints)
-              .put("retrySchedule", new JsonArray(ar.result().retrySchedule()))
-              .put("timeout", ar.result().timeout())
-              .put("concurrency", ar.result().concurrency()));
+              .put("retrySchedule", new JsonArray(list.retrySchedule()))
+              .put("timeout", list.timeout())
+              .put("concurrency", list.concurrency());
         });
   }
 
   private void enable(RoutingContext ctx) {
-    bus.request(WebhookMessages.ENABLE, new WebhookMessages.Enable(ctx.pathParam("name")), EndpointView.class)
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            failure(ctx, ar.cause());
-          } else {
-            Problem.json(ctx, 200, endpoint(ar.result()));
-          }
-        });
+    answer(ctx, 200, bus.request(WebhookMessages.ENABLE, new WebhookMessages.Enable(ctx.pathParam("name")), EndpointView.class),
+        WebhookApi::endpoint);
   }
 
   private void deliveries(RoutingContext ctx) {
@@ -77,43 +63,28 @@ final class WebhookApi {
     Long before = ctx.queryParams().get("cursor") == null ? null : whole(ctx, "cursor", 0);
     WebhookMessages.DeliveryQuery q = new WebhookMessages.DeliveryQuery(ctx.pathParam("name"),
         state == null || state.isEmpty() ? null : state.toUpperCase(Locale.ROOT), limit, before);
-    bus.request(WebhookMessages.DELIVERIES, q, WebhookMessages.DeliveryPage.class).onComplete(ar -> {
-      if (ar.failed()) {
-        failure(ctx, ar.cause());
-        return;
-      }
+    answer(ctx, 200, bus.request(WebhookMessages.DELIVERIES, q, WebhookMessages.DeliveryPage.class), page -> {
       JsonArray items = new JsonArray();
-      ar.result().items().forEach(d -> items.add(delivery(d)));
-      Problem.json(ctx, 200, new JsonObject().put("items", items)
-          .put("next", ar.result().next() == null ? null : ar.result().next().toString()));
+      page.items().forEach(d -> items.add(delivery(d)));
+      return new JsonObject().put("items", items).put("next", page.next() == null ? null : page.next().toString());
     });
   }
 
   private void delivery(RoutingContext ctx) {
-    bus.request(WebhookMessages.DELIVERY, new WebhookMessages.DeliveryGet(ctx.pathParam("name"), id(ctx)),
-        WebhookMessages.DeliveryDetail.class).onComplete(ar -> {
-          if (ar.failed()) {
-            failure(ctx, ar.cause());
-            return;
-          }
+    answer(ctx, 200, bus.request(WebhookMessages.DELIVERY, new WebhookMessages.DeliveryGet(ctx.pathParam("name"), id(ctx)),
+        WebhookMessages.DeliveryDetail.class), detail -> {
           JsonArray attempts = new JsonArray();
-          for (AttemptView a : ar.result().attempts()) {
+          for (AttemptView a : detail.attempts()) {
             attempts.add(new JsonObject().put("n", a.n()).put("node", a.node()).put("at", text(a.at()))
                 .put("status", a.status()).put("error", a.error()).put("latencyMs", a.latencyMs()));
           }
-          Problem.json(ctx, 200, delivery(ar.result().delivery()).put("attemptList", attempts));
+          return delivery(detail.delivery()).put("attemptList", attempts);
         });
   }
 
   private void retry(RoutingContext ctx) {
-    bus.request(WebhookMessages.RETRY, new WebhookMessages.Retry(ctx.pathParam("name"), id(ctx)), DeliveryView.class)
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            failure(ctx, ar.cause());
-          } else {
-            Problem.json(ctx, 202, delivery(ar.result()));
-          }
-        });
+    answer(ctx, 202, bus.request(WebhookMessages.RETRY, new WebhookMessages.Retry(ctx.pathParam("name"), id(ctx)),
+        DeliveryView.class), WebhookApi::delivery);
   }
 
   private void replay(RoutingContext ctx) {
@@ -123,16 +94,14 @@ final class WebhookApi {
       Problem.send(ctx, 400, "Bad Request", "until must be above since: the range is the events after since, up to until");
       return;
     }
-    bus.request(WebhookMessages.REPLAY, new WebhookMessages.Replay(ctx.pathParam("name"), since, until),
-        WebhookMessages.Replayed.class).onComplete(ar -> {
-          if (ar.failed()) {
-            failure(ctx, ar.cause());
-            return;
-          }
-          WebhookMessages.Replayed r = ar.result();
-          Problem.json(ctx, 202, new JsonObject().put("endpoint", r.endpoint()).put("since", r.since()).put("until", r.until())
-              .put("recorded", r.recorded()).put("rearmed", r.rearmed()));
-        });
+    answer(ctx, 202, bus.request(WebhookMessages.REPLAY, new WebhookMessages.Replay(ctx.pathParam("name"), since, until),
+        WebhookMessages.Replayed.class), r -> new JsonObject().put("endpoint", r.endpoint()).put("since", r.since())
+            .put("until", r.until()).put("recorded", r.recorded()).put("rearmed", r.rearmed()));
+  }
+
+  /** {@code status} with the answer's body, or the webhook part's refusal (or the ledger's failure) as a problem. */
+  private static <T> void answer(RoutingContext ctx, int status, Future<T> answer, Function<T, JsonObject> body) {
+    Problem.answer(ctx, answer, status, body, WebhookApi::failure);
   }
 
   static JsonObject endpoint(EndpointView e) {

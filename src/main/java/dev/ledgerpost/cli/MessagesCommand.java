@@ -133,9 +133,53 @@ public final class MessagesCommand {
     }
   }
 
+  /**
+   * A query of one page of a list: {@code --limit} and {@code --cursor}, the list's own filters, and a last line that
+   * counts the page's items and says how to get the next page.
+   */
+  abstract static class Page extends Query {
+    @Option(names = "--limit", defaultValue = "50", description = "At most this many (1-500, default ${DEFAULT-VALUE}).")
+    int limit;
+
+    @Option(names = "--cursor", paramLabel = "CURSOR", description = "The page after the one that printed this cursor.")
+    String cursor;
+
+    /** The list's path, e.g. {@code /api/v1/messages}. */
+    private final String path;
+    /** What one item is called in the last line, e.g. {@code message}. */
+    private final String noun;
+
+    Page(String path, String noun) {
+      this.path = path;
+      this.noun = noun;
+    }
+
+    /** Adds the list's filters with {@link MessagesCommand#query}. */
+    abstract void filters(StringBuilder path);
+
+    /** The page's items as text rows, a header first. */
+    abstract void rows(JsonArray items, PrintWriter out);
+
+    @Override
+    Reply send(ApiClient client) throws IOException, InterruptedException {
+      StringBuilder request = new StringBuilder(path + "?limit=" + limit);
+      filters(request);
+      query(request, "cursor", cursor);
+      return client.get(request.toString());
+    }
+
+    @Override
+    void text(JsonObject body, PrintWriter out) {
+      JsonArray items = body.getJsonArray("items", new JsonArray());
+      rows(items, out);
+      out.printf("%d %s(s)%s%n", items.size(), noun, body.getString("next") == null ? ""
+          : "; more with --cursor " + body.getString("next"));
+    }
+  }
+
   @Command(name = "list", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Ledger entries, newest first (GET /api/v1/messages), e.g. --status UNKNOWN.")
-  static final class ListMessages extends Query {
+  static final class ListMessages extends Page {
     @Option(names = "--status", paramLabel = "STATUS", description = "Only this status: ${COMPLETION-CANDIDATES}.")
     MessageStatus status;
 
@@ -145,33 +189,25 @@ public final class MessagesCommand {
     @Option(names = "--since", paramLabel = "TIME", description = "Only entries received since this ISO-8601 time, e.g. 2026-11-30T10:00:00Z.")
     String since;
 
-    @Option(names = "--limit", defaultValue = "50", description = "At most this many rows (1-500, default ${DEFAULT-VALUE}).")
-    int limit;
-
-    @Option(names = "--cursor", paramLabel = "CURSOR", description = "The page after the one that printed this cursor.")
-    String cursor;
-
-    @Override
-    Reply send(ApiClient client) throws IOException, InterruptedException {
-      StringBuilder path = new StringBuilder("/api/v1/messages?limit=" + limit);
-      query(path, "status", status == null ? null : status.name());
-      query(path, "sender", sender);
-      query(path, "since", since);
-      query(path, "cursor", cursor);
-      return client.get(path.toString());
+    ListMessages() {
+      super("/api/v1/messages", "message");
     }
 
     @Override
-    void text(JsonObject body, PrintWriter out) {
-      JsonArray items = body.getJsonArray("items", new JsonArray());
+    void filters(StringBuilder path) {
+      query(path, "status", status == null ? null : status.name());
+      query(path, "sender", sender);
+      query(path, "since", since);
+    }
+
+    @Override
+    void rows(JsonArray items, PrintWriter out) {
       out.printf("%-36s  %-22s  %3s  %-30s  %-30s  %s%n", "ID", "STATUS", "V", "RECEIVED", "FROM", "MESSAGE-ID");
       for (int i = 0; i < items.size(); i++) {
         JsonObject m = items.getJsonObject(i);
         out.printf("%-36s  %-22s  %3d  %-30s  %-30s  %s%n", m.getString("id"), m.getString("status"), m.getInteger("version"),
             orDash(m.getString("receivedAt")), orDash(m.getString("mailFrom")), orDash(m.getString("messageId")));
       }
-      out.printf("%d message(s)%s%n", items.size(), body.getString("next") == null ? ""
-          : "; more with --cursor " + body.getString("next"));
     }
   }
 

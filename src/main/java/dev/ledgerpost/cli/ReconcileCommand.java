@@ -24,7 +24,7 @@ public final class ReconcileCommand {
 
   @Command(name = "list", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Proposals, newest first (GET /api/v1/reconcile/proposals): open ones unless --state says otherwise.")
-  static final class ListProposals extends MessagesCommand.Query {
+  static final class ListProposals extends MessagesCommand.Page {
     @Option(names = "--state", paramLabel = "STATE", defaultValue = "OPEN",
         description = "Only this state: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
     State state;
@@ -35,24 +35,18 @@ public final class ReconcileCommand {
     @Option(names = "--message", paramLabel = "ID", description = "Only the proposals of this message (its ledger id).")
     String message;
 
-    @Option(names = "--limit", defaultValue = "50", description = "At most this many (1-500, default ${DEFAULT-VALUE}).")
-    int limit;
-
-    @Option(names = "--cursor", paramLabel = "CURSOR", description = "The page after the one that printed this cursor.")
-    String cursor;
-
-    @Override
-    Reply send(ApiClient client) throws IOException, InterruptedException {
-      StringBuilder path = new StringBuilder("/api/v1/reconcile/proposals?limit=" + limit);
-      MessagesCommand.query(path, "state", all ? null : state.name());
-      MessagesCommand.query(path, "message", message);
-      MessagesCommand.query(path, "cursor", cursor);
-      return client.get(path.toString());
+    ListProposals() {
+      super("/api/v1/reconcile/proposals", "proposal");
     }
 
     @Override
-    void text(JsonObject body, PrintWriter out) {
-      JsonArray items = body.getJsonArray("items", new JsonArray());
+    void filters(StringBuilder path) {
+      MessagesCommand.query(path, "state", all ? null : state.name());
+      MessagesCommand.query(path, "message", message);
+    }
+
+    @Override
+    void rows(JsonArray items, PrintWriter out) {
       out.printf("%6s  %-36s  %-13s  %-5s  %-10s  %-12s  %-20s  %s%n", "ID", "MESSAGE", "OUTCOME", "CONF", "STATE", "SOURCE",
           "EVIDENCE", "SUMMARY");
       for (int i = 0; i < items.size(); i++) {
@@ -66,12 +60,10 @@ public final class ReconcileCommand {
           out.printf("        | %s%n", lines.getString(j));
         }
       }
-      out.printf("%d proposal(s)%s%n", items.size(), body.getString("next") == null ? ""
-          : "; more with --cursor " + body.getString("next"));
     }
   }
 
-  /** accept and reject: the same request on two paths. */
+  /** accept and reject: the same request on two paths, each the subcommand's name. */
   abstract static class Decision extends MessagesCommand.ApiCall {
     @Parameters(index = "0", paramLabel = "PROPOSAL", description = "The proposal's id (from `reconcile list`).")
     long id;
@@ -82,15 +74,13 @@ public final class ReconcileCommand {
     @Option(names = "--operator", paramLabel = "NAME", description = "Who decides (default: your login name).")
     String operator;
 
-    abstract String verb();
-
     @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {
       JsonObject body = new JsonObject().put("operator", operator != null ? operator : System.getProperty("user.name", ""));
       if (note != null) {
         body.put("note", note);
       }
-      return client.post("/api/v1/reconcile/proposals/" + id + "/" + verb(), body, Map.of());
+      return client.post("/api/v1/reconcile/proposals/" + id + "/" + spec.name(), body, Map.of());
     }
 
     /** A 409 names the proposal's state. */
@@ -119,19 +109,9 @@ public final class ReconcileCommand {
 
   @Command(name = "accept", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Accept an open proposal: its message is resolved as the proposal says, by you, the note naming the proposal.")
-  static final class AcceptProposal extends Decision {
-    @Override
-    String verb() {
-      return "accept";
-    }
-  }
+  static final class AcceptProposal extends Decision {}
 
   @Command(name = "reject", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Reject an open proposal: the message stays as it is, and this evidence is not proposed for it again.")
-  static final class RejectProposal extends Decision {
-    @Override
-    String verb() {
-      return "reject";
-    }
-  }
+  static final class RejectProposal extends Decision {}
 }

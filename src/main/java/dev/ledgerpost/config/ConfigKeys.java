@@ -282,48 +282,12 @@ final class ConfigKeys {
   }
 
   private static Object cidrs(Object v) {
-    List<Object> items = new ArrayList<>();
-    if (v instanceof Collection<?> c) {
-      items.addAll(c);
-    } else {
-      for (String part : str(v).split("[,\\s]+")) {
-        if (!part.isEmpty()) {
-          items.add(part);
-        }
-      }
-    }
-    List<Cidr> result = new ArrayList<>();
-    List<String> bad = new ArrayList<>();
-    for (Object item : items) {
-      try {
-        result.add(Cidr.parse(str(item)));
-      } catch (IllegalArgumentException e) {
-        bad.add(e.getMessage());
-      }
-    }
-    if (!bad.isEmpty()) {
-      throw new IllegalArgumentException(String.join("; ", bad));
-    }
-    return List.copyOf(result);
+    return each(items(v, "expected a list of networks, e.g. 10.0.0.0/8"), item -> Cidr.parse(str(item)));
   }
 
   /** {@code mx1.example.net:25, [2001:db8::1]:587}: a YAML list or one string (an environment variable) split at commas and spaces. */
   private static Object smarthosts(Object v) {
-    List<Object> items = new ArrayList<>();
-    if (v instanceof Collection<?> c) {
-      items.addAll(c);
-    } else if (v instanceof Map) {
-      throw new IllegalArgumentException("expected a list of host:port");
-    } else {
-      for (String part : str(v).split("[,\\s]+")) {
-        if (!part.isEmpty()) {
-          items.add(part);
-        }
-      }
-    }
-    List<GatewayConfig.Smarthost> result = new ArrayList<>();
-    List<String> bad = new ArrayList<>();
-    for (Object item : items) {
+    return each(items(v, "expected a list of host:port"), item -> {
       String s = str(item);
       int colon = s.lastIndexOf(':');
       String host = colon > 0 ? s.substring(0, colon) : "";
@@ -339,15 +303,10 @@ final class ConfigKeys {
         // reported below
       }
       if (host.isEmpty() || port < 1 || port > 65535) {
-        bad.add("'" + s + "' is not host:port (an IPv6 address as [addr]:port)");
-      } else {
-        result.add(new GatewayConfig.Smarthost(host, port));
+        throw new IllegalArgumentException("'" + s + "' is not host:port (an IPv6 address as [addr]:port)");
       }
-    }
-    if (!bad.isEmpty()) {
-      throw new IllegalArgumentException(String.join("; ", bad));
-    }
-    return List.copyOf(result);
+      return new GatewayConfig.Smarthost(host, port);
+    });
   }
 
   /**
@@ -457,11 +416,20 @@ final class ConfigKeys {
 
   /** {@code 0s, 5s, 5m}: a YAML list or one string split at commas and spaces; at least one delay, none negative. */
   private static Object retrySchedule(Object v) {
-    List<Duration> delays = new ArrayList<>();
+    List<Duration> delays = each(items(v, "expected a list"), item -> (Duration) nonNegativeDuration(item));
+    if (delays.isEmpty() || delays.size() > 50) {
+      throw new IllegalArgumentException("give from 1 to 50 delays, e.g. 0s, 5s, 5m");
+    }
+    return delays;
+  }
+
+  /** Each item of {@code items} parsed; every bad one is named at once (each parse's message), or the list of all. */
+  private static <T> List<T> each(List<Object> items, Function<Object, T> parse) {
+    List<T> result = new ArrayList<>();
     List<String> bad = new ArrayList<>();
-    for (Object item : items(v)) {
+    for (Object item : items) {
       try {
-        delays.add((Duration) nonNegativeDuration(item));
+        result.add(parse.apply(item));
       } catch (IllegalArgumentException e) {
         bad.add(e.getMessage());
       }
@@ -469,18 +437,16 @@ final class ConfigKeys {
     if (!bad.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", bad));
     }
-    if (delays.isEmpty() || delays.size() > 50) {
-      throw new IllegalArgumentException("give from 1 to 50 delays, e.g. 0s, 5s, 5m");
-    }
-    return List.copyOf(delays);
+    return List.copyOf(result);
   }
 
-  private static List<Object> items(Object v) {
+  /** A YAML list, or one string (an environment variable) split at commas and spaces; a map is refused with {@code expected}. */
+  private static List<Object> items(Object v, String expected) {
     List<Object> items = new ArrayList<>();
     if (v instanceof Collection<?> c) {
       items.addAll(c);
     } else if (v instanceof Map) {
-      throw new IllegalArgumentException("expected a list");
+      throw new IllegalArgumentException(expected);
     } else {
       for (String part : str(v).split("[,\\s]+")) {
         if (!part.isEmpty()) {
@@ -564,7 +530,7 @@ final class ConfigKeys {
       if (ev == null) {
         events.addAll(GatewayConfig.WEBHOOK_EVENTS);
       } else {
-        for (Object e : items(ev)) {
+        for (Object e : items(ev, "expected a list")) {
           String type = str(e);
           if (!GatewayConfig.WEBHOOK_EVENTS.contains(type)) {
             problems.add("events: '" + type + "' is not one of " + String.join(", ", GatewayConfig.WEBHOOK_EVENTS));

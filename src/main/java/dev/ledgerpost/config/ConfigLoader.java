@@ -195,30 +195,39 @@ public final class ConfigLoader {
   }
 
   /** A webhook endpoint's {@code secretFile} resolves like every path key, and must be readable at start. */
-  @SuppressWarnings("unchecked")
   private static void resolveSecretFiles(Map<String, Object> values, Path base, List<String> problems) {
-    if (!(values.get("webhooks.endpoints") instanceof List<?> endpoints)) {
-      return;
-    }
-    List<GatewayConfig.WebhookEndpoint> resolved = new ArrayList<>();
-    for (GatewayConfig.WebhookEndpoint e : (List<GatewayConfig.WebhookEndpoint>) endpoints) {
+    replaceEach(values, "webhooks.endpoints", (GatewayConfig.WebhookEndpoint e) -> {
       if (e.secretFile().isEmpty()) {
-        resolved.add(e);
-        continue;
+        return e;
       }
       String file;
       try {
         file = base.resolve(e.secretFile()).normalize().toString();
       } catch (java.nio.file.InvalidPathException x) {
         problems.add("webhooks.endpoints: endpoint " + e.name() + ": secretFile '" + e.secretFile() + "' is not a path");
-        continue;
+        return null;
       }
       if (!Files.isReadable(Path.of(file))) {
         problems.add("webhooks.endpoints: endpoint " + e.name() + ": cannot read secretFile " + file);
       }
-      resolved.add(new GatewayConfig.WebhookEndpoint(e.name(), e.url(), e.secrets(), file, e.events(), e.user()));
+      return new GatewayConfig.WebhookEndpoint(e.name(), e.url(), e.secrets(), file, e.events(), e.user());
+    });
+  }
+
+  /** The list under {@code key} (when the key parsed), each item replaced by {@code resolve}'s; null drops it. */
+  @SuppressWarnings("unchecked")
+  private static <T> void replaceEach(Map<String, Object> values, String key, java.util.function.UnaryOperator<T> resolve) {
+    if (!(values.get(key) instanceof List<?> items)) {
+      return;
     }
-    values.put("webhooks.endpoints", List.copyOf(resolved));
+    List<T> resolved = new ArrayList<>();
+    for (T item : (List<T>) items) {
+      T r = resolve.apply(item);
+      if (r != null) {
+        resolved.add(r);
+      }
+    }
+    values.put(key, List.copyOf(resolved));
   }
 
   /**
@@ -298,26 +307,21 @@ public final class ConfigLoader {
   }
 
   /** A postfix-log source's path follows the rule of every path key: relative to the configuration file's directory. */
-  @SuppressWarnings("unchecked")
   private static void resolveSourcePaths(Map<String, Object> values, Path base, List<String> problems) {
-    if (!(values.get("reconcile.sources") instanceof List<?> sources)) {
-      return;
-    }
-    List<GatewayConfig.ReconcileSource> resolved = new ArrayList<>();
-    for (GatewayConfig.ReconcileSource s : (List<GatewayConfig.ReconcileSource>) sources) {
+    replaceEach(values, "reconcile.sources", (GatewayConfig.ReconcileSource s) -> {
       if (s.path() == null) {
-        resolved.add(s);
-        continue;
+        return s;
       }
       try {
-        resolved.add(new GatewayConfig.ReconcileSource(s.name(), s.type(), base.resolve(s.path()).normalize().toString(),
-            s.zone(), s.url(), s.token()));
+        return new GatewayConfig.ReconcileSource(s.name(), s.type(), base.resolve(s.path()).normalize().toString(), s.zone(),
+            s.url(), s.token());
       } catch (java.nio.file.InvalidPathException e) {
         problems.add("reconcile.sources: " + s.name() + ": '" + s.path() + "' is not a path");
+        return null;
       }
-    }
-    values.put("reconcile.sources", List.copyOf(resolved));
+    });
   }
+
 
   private static void crossChecks(Map<String, Object> values, List<String> problems) {
     boolean cert = !((String) values.getOrDefault("smtp.tls.certFile", "")).isEmpty();

@@ -32,6 +32,16 @@ public final class Ledger {
   private static final String SUMMARY_COLUMNS = """
       m.id, m.status, m.version, m.intake, m.mail_from, m.message_id_header, m.size_bytes, m.received_at, m.settled_at,
       (SELECT count(*) FROM recipients r WHERE r.message_id = m.id) AS recipient_count""";
+  /** The filters both lists share after their own (status, time range), newest first from the cursor on. */
+  private static final String FILTERS_AND_PAGE = """
+
+         AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
+         AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
+         AND (#{recipient}::text IS NULL
+              OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
+         AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
+       ORDER BY m.id DESC
+       LIMIT #{limit}""";
   /**
    * Newest first by id: ids are UUIDv7, so their order is the order they were issued in, and the
    * primary key serves the listing (no index of its own on the hot table). {@code since} bounds the id
@@ -44,15 +54,8 @@ public final class Ledger {
 
         FROM messages m
        WHERE (#{status}::text IS NULL OR m.status = #{status})
-         AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
-         AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
          AND (#{since}::timestamptz IS NULL OR (m.received_at >= #{since} AND m.id >= #{sinceId}::uuid))
-         AND (#{until}::timestamptz IS NULL OR (m.received_at < #{until} AND m.id < #{untilId}::uuid))
-         AND (#{recipient}::text IS NULL
-              OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
-         AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
-       ORDER BY m.id DESC
-       LIMIT #{limit}""";
+         AND (#{until}::timestamptz IS NULL OR (m.received_at < #{until} AND m.id < #{untilId}::uuid))""" + FILTERS_AND_PAGE;
   /**
    * PENDING and UNKNOWN, the statuses operators look for, are found through the partial index of open
    * rows (V40: its predicate, repeated here word for word, is what lets the planner use it): there are few
@@ -62,15 +65,8 @@ public final class Ledger {
 
         FROM messages m
        WHERE (m.settled_at IS NULL OR m.status = 'UNKNOWN') AND m.status = #{status}
-         AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
-         AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
          AND (#{since}::timestamptz IS NULL OR m.received_at >= #{since})
-         AND (#{until}::timestamptz IS NULL OR m.received_at < #{until})
-         AND (#{recipient}::text IS NULL
-              OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
-         AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
-       ORDER BY m.id DESC
-       LIMIT #{limit}""";
+         AND (#{until}::timestamptz IS NULL OR m.received_at < #{until})""" + FILTERS_AND_PAGE;
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
       , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.node_id, m.downstream_reply, m.last_error,
         m.sent_sha256, m.dsn_ret, m.dsn_envid,

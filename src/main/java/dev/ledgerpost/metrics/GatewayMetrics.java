@@ -4,7 +4,8 @@ import java.util.function.DoubleSupplier;
 
 /**
  * The gateway's own measurements, behind an interface so parts do not depend on Micrometer and tests
- * can run without a registry. Tag values come from enums or bounded sets only: an unbounded tag
+ * can run without a registry. Every event is a no-op by default, so a sink names only what it measures
+ * ({@link MicrometerGatewayMetrics} measures every one). Tag values come from enums or bounded sets only: an unbounded tag
  * (an address, a message id, a free-text reply) would grow the registry without limit.
  */
 public interface GatewayMetrics {
@@ -35,75 +36,40 @@ public interface GatewayMetrics {
   enum WebhookResult { DELIVERED, RETRYING, FAILED, GONE }
 
   /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
-  void smtpReply(int code, Stage stage, long nanos);
+  default void smtpReply(int code, Stage stage, long nanos) {}
 
-  void ledgerTransaction(TxKind kind, long nanos, boolean succeeded);
+  default void ledgerTransaction(TxKind kind, long nanos, boolean succeeded) {}
 
-  void ledgerRetry(String cause);
+  default void ledgerRetry(String cause) {}
 
   /** What the client waited for after its final dot: ledger open, downstream DATA, settle. */
-  void delivery(Outcome outcome, long nanos);
+  default void delivery(Outcome outcome, long nanos) {}
 
-  void authFailure(AuthFailure result);
+  default void authFailure(AuthFailure result) {}
 
-  void userRateLimit(RateLimit outcome);
+  default void userRateLimit(RateLimit outcome) {}
 
   /** A reconcile proposal written by this node. */
-  void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome);
+  default void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {}
 
   /** An SMTP message body was received whole (DATA's final dot, BDAT LAST), whatever became of it. */
-  void smtpTransaction(BodyCommand command);
+  default void smtpTransaction(BodyCommand command) {}
 
   /** A message body went to the smarthost, as DATA or as BDAT (a smarthost's own log may not say which). */
-  void downstreamTransaction(BodyCommand command);
+  default void downstreamTransaction(BodyCommand command) {}
 
   /** One webhook attempt's end; {@code endpoint} is a configured endpoint's name (a bounded set). */
-  void webhookAttempt(String endpoint, WebhookResult result);
+  default void webhookAttempt(String endpoint, WebhookResult result) {}
 
   /** A configured webhook endpoint: its counters exist (at zero) from the start. */
   default void webhookEndpoint(String endpoint) {}
 
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
-  void gauge(String name, String help, DoubleSupplier value);
+  default void gauge(String name, String help, DoubleSupplier value) {}
 
   /** A gauge with one tag: one series of a family ({@code name{tagKey="tagValue"}}). */
-  void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value);
+  default void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value) {}
 
-  GatewayMetrics NOOP = new GatewayMetrics() {
-    @Override
-    public void smtpReply(int code, Stage stage, long nanos) {}
-
-    @Override
-    public void ledgerTransaction(TxKind kind, long nanos, boolean succeeded) {}
-
-    @Override
-    public void ledgerRetry(String cause) {}
-
-    @Override
-    public void delivery(Outcome outcome, long nanos) {}
-
-    @Override
-    public void authFailure(AuthFailure result) {}
-
-    @Override
-    public void userRateLimit(RateLimit outcome) {}
-
-    @Override
-    public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {}
-
-    @Override
-    public void smtpTransaction(BodyCommand command) {}
-
-    @Override
-    public void downstreamTransaction(BodyCommand command) {}
-
-    @Override
-    public void webhookAttempt(String endpoint, WebhookResult result) {}
-
-    @Override
-    public void gauge(String name, String help, DoubleSupplier value) {}
-
-    @Override
-    public void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value) {}
-  };
+  /** Measures nothing (tests, tools): every event is a default no-op. */
+  GatewayMetrics NOOP = new GatewayMetrics() {};
 }

@@ -31,12 +31,12 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<TxKind, Timer> transactions = new EnumMap<>(TxKind.class);
   private final Map<TxKind, Counter> failures = new EnumMap<>(TxKind.class);
   private final Map<String, Counter> retries = new ConcurrentHashMap<>();
-  private final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
-  private final Map<AuthFailure, Counter> authFailures = new EnumMap<>(AuthFailure.class);
-  private final Map<RateLimit, Counter> rateLimits = new EnumMap<>(RateLimit.class);
+  private final Map<Outcome, Counter> outcomes;
+  private final Map<AuthFailure, Counter> authFailures;
+  private final Map<RateLimit, Counter> rateLimits;
   private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
-  private final Map<BodyCommand, Counter> bodies = new EnumMap<>(BodyCommand.class);
-  private final Map<BodyCommand, Counter> relayed = new EnumMap<>(BodyCommand.class);
+  private final Map<BodyCommand, Counter> bodies;
+  private final Map<BodyCommand, Counter> relayed;
   private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
   private final Timer delivery;
 
@@ -51,20 +51,11 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
       failures.put(k, Counter.builder("ledgerpost.ledger.failures").description("Ledger transactions that failed after their retries")
           .tag("kind", tag(k)).register(registry));
     }
-    for (Outcome o : Outcome.values()) {
-      outcomes.put(o, Counter.builder("ledgerpost.delivery.outcomes").description("Messages by what happened after DATA")
-          .tag("outcome", tag(o)).register(registry));
-    }
-    for (AuthFailure f : AuthFailure.values()) {
-      authFailures.put(f, Counter.builder("ledgerpost.auth.failures")
-          .description("Failed SMTP AUTH attempts: rejected (535), banned (the failure that began a ban), refused (while banned)")
-          .tag("result", tag(f)).register(registry));
-    }
-    for (RateLimit r : RateLimit.values()) {
-      rateLimits.put(r, Counter.builder("ledgerpost.auth.rate.limit")
-          .description("MAIL commands of authenticated users under auth.rateLimit, by outcome")
-          .tag("outcome", tag(r)).register(registry));
-    }
+    outcomes = counters(Outcome.class, "ledgerpost.delivery.outcomes", "Messages by what happened after DATA", "outcome");
+    authFailures = counters(AuthFailure.class, "ledgerpost.auth.failures",
+        "Failed SMTP AUTH attempts: rejected (535), banned (the failure that began a ban), refused (while banned)", "result");
+    rateLimits = counters(RateLimit.class, "ledgerpost.auth.rate.limit",
+        "MAIL commands of authenticated users under auth.rateLimit, by outcome", "outcome");
     for (ProposalConfidence c : ProposalConfidence.values()) {
       for (ProposalOutcome o : ProposalOutcome.values()) {
         proposals.put(c.name() + o.name(), Counter.builder("ledgerpost.reconcile.proposals")
@@ -72,14 +63,10 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
             .tag("confidence", tag(c)).tag("outcome", tag(o)).register(registry));
       }
     }
-    for (BodyCommand c : BodyCommand.values()) {
-      bodies.put(c, Counter.builder("ledgerpost.smtp.transactions")
-          .description("SMTP message bodies received whole, by the command that carried them: data, bdat (RFC 3030)")
-          .tag("command", tag(c)).register(registry));
-      relayed.put(c, Counter.builder("ledgerpost.downstream.transactions")
-          .description("Message bodies sent to the smarthost, by command: data, bdat (when it offers CHUNKING)")
-          .tag("command", tag(c)).register(registry));
-    }
+    bodies = counters(BodyCommand.class, "ledgerpost.smtp.transactions",
+        "SMTP message bodies received whole, by the command that carried them: data, bdat (RFC 3030)", "command");
+    relayed = counters(BodyCommand.class, "ledgerpost.downstream.transactions",
+        "Message bodies sent to the smarthost, by command: data, bdat (when it offers CHUNKING)", "command");
     for (String cause : RETRY_CAUSES) {
       retries.put(cause, Counter.builder("ledgerpost.ledger.retries").description("Whole-transaction retries by SQLSTATE")
           .tag("sqlstate", cause).register(registry));
@@ -95,6 +82,15 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private Timer histogram(String name, String help, String tagKey, Enum<?> tagValue) {
     return Timer.builder(name).description(help).tag(tagKey, tag(tagValue))
         .publishPercentileHistogram().serviceLevelObjectives(SLO).register(registry);
+  }
+
+  /** One counter of the family {@code name} per value of {@code type}, tagged {@code tagKey}: every series from the start. */
+  private <E extends Enum<E>> Map<E, Counter> counters(Class<E> type, String name, String help, String tagKey) {
+    Map<E, Counter> counters = new EnumMap<>(type);
+    for (E e : type.getEnumConstants()) {
+      counters.put(e, Counter.builder(name).description(help).tag(tagKey, tag(e)).register(registry));
+    }
+    return counters;
   }
 
   private static String tag(Enum<?> e) {
@@ -161,17 +157,19 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
 
   @Override
   public void webhookAttempt(String endpoint, WebhookResult result) {
-    webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(result), k -> Counter.builder("ledgerpost.webhook.deliveries")
+    webhookCounter(endpoint, result).increment();
+  }
+
+  private Counter webhookCounter(String endpoint, WebhookResult result) {
+    return webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(result), k -> Counter.builder("ledgerpost.webhook.deliveries")
         .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
-        .tag("endpoint", endpoint).tag("result", tag(result)).register(registry)).increment();
+        .tag("endpoint", endpoint).tag("result", tag(result)).register(registry));
   }
 
   @Override
   public void webhookEndpoint(String endpoint) {
     for (WebhookResult r : WebhookResult.values()) {
-      webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(r), k -> Counter.builder("ledgerpost.webhook.deliveries")
-          .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
-          .tag("endpoint", endpoint).tag("result", tag(r)).register(registry));
+      webhookCounter(endpoint, r);
     }
   }
 

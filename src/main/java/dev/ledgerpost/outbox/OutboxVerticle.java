@@ -33,11 +33,7 @@ public final class OutboxVerticle extends VerticleBase {
   private Bus bus;
   /** Between the starts of two publish passes, unless the first was full. */
   static final long MIN_PASS_MILLIS = 20;
-  private boolean running;
-  private boolean again;
-  private boolean paced;
-  private boolean fullPass;
-  private long lastPassStart = System.nanoTime() - MIN_PASS_MILLIS * 1_000_000;
+  private PacedPass passes;
   private boolean stopped;
   private final ThrottledWarning failures = new ThrottledWarning(LOG);
 
@@ -49,8 +45,9 @@ public final class OutboxVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
     bus = Bus.of(vertx);
+    passes = new PacedPass(vertx, MIN_PASS_MILLIS, true, () -> !stopped && leadership.leads(Job.OUTBOX_PUBLISHER), this::pass);
+    vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
     vertx.setPeriodic(config.pollInterval().toMillis(), t -> {
       relay();
       measureLag();
@@ -67,42 +64,17 @@ public final class OutboxVerticle extends VerticleBase {
    * the ledger spends less per event on publishing it. A full pass is followed at once.
    */
   public void relay() {
-    if (stopped || !leadership.leads(Job.OUTBOX_PUBLISHER)) {
-      return;
-    }
-    if (running) {
-      again = true;
-      return;
-    }
-    long wait = MIN_PASS_MILLIS - (System.nanoTime() - lastPassStart) / 1_000_000;
-    if (wait > 0 && !fullPass) {
-      if (!paced) {
-        paced = true;
-        vertx.setTimer(wait, t -> {
-          paced = false;
-          relay();
-        });
-      }
-      return;
-    }
-    lastPassStart = System.nanoTime();
-    running = true;
-    again = false;
-    bus.request(OutboxMessages.PUBLISH, new Publish(BATCH), Published.class).onComplete(ar -> {
-      running = false;
-      if (ar.failed()) {
-        failures.warn("outbox relay cannot publish yet: {}", ar.cause().getMessage()); // the poll retries every interval
-        return;
-      }
-      Published published = ar.result();
+    passes.run();
+  }
+
+  /** One publish pass; answers whether it was full (then the next follows at once). */
+  private Future<Boolean> pass() {
+    return bus.request(OutboxMessages.PUBLISH, new Publish(BATCH), Published.class).map(published -> {
       if (!published.events().isEmpty()) {
         bus.publish(EVENTS, published);
       }
-      fullPass = published.events().size() >= BATCH; // events >= rows: a full page of rows shows as full
-      if (fullPass || again) {
-        relay();
-      }
-    });
+      return published.events().size() >= BATCH; // events >= rows: a full page of rows shows as full
+    }).onFailure(e -> failures.warn("outbox relay cannot publish yet: {}", e.getMessage())); // the poll retries every interval
   }
 
   private void measureLag() {

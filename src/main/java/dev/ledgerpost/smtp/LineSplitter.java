@@ -28,13 +28,8 @@ public final class LineSplitter {
   /** The same for bytes already copied off the socket. */
   public void feed(byte[] data, int off, int len, Consumer<Line> sink) {
     int end = off + len;
-    for (int i = off; i < end; i++) {
-      byte b = data[i];
-      if (b == '\n') {
-        emit(sink);
-      } else {
-        append(b);
-      }
+    for (int i = off; i < end; ) {
+      i += feedLine(data, i, end - i, sink);
     }
   }
 

@@ -100,6 +100,16 @@ public final class Replies {
     return Reply.of(r.code(), r.enhancedOrDefault(defaultDetail), text.isEmpty() ? "Downstream reply" : text);
   }
 
+  /** The refusal of a body (DATA's or BDAT's) its reader found bad; null when the body is fine. */
+  static Reply forBody(DataReader.Problem problem) {
+    return switch (problem) {
+      case BARE_LINE_ENDING -> BARE_LINE_ENDING;
+      case LINE_TOO_LONG -> DATA_LINE_TOO_LONG;
+      case TOO_BIG -> TOO_BIG;
+      case NONE -> null;
+    };
+  }
+
   /** docs/design.md §1.9's table for what happened after DATA. */
   public static Reply forOutcome(DeliveryOutcome outcome, UnknownOutcomeReply unknownMode) {
     return outcome.accept(new DeliveryOutcome.Visitor<Reply>() {

@@ -441,12 +441,7 @@ public final class SmtpSession {
     data = null;
     RelayTransaction current = txn;
     txn = null;
-    Reply refusal = switch (finished.problem()) {
-      case BARE_LINE_ENDING -> Replies.BARE_LINE_ENDING;
-      case LINE_TOO_LONG -> Replies.DATA_LINE_TOO_LONG;
-      case TOO_BIG -> Replies.TOO_BIG;
-      case NONE -> null;
-    };
+    Reply refusal = Replies.forBody(finished.problem());
     return finishBody(current, refusal, finished::result);
   }
 
@@ -552,12 +547,7 @@ public final class SmtpSession {
     finished.finish();
     RelayTransaction current = txn;
     txn = null;
-    Reply refusal = switch (finished.problem()) {
-      case BARE_LINE_ENDING -> Replies.BARE_LINE_ENDING;
-      case LINE_TOO_LONG -> Replies.DATA_LINE_TOO_LONG;
-      case TOO_BIG -> Replies.TOO_BIG;
-      case NONE -> null;
-    };
+    Reply refusal = Replies.forBody(finished.problem());
     if (refusal == null && !relayable(finished, current)) {
       refusal = Replies.BODY_NOT_RELAYABLE; // before the ledger is opened: nothing is recorded, nothing sent
     }

@@ -9,6 +9,7 @@ import dev.ledgerpost.outbox.OutboxMessages;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.metrics.ThrottledWarning;
 import dev.ledgerpost.outbox.OutboxVerticle;
+import dev.ledgerpost.outbox.PacedPass;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryDetail;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryPage;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryView;
@@ -70,10 +71,7 @@ public final class WebhookVerticle extends VerticleBase {
   private Schedule schedule;
   private Pool pool;
   private WebhookStore store;
-  private boolean recording;
-  private boolean recordAgain;
-  private boolean recordPaced;
-  private long lastRecordStart;
+  private PacedPass recording;
   private boolean stopped;
   /** A problem that repeats every tick while it lasts: one line a minute. */
   private final ThrottledWarning problems = new ThrottledWarning(LOG);
@@ -120,6 +118,7 @@ public final class WebhookVerticle extends VerticleBase {
     options.setProperties(props);
     pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(POOL_SIZE)).connectingTo(options).using(vertx).build();
     store = new WebhookStore(pool);
+    recording = new PacedPass(vertx, MIN_RECORD_MILLIS, false, () -> !stopped && !workers.isEmpty(), this::recordAll);
     Duration lease = config.timeout().plus(LEASE_MARGIN);
     EndpointWorker.Setup setup = new EndpointWorker.Setup(vertx, store, schedule, clock, nodeId, config.concurrency(), lease,
         metrics);
@@ -176,40 +175,17 @@ public final class WebhookVerticle extends VerticleBase {
     }
   }
 
-  /** One recording pass over every endpoint, paced, never overlapping itself; again at once while an endpoint is behind. */
+  /** One recording pass over every endpoint, paced, never overlapping itself; again while an endpoint is behind. */
   private void record() {
-    if (stopped || workers.isEmpty()) {
-      return;
-    }
-    if (recording) {
-      recordAgain = true;
-      return;
-    }
-    long wait = MIN_RECORD_MILLIS - (System.nanoTime() - lastRecordStart) / 1_000_000;
-    if (wait > 0) {
-      if (!recordPaced) {
-        recordPaced = true;
-        vertx.setTimer(wait, t -> {
-          recordPaced = false;
-          record();
-        });
-      }
-      return;
-    }
-    recording = true;
-    recordAgain = false;
-    lastRecordStart = System.nanoTime();
+    recording.run();
+  }
+
+  private Future<Boolean> recordAll() {
     List<Future<Boolean>> passes = new ArrayList<>();
     for (EndpointWorker w : workers.values()) {
       passes.add(recordOne(w));
     }
-    Future.join(passes).onComplete(ar -> {
-      recording = false;
-      boolean more = passes.stream().anyMatch(f -> f.succeeded() && f.result());
-      if (more || recordAgain) {
-        record();
-      }
-    });
+    return Future.join(passes).transform(ar -> Future.succeededFuture(passes.stream().anyMatch(f -> f.succeeded() && f.result())));
   }
 
   /** Answers whether the endpoint is still behind the ledger after this batch. */
