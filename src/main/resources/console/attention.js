@@ -85,15 +85,13 @@ export function mount(container, ctx) {
   }
 
   const refresh = throttle(load, 1000);
-  ctx.socket.addEventListener('event', refresh);
-  ctx.socket.addEventListener('resync', refresh);
+  const unfollow = ctx.socket.follow(refresh, refresh);
   const timer = setInterval(refresh, EVERY_MS);
   load();
 
   return {
     unmount() {
-      ctx.socket.removeEventListener('event', refresh);
-      ctx.socket.removeEventListener('resync', refresh);
+      unfollow();
       clearInterval(timer);
       refresh.cancel();
     },

@@ -205,14 +205,12 @@ export function mount(container, ctx) {
     load();
   }
 
-  ctx.socket.addEventListener('event', onEvent);
-  ctx.socket.addEventListener('resync', onResync);
+  const unfollow = ctx.socket.follow(onEvent, onResync);
   load();
 
   return {
     unmount() {
-      ctx.socket.removeEventListener('event', onEvent);
-      ctx.socket.removeEventListener('resync', onResync);
+      unfollow();
       refetch.cancel();
     },
   };

@@ -177,13 +177,11 @@ export function mount(container, ctx) {
   const onEvent = (e) => {
     if (e.detail.messageId === id) refresh();
   };
-  ctx.socket.addEventListener('event', onEvent);
-  ctx.socket.addEventListener('resync', refresh);
+  const unfollow = ctx.socket.follow(onEvent, refresh);
   load();
   return {
     unmount() {
-      ctx.socket.removeEventListener('event', onEvent);
-      ctx.socket.removeEventListener('resync', refresh);
+      unfollow();
       refresh.cancel();
     },
   };

@@ -30,6 +30,17 @@ export class LiveSocket extends EventTarget {
     this.connect();
   }
 
+  // A view's subscription while it is shown: onEvent for each event, onResync when it must re-read everything.
+  // Returns what ends both (the view's unmount calls it).
+  follow(onEvent, onResync) {
+    this.addEventListener('event', onEvent);
+    this.addEventListener('resync', onResync);
+    return () => {
+      this.removeEventListener('event', onEvent);
+      this.removeEventListener('resync', onResync);
+    };
+  }
+
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
