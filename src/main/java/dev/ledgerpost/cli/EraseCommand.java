@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -25,13 +26,13 @@ final class EraseCommand extends MessagesCommand.ApiCall {
   @Option(names = "--reason", description = "Why (a request's reference); recorded without the address.")
   String reason;
 
-  @Option(names = "--operator", paramLabel = "NAME", description = "Who asks for it (default: your login name).")
-  String operator;
+  @Mixin
+  OperatorOption operator;
 
   @Override
   Reply send(ApiClient client) throws IOException, InterruptedException {
     JsonObject body = new JsonObject().put("address", address)
-        .put("operator", operator != null ? operator : System.getProperty("user.name", ""));
+        .put("operator", operator.name());
     if (reason != null) {
       body.put("reason", reason);
     }

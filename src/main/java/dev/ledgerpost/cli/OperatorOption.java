@@ -1,0 +1,14 @@
+package dev.ledgerpost.cli;
+
+import picocli.CommandLine.Option;
+
+/** {@code --operator NAME} of the subcommands whose request the ledger records with who made it. */
+final class OperatorOption {
+  @Option(names = "--operator", paramLabel = "NAME", description = "Who asks; the ledger records the name (default: your login name).")
+  String name;
+
+  /** The name given, or the login name. */
+  String name() {
+    return name != null ? name : System.getProperty("user.name", "");
+  }
+}
