@@ -85,15 +85,8 @@ export function mount(container, ctx) {
   }
 
   const refresh = throttle(load, 1000);
-  const unfollow = ctx.socket.follow(refresh, refresh);
   const timer = setInterval(refresh, EVERY_MS);
+  const view = ctx.socket.follow(refresh, refresh, () => clearInterval(timer), refresh.cancel);
   load();
-
-  return {
-    unmount() {
-      unfollow();
-      clearInterval(timer);
-      refresh.cancel();
-    },
-  };
+  return view;
 }

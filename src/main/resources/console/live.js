@@ -205,15 +205,9 @@ export function mount(container, ctx) {
     load();
   }
 
-  const unfollow = ctx.socket.follow(onEvent, onResync);
+  const view = ctx.socket.follow(onEvent, onResync, refetch.cancel);
   load();
-
-  return {
-    unmount() {
-      unfollow();
-      refetch.cancel();
-    },
-  };
+  return view;
 }
 
 function filterForm(f) {

@@ -177,14 +177,9 @@ export function mount(container, ctx) {
   const onEvent = (e) => {
     if (e.detail.messageId === id) refresh();
   };
-  const unfollow = ctx.socket.follow(onEvent, refresh);
+  const view = ctx.socket.follow(onEvent, refresh, refresh.cancel);
   load();
-  return {
-    unmount() {
-      unfollow();
-      refresh.cancel();
-    },
-  };
+  return view;
 }
 
 function drawFacts(dl, d, op) {

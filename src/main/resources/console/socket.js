@@ -31,13 +31,16 @@ export class LiveSocket extends EventTarget {
   }
 
   // A view's subscription while it is shown: onEvent for each event, onResync when it must re-read everything.
-  // Returns what ends both (the view's unmount calls it).
-  follow(onEvent, onResync) {
+  // Returns the view's {unmount()}: it ends both, then runs each clean-up given (a throttled loader's cancel...).
+  follow(onEvent, onResync, ...cleanUps) {
     this.addEventListener('event', onEvent);
     this.addEventListener('resync', onResync);
-    return () => {
-      this.removeEventListener('event', onEvent);
-      this.removeEventListener('resync', onResync);
+    return {
+      unmount: () => {
+        this.removeEventListener('event', onEvent);
+        this.removeEventListener('resync', onResync);
+        cleanUps.forEach((f) => f());
+      },
     };
   }
 
