@@ -31,12 +31,7 @@ final class EraseCommand extends MessagesCommand.ApiCall {
 
   @Override
   Reply send(ApiClient client) throws IOException, InterruptedException {
-    JsonObject body = new JsonObject().put("address", address)
-        .put("operator", operator.name());
-    if (reason != null) {
-      body.put("reason", reason);
-    }
-    return client.post("/api/v1/erasures", body, Map.of(), TIMEOUT);
+    return client.post("/api/v1/erasures", operator.body("reason", reason).put("address", address), Map.of(), TIMEOUT);
   }
 
   @Override

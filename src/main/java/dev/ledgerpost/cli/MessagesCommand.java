@@ -304,8 +304,7 @@ public final class MessagesCommand {
 
     @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {
-      String who = operator.name();
-      JsonObject body = new JsonObject().put("outcome", outcome.name()).put("note", note).put("operator", who);
+      JsonObject body = operator.body("note", note).put("outcome", outcome.name());
       return client.post("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/resolution", body, Map.of());
     }
 

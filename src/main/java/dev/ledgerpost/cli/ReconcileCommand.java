@@ -77,11 +77,7 @@ public final class ReconcileCommand {
 
     @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {
-      JsonObject body = new JsonObject().put("operator", operator.name());
-      if (note != null) {
-        body.put("note", note);
-      }
-      return client.post("/api/v1/reconcile/proposals/" + id + "/" + spec.name(), body, Map.of());
+      return client.post("/api/v1/reconcile/proposals/" + id + "/" + spec.name(), operator.body("note", note), Map.of());
     }
 
     /** A 409 names the proposal's state. */
