@@ -85,17 +85,8 @@ export function mount(container, ctx) {
   }
 
   const refresh = throttle(load, 1000);
-  ctx.socket.addEventListener('event', refresh);
-  ctx.socket.addEventListener('resync', refresh);
   const timer = setInterval(refresh, EVERY_MS);
+  const view = ctx.socket.follow(refresh, refresh, () => clearInterval(timer), refresh.cancel);
   load();
-
-  return {
-    unmount() {
-      ctx.socket.removeEventListener('event', refresh);
-      ctx.socket.removeEventListener('resync', refresh);
-      clearInterval(timer);
-      refresh.cancel();
-    },
-  };
+  return view;
 }

@@ -205,17 +205,9 @@ export function mount(container, ctx) {
     load();
   }
 
-  ctx.socket.addEventListener('event', onEvent);
-  ctx.socket.addEventListener('resync', onResync);
+  const view = ctx.socket.follow(onEvent, onResync, refetch.cancel);
   load();
-
-  return {
-    unmount() {
-      ctx.socket.removeEventListener('event', onEvent);
-      ctx.socket.removeEventListener('resync', onResync);
-      refetch.cancel();
-    },
-  };
+  return view;
 }
 
 function filterForm(f) {

@@ -177,16 +177,9 @@ export function mount(container, ctx) {
   const onEvent = (e) => {
     if (e.detail.messageId === id) refresh();
   };
-  ctx.socket.addEventListener('event', onEvent);
-  ctx.socket.addEventListener('resync', refresh);
+  const view = ctx.socket.follow(onEvent, refresh, refresh.cancel);
   load();
-  return {
-    unmount() {
-      ctx.socket.removeEventListener('event', onEvent);
-      ctx.socket.removeEventListener('resync', refresh);
-      refresh.cancel();
-    },
-  };
+  return view;
 }
 
 function drawFacts(dl, d, op) {

@@ -30,6 +30,20 @@ export class LiveSocket extends EventTarget {
     this.connect();
   }
 
+  // A view's subscription while it is shown: onEvent for each event, onResync when it must re-read everything.
+  // Returns the view's {unmount()}: it ends both, then runs each clean-up given (a throttled loader's cancel...).
+  follow(onEvent, onResync, ...cleanUps) {
+    this.addEventListener('event', onEvent);
+    this.addEventListener('resync', onResync);
+    return {
+      unmount: () => {
+        this.removeEventListener('event', onEvent);
+        this.removeEventListener('resync', onResync);
+        cleanUps.forEach((f) => f());
+      },
+    };
+  }
+
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);

@@ -17,16 +17,11 @@ import java.time.format.DateTimeParseException;
  * Ledger exports on demand (docs/design.md §5.13): every ledger row of the messages received in a time range, into
  * {@code ledger.archiveDir}, answered with the export's manifest once the file is written and fsynced.
  */
-final class ArchiveApi {
+record ArchiveApi(Bus bus) {
   /** An export streams the whole range before it answers; the bus must wait as long as a large one takes. */
   static final Duration EXPORT_TIMEOUT = Duration.ofHours(1);
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ArchiveApi.class);
-  private final Bus bus;
-
-  ArchiveApi(Bus bus) {
-    this.bus = bus;
-  }
 
   void mount(Router router) {
     router.post("/api/v1/ledger/exports").handler(this::export);

@@ -14,13 +14,7 @@ import io.vertx.ext.web.RoutingContext;
  * request names who asks (the body's operator or the X-Operator header, as a resolution does); the answer is the
  * erasure's id, the hash that replaced the address, and the rows changed per table.
  */
-final class ErasureApi {
-  private final Bus bus;
-
-  ErasureApi(Bus bus) {
-    this.bus = bus;
-  }
-
+record ErasureApi(Bus bus) {
   void mount(Router router) {
     router.post("/api/v1/erasures").handler(this::erase);
   }
@@ -42,17 +36,8 @@ final class ErasureApi {
     Problem.answer(ctx, bus.request(ErasureMessages.ERASE, request, Erased.class, ErasureMessages.TIMEOUT), ErasureApi::json);
   }
 
+  /** The erasure as recorded, and the rows it changed in all. */
   static JsonObject json(Erased e) {
-    JsonObject rows = new JsonObject();
-    e.rows().forEach(rows::put);
-    return new JsonObject()
-        .put("id", e.id())
-        .put("addressHash", e.addressHash())
-        .put("keyId", e.keyId())
-        .put("requestedBy", e.requestedBy())
-        .put("reason", e.reason())
-        .put("requestedAt", e.requestedAt().toString())
-        .put("rows", rows)
-        .put("total", e.total());
+    return RecordJson.of(e).put("total", e.total());
   }
 }

@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -25,17 +26,12 @@ final class EraseCommand extends MessagesCommand.ApiCall {
   @Option(names = "--reason", description = "Why (a request's reference); recorded without the address.")
   String reason;
 
-  @Option(names = "--operator", paramLabel = "NAME", description = "Who asks for it (default: your login name).")
-  String operator;
+  @Mixin
+  OperatorOption operator;
 
   @Override
   Reply send(ApiClient client) throws IOException, InterruptedException {
-    JsonObject body = new JsonObject().put("address", address)
-        .put("operator", operator != null ? operator : System.getProperty("user.name", ""));
-    if (reason != null) {
-      body.put("reason", reason);
-    }
-    return client.post("/api/v1/erasures", body, Map.of(), TIMEOUT);
+    return client.post("/api/v1/erasures", operator.body("reason", reason).put("address", address), Map.of(), TIMEOUT);
   }
 
   @Override

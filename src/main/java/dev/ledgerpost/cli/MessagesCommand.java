@@ -299,13 +299,12 @@ public final class MessagesCommand {
     @Option(names = "--note", required = true, description = "Why: what the downstream's log or the recipient showed.")
     String note;
 
-    @Option(names = "--operator", paramLabel = "NAME", description = "Who resolves (default: your login name).")
-    String operator;
+    @Mixin
+    OperatorOption operator;
 
     @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {
-      String who = operator != null ? operator : System.getProperty("user.name", "");
-      JsonObject body = new JsonObject().put("outcome", outcome.name()).put("note", note).put("operator", who);
+      JsonObject body = operator.body("note", note).put("outcome", outcome.name());
       return client.post("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/resolution", body, Map.of());
     }
 

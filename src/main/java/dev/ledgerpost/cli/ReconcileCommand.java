@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -71,16 +72,12 @@ public final class ReconcileCommand {
     @Option(names = "--note", description = "Why, in your words (optional; the resolution's note names the proposal).")
     String note;
 
-    @Option(names = "--operator", paramLabel = "NAME", description = "Who decides (default: your login name).")
-    String operator;
+    @Mixin
+    OperatorOption operator;
 
     @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {
-      JsonObject body = new JsonObject().put("operator", operator != null ? operator : System.getProperty("user.name", ""));
-      if (note != null) {
-        body.put("note", note);
-      }
-      return client.post("/api/v1/reconcile/proposals/" + id + "/" + spec.name(), body, Map.of());
+      return client.post("/api/v1/reconcile/proposals/" + id + "/" + spec.name(), operator.body("note", note), Map.of());
     }
 
     /** A 409 names the proposal's state. */

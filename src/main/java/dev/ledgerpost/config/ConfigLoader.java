@@ -7,12 +7,15 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.lang.reflect.RecordComponent;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -403,112 +406,78 @@ public final class ConfigLoader {
     return host != null && (host.startsWith("127.") || host.equals("localhost") || host.equals("::1"));
   }
 
-  @SuppressWarnings("unchecked")
-  private static GatewayConfig build(Map<String, Object> v) {
+  private static GatewayConfig build(Map<String, Object> values) {
+    Map<String, Object> v = values;
     Duration lockTimeout = (Duration) v.get("ledger.lockTimeout");
     if (lockTimeout.compareTo(ConfigKeys.LOCK_TIMEOUT_CEILING) > 0) {
       LOG.warn("ledger.lockTimeout {} is above the ceiling; clamped to {}", Durations.format(lockTimeout),
           Durations.format(ConfigKeys.LOCK_TIMEOUT_CEILING));
-      lockTimeout = ConfigKeys.LOCK_TIMEOUT_CEILING;
+      v = new HashMap<>(values);
+      v.put("ledger.lockTimeout", ConfigKeys.LOCK_TIMEOUT_CEILING);
     }
     return new GatewayConfig(
-        new GatewayConfig.Smtp(
-            (String) v.get("smtp.host"),
-            (int) v.get("smtp.port"),
-            (String) v.get("smtp.hostname"),
-            (long) v.get("smtp.maxMessageSize"),
-            (int) v.get("smtp.maxRecipients"),
-            (int) v.get("smtp.maxConnections"),
-            (Duration) v.get("smtp.idleTimeout"),
-            (Duration) v.get("smtp.commandTimeout"),
-            (List<Cidr>) v.get("smtp.relayNetworks"),
-            (boolean) v.get("smtp.allowInsecureAuth"),
-            (String) v.get("smtp.tls.certFile"),
-            (String) v.get("smtp.tls.keyFile"),
-            (Duration) v.get("smtp.shutdownGrace"),
-            (int) v.get("smtp.maxConnectionsPerAddress"),
-            (int) v.get("smtp.minDataRate"),
-            (Duration) v.get("smtp.minDataRateGrace"),
-            (int) v.get("smtp.instances"),
-            new GatewayConfig.Proxy(
-                (GatewayConfig.ProxyProtocol) v.get("smtp.proxyProtocol"),
-                (List<Cidr>) v.get("smtp.proxyNetworks"),
-                (Duration) v.get("smtp.proxyTimeout"))),
-        new GatewayConfig.Http((String) v.get("http.host"), (int) v.get("http.port"), (int) v.get("http.instances")),
-        new GatewayConfig.Downstream(
-            (String) v.get("downstream.host"),
-            (int) v.get("downstream.port"),
-            (GatewayConfig.StartTls) v.get("downstream.starttls"),
-            (boolean) v.get("downstream.tlsTrustAll"),
-            (String) v.get("downstream.username"),
-            (String) v.get("downstream.password"),
-            (Duration) v.get("downstream.connectTimeout"),
-            (Duration) v.get("downstream.replyTimeout"),
-            (Duration) v.get("downstream.dataTimeout"),
-            (int) v.get("downstream.maxIdle"),
-            (Duration) v.get("downstream.idleTtl"),
-            (int) v.get("downstream.maxConnections"),
-            (List<GatewayConfig.Smarthost>) v.get("downstream.fallback"),
-            (Duration) v.get("downstream.hostBackoff"),
-            (Duration) v.get("downstream.hostMaxBackoff")),
-        new GatewayConfig.Ledger(
-            (String) v.get("ledger.url"),
-            (String) v.get("ledger.dataDir"),
-            lockTimeout,
-            (int) v.get("ledger.poolSize"),
-            (int) v.get("ledger.embeddedPort"),
-            (String) v.get("ledger.diskPath"),
-            (int) v.get("ledger.diskLowPercent"),
-            (Duration) v.get("ledger.sizeInterval"),
-            (String) v.get("ledger.archiveDir"),
-            (String) v.get("ledger.erasureKey"),
-            (String) v.get("ledger.erasureKeyFile"),
-            (Duration) v.get("ledger.retention"),
-            (boolean) v.get("ledger.retentionWithoutArchive")),
-
-        new GatewayConfig.Auth(
-            (String) v.get("auth.usersFile"),
-            (Duration) v.get("auth.failureDelay"),
-            (int) v.get("auth.banThreshold"),
-            (Duration) v.get("auth.banWindow"),
-            (int) v.get("auth.rateLimit"),
-            (GatewayConfig.SenderPolicyMode) v.get("auth.senderPolicy"),
-            (String) v.get("auth.sendersFile")),
-        new GatewayConfig.Api((String) v.get("api.adminToken"), (String) v.get("api.keysFile"), (double) v.get("api.rateLimit"),
-            (Duration) v.get("api.idempotencyRetention")),
-        new GatewayConfig.Delivery((GatewayConfig.UnknownOutcomeReply) v.get("delivery.unknownOutcomeReply")),
-        new GatewayConfig.Notify(
-            (Duration) v.get("notify.retention"),
-            (Duration) v.get("notify.pollInterval"),
-            (Duration) v.get("notify.pruneInterval"),
-            (long) v.get("notify.sendQueueBytes"),
-            (String) v.get("notify.tokensFile")),
-        new GatewayConfig.Observability(
-            (GatewayConfig.MetricsAccess) v.get("metrics.access"),
-            (GatewayConfig.LogFormat) v.get("logging.format"),
-            (boolean) v.get("chaos.enabled"),
+        section(GatewayConfig.Smtp.class, "smtp.", v),
+        section(GatewayConfig.Http.class, "http.", v),
+        section(GatewayConfig.Downstream.class, "downstream.", v),
+        section(GatewayConfig.Ledger.class, "ledger.", v),
+        section(GatewayConfig.Auth.class, "auth.", v),
+        section(GatewayConfig.Api.class, "api.", v),
+        section(GatewayConfig.Delivery.class, "delivery.", v),
+        section(GatewayConfig.Notify.class, "notify.", v),
+        new GatewayConfig.Observability((GatewayConfig.MetricsAccess) v.get("metrics.access"),
+            (GatewayConfig.LogFormat) v.get("logging.format"), (boolean) v.get("chaos.enabled"),
             (boolean) v.get("chaos.allowNonLoopback")),
-        new GatewayConfig.Retry(
-            (String) v.get("retry.journalDir"),
-            (long) v.get("retry.journalCompactSize"),
-            (Duration) v.get("retry.initialBackoff"),
-            (Duration) v.get("retry.maxBackoff"),
-            (int) v.get("retry.concurrency")),
-        new GatewayConfig.Stale((Duration) v.get("stale.scanInterval"), (Duration) v.get("stale.threshold")),
-        new GatewayConfig.Node((String) v.get("node.id"), (Duration) v.get("node.heartbeatInterval"),
-            (Duration) v.get("node.deadAfter")),
-        new GatewayConfig.Webhooks(
-            (List<GatewayConfig.WebhookEndpoint>) v.get("webhooks.endpoints"),
-            (List<Duration>) v.get("webhooks.retrySchedule"),
-            (Duration) v.get("webhooks.timeout"),
-            (int) v.get("webhooks.concurrency"),
-            (Duration) v.get("webhooks.pollInterval")),
-        new GatewayConfig.Reconcile(
-            (List<GatewayConfig.ReconcileSource>) v.get("reconcile.sources"),
-            (Duration) v.get("reconcile.interval"),
-            (GatewayConfig.AutoResolve) v.get("reconcile.autoResolve"),
-            (Duration) v.get("reconcile.window"),
-            (Duration) v.get("reconcile.pendingAge")));
+        section(GatewayConfig.Retry.class, "retry.", v),
+        section(GatewayConfig.Stale.class, "stale.", v),
+        section(GatewayConfig.Node.class, "node.", v),
+        section(GatewayConfig.Webhooks.class, "webhooks.", v),
+        section(GatewayConfig.Reconcile.class, "reconcile.", v));
+  }
+
+  /**
+   * The record of one section, built from the parsed values: each component takes the key that, without the
+   * section's prefix and its dots, is the component's name ({@code smtp.tls.certFile} is {@code Smtp.tlsCertFile});
+   * a component that is itself a record takes the keys its name begins ({@code smtp.proxyTimeout} is
+   * {@code Smtp.proxy.timeout}). So a new key needs only its component. A component without its key, or a parsed
+   * value of another type, fails every start (and every test that loads a configuration), never a particular one.
+   */
+  private static <R extends Record> R section(Class<R> type, String prefix, Map<String, Object> values) {
+    Map<String, String> keys = new HashMap<>();
+    for (String key : ConfigKeys.ALL.keySet()) {
+      if (key.startsWith(prefix) && keys.put(folded(key.substring(prefix.length())), key) != null) {
+        throw new IllegalStateException("two keys of " + prefix + "* fold to " + folded(key.substring(prefix.length())));
+      }
+    }
+    return record(type, "", keys, values);
+  }
+
+  private static <R> R record(Class<R> type, String path, Map<String, String> keys, Map<String, Object> values) {
+    RecordComponent[] components = type.getRecordComponents();
+    Class<?>[] types = new Class<?>[components.length];
+    Object[] args = new Object[components.length];
+    for (int i = 0; i < components.length; i++) {
+      String name = path + components[i].getName();
+      types[i] = components[i].getType();
+      if (types[i].isRecord()) {
+        args[i] = record(types[i], name, keys, values);
+      } else {
+        String key = keys.get(folded(name));
+        if (key == null) {
+          throw new IllegalStateException(type.getSimpleName() + "." + components[i].getName() + " has no key");
+        }
+        args[i] = values.get(key);
+      }
+    }
+    try {
+      return type.getDeclaredConstructor(types).newInstance(args);
+    } catch (ReflectiveOperationException | IllegalArgumentException e) {
+      throw new IllegalStateException("cannot build " + type.getSimpleName() + " from its keys", e);
+    }
+  }
+
+  /** tls.certFile and tlsCertFile -> tlscertfile */
+  private static String folded(String name) {
+    return name.replace(".", "").toLowerCase(Locale.ROOT);
   }
 
   /** The reference table for the README: key, environment variable, default, meaning. */

@@ -1,6 +1,8 @@
 package dev.ledgerpost.delivery;
 
 import io.vertx.core.buffer.Buffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Locale;
 
 /**
@@ -22,6 +24,15 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   /** DATA's wire form (the SMTP DATA intake, the send API). */
   public MessageData(Buffer wire, long size, String sha256, String messageIdHeader) {
     this(wire, size, sha256, messageIdHeader, Form.DOT_STUFFED);
+  }
+
+  /** A fresh SHA-256, the digest of {@code sha256} and of the sent bytes' hash (every JDK has it). */
+  public static MessageDigest newSha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every JDK", e);
+    }
   }
 
   /** At most this much of a Message-ID is recorded: a line's limit (RFC 5322 §2.1.1). */

@@ -5,7 +5,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
@@ -44,12 +43,7 @@ final class SentDigest {
 
   /** The hex digest of {@code trace} followed by {@code wire}, unstuffed when {@code stuffed}. */
   static String compute(byte[] trace, Buffer wire, boolean stuffed) {
-    MessageDigest sha256;
-    try {
-      sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is part of every JDK", e);
-    }
+    MessageDigest sha256 = MessageData.newSha256();
     sha256.update(trace);
     byte[] chunk = new byte[Math.min(CHUNK, Math.max(1, wire.length()))];
     boolean lineStart = true;

@@ -12,8 +12,11 @@ import java.util.List;
  * A keyed send's open (docs/design.md §7.2): the ledger's open statement with the binding of the claimed
  * Idempotency-Key in it, so that one commit writes both. It stays beside the open it extends; the rest of
  * the keys' SQL is the idempotency part's.
+ *
+ * @param nodeId recorded on the rows a keyed send opens, as on every other open
+ * @param committed called after a keyed open committed: it wrote an outbox row
  */
-final class KeyedOpen {
+record KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetrics metrics, Runnable committed) {
   /**
    * The ledger's open statement plus the key's binding: one statement, so one commit for both. The
    * second alternative lets a retry after an ambiguous commit find its own binding. A claim that was
@@ -35,21 +38,6 @@ final class KeyedOpen {
       // The key's three parameters come after the open's, however many those are.
       .replace("$OWNER", "$" + (OpenBatch.PARAMETERS + 1)).replace("$KEY", "$" + (OpenBatch.PARAMETERS + 2))
       .replace("$LEASE", "$" + (OpenBatch.PARAMETERS + 3));
-  private final Pool pool;
-  /** Recorded on the rows a keyed send opens, as on every other open. */
-  private final String nodeId;
-  private final TransactionPolicy policy;
-  private final GatewayMetrics metrics;
-  /** Called after a keyed open committed: it wrote an outbox row. */
-  private final Runnable committed;
-
-  KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetrics metrics, Runnable committed) {
-    this.pool = pool;
-    this.nodeId = nodeId;
-    this.policy = policy;
-    this.metrics = metrics;
-    this.committed = committed;
-  }
 
   /** The ledger entry and the key's binding commit together, or neither does. A batch of one: keyed sends are few. */
   Future<Opened> open(OpenKeyed o) {

@@ -2,7 +2,6 @@ package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
-import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
@@ -83,57 +82,30 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
 
   /** The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, and four arrays of DSN parameters. */
   static List<Object> params(List<Open> batch, String nodeId) {
-    int n = batch.size();
-    UUID[] ids = new UUID[n];
-    String[] intakes = new String[n];
-    String[] users = new String[n];
-    String[] ips = new String[n];
-    String[] helos = new String[n];
-    String[] froms = new String[n];
-    String[] messageIds = new String[n];
-    Long[] sizes = new Long[n];
-    String[] hashes = new String[n];
-    String[] routes = new String[n];
-    OffsetDateTime[] received = new OffsetDateTime[n];
-    String[] rets = new String[n];
-    String[] envids = new String[n];
-    List<String> rNotify = new ArrayList<>();
-    List<String> rOrcpt = new ArrayList<>();
-    List<UUID> rMessage = new ArrayList<>();
-    List<Integer> rIdx = new ArrayList<>();
-    List<String> rAddress = new ArrayList<>();
-    List<String> rStatus = new ArrayList<>();
-    List<String> rReply = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      Open o = batch.get(i);
-      ids[i] = o.id();
-      intakes[i] = o.intake().name();
-      users[i] = LedgerText.storable(o.authUser());
-      ips[i] = o.clientIp();
-      helos[i] = LedgerText.storable(o.helo());
-      froms[i] = LedgerText.storable(o.mailFrom());
-      messageIds[i] = LedgerText.storable(o.messageIdHeader());
-      sizes[i] = o.size();
-      hashes[i] = o.sha256();
-      routes[i] = o.route();
-      received[i] = o.receivedAt();
-      rets[i] = o.dsnRet();
-      envids[i] = LedgerText.storable(o.dsnEnvid());
-      List<RecipientEntry> rs = o.recipients();
-      for (int j = 0; j < rs.size(); j++) {
-        rMessage.add(o.id());
-        rIdx.add(j);
-        rAddress.add(LedgerText.storable(rs.get(j).address()));
-        rStatus.add(rs.get(j).status().name());
-        rReply.add(LedgerText.storable(rs.get(j).rcptReply()));
-        rNotify.add(rs.get(j).dsnNotify());
-        rOrcpt.add(LedgerText.storable(rs.get(j).dsnOrcpt()));
-      }
-    }
-    return new ArrayList<>(List.of(ids, intakes, users, ips, helos, froms, messageIds, sizes, hashes, routes, received,
-        rMessage.toArray(new UUID[0]), rIdx.toArray(new Integer[0]), rAddress.toArray(new String[0]),
-        rStatus.toArray(new String[0]), rReply.toArray(new String[0]), nodeId, rets, envids,
-        rNotify.toArray(new String[0]), rOrcpt.toArray(new String[0])));
+    return new Columns<>(batch)
+        .add(Open::id, UUID[]::new)
+        .add(o -> o.intake().name(), String[]::new)
+        .add(o -> LedgerText.storable(o.authUser()), String[]::new)
+        .add(Open::clientIp, String[]::new)
+        .add(o -> LedgerText.storable(o.helo()), String[]::new)
+        .add(o -> LedgerText.storable(o.mailFrom()), String[]::new)
+        .add(o -> LedgerText.storable(o.messageIdHeader()), String[]::new)
+        .add(Open::size, Long[]::new)
+        .add(Open::sha256, String[]::new)
+        .add(Open::route, String[]::new)
+        .add(Open::receivedAt, OffsetDateTime[]::new)
+        // The recipients of every message, message after message: each with its message's id and its index.
+        .addItems(Open::recipients, (o, j, r) -> o.id(), UUID[]::new)
+        .addItems(Open::recipients, (o, j, r) -> j, Integer[]::new)
+        .addItems(Open::recipients, (o, j, r) -> LedgerText.storable(r.address()), String[]::new)
+        .addItems(Open::recipients, (o, j, r) -> r.status().name(), String[]::new)
+        .addItems(Open::recipients, (o, j, r) -> LedgerText.storable(r.rcptReply()), String[]::new)
+        .addValue(nodeId)
+        .add(Open::dsnRet, String[]::new)
+        .add(o -> LedgerText.storable(o.dsnEnvid()), String[]::new)
+        .addItems(Open::recipients, (o, j, r) -> r.dsnNotify(), String[]::new)
+        .addItems(Open::recipients, (o, j, r) -> LedgerText.storable(r.dsnOrcpt()), String[]::new)
+        .arrays();
   }
 
   static Set<UUID> inserted(RowSet<Row> rows) {

@@ -4,7 +4,6 @@ import dev.ledgerpost.delivery.MessageData;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
@@ -40,11 +39,7 @@ final class ChunkReader {
     this.maxSize = maxSize;
     this.binary = binary;
     this.wire = Buffer.buffer((int) Math.max(4096, Math.min(sizeHint + 64, Math.min(maxSize, 64L << 20))));
-    try {
-      this.sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    this.sha256 = MessageData.newSha256();
   }
 
   /** The next bytes of the current chunk. Past the size limit they are counted and dropped. */

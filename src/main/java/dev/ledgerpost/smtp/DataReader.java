@@ -4,7 +4,6 @@ import dev.ledgerpost.delivery.MessageData;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
@@ -51,11 +50,7 @@ final class DataReader {
     // The wire form is a little larger than the message (dot-stuffing); a wrong hint costs a regrowth only.
     this.wire = Buffer.buffer((int) Math.max(4096, Math.min(sizeHint + sizeHint / 64 + 64, Math.min(maxSize, 64L << 20))));
     this.afterCrlf = dataLineCrlf;
-    try {
-      this.sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    this.sha256 = MessageData.newSha256();
   }
 
   private static boolean stuffedDot(byte[] content) {

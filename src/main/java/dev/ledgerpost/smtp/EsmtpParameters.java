@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 /**
  * The parameters after a MAIL or RCPT path (RFC 5321 §4.1.2 esmtp-param), all read before any is acted
@@ -46,75 +47,36 @@ final class EsmtpParameters {
    */
   static Mail mail(List<String> words, long maxMessageSize, Offered offered) {
     Map<String, String> values = new LinkedHashMap<>();
-    Reply syntax = parse(words, values);
-    if (syntax != null) {
-      return Mail.refused(syntax);
-    }
-    long declaredSize = 0;
-    boolean eightBit = false;
-    boolean binaryMime = false;
-    boolean smtpUtf8 = false;
-    String ret = null;
-    String envid = null;
-    for (Map.Entry<String, String> p : values.entrySet()) {
-      String value = p.getValue();
-      switch (p.getKey()) {
-        case "SIZE" -> {
-          declaredSize = size(value);
-          if (declaredSize < 0) {
-            return Mail.refused(Replies.BAD_SIZE);
-          }
-          if (declaredSize > maxMessageSize) {
-            return Mail.refused(Replies.TOO_BIG);
-          }
-        }
-        case "BODY" -> {
-          if (value == null) {
-            return Mail.refused(Replies.SYNTAX);
-          }
-          String body = value.toUpperCase(Locale.ROOT);
-          if (body.equals("BINARYMIME") && offered.binaryMime()) {
-            binaryMime = true;
-          } else if (!body.equals("8BITMIME") && !body.equals("7BIT")) {
-            return Mail.refused(Replies.UNSUPPORTED_PARAMETER); // BINARYMIME only while the smarthost takes it
-          }
-          eightBit = body.equals("8BITMIME");
-        }
-        case "SMTPUTF8" -> {
-          if (value != null) {
-            return Mail.refused(Replies.SYNTAX);
-          }
-          smtpUtf8 = true;
-        }
-        case "AUTH" -> { // advisory: ignoring it is allowed, but it has a value
-          if (value == null) {
-            return Mail.refused(Replies.SYNTAX);
-          }
-        }
-        case "RET" -> {
-          if (!offered.dsn()) {
-            return Mail.refused(Replies.UNSUPPORTED_PARAMETER);
-          }
-          if (value == null || !(value.equalsIgnoreCase("FULL") || value.equalsIgnoreCase("HDRS"))) {
-            return Mail.refused(Replies.BAD_DSN_PARAMETER);
-          }
-          ret = value;
-        }
-        case "ENVID" -> {
-          if (!offered.dsn()) {
-            return Mail.refused(Replies.UNSUPPORTED_PARAMETER);
-          }
-          if (value == null || value.length() > MAX_ENVID || !xtext(value, false)) {
-            return Mail.refused(Replies.BAD_DSN_PARAMETER);
-          }
-          envid = value;
-        }
-        default -> {
-          return Mail.refused(Replies.UNSUPPORTED_PARAMETER);
-        }
+    Reply refusal = read(words, values, (keyword, value) -> switch (keyword) {
+      case "SIZE" -> {
+        long size = size(value);
+        yield size < 0 ? Replies.BAD_SIZE : size > maxMessageSize ? Replies.TOO_BIG : null;
       }
+      case "BODY" -> value == null ? Replies.SYNTAX : body(value, offered) == null ? Replies.UNSUPPORTED_PARAMETER : null;
+      case "SMTPUTF8" -> value != null ? Replies.SYNTAX : null;
+      case "AUTH" -> value == null ? Replies.SYNTAX : null; // advisory: ignoring it is allowed, but it has a value
+      case "RET" -> dsn(offered.dsn(), value != null && (value.equalsIgnoreCase("FULL") || value.equalsIgnoreCase("HDRS")));
+      case "ENVID" -> dsn(offered.dsn(), value != null && value.length() <= MAX_ENVID && xtext(value, false));
+      default -> Replies.UNSUPPORTED_PARAMETER;
+    });
+    if (refusal != null) {
+      return Mail.refused(refusal);
     }
-    return new Mail(null, declaredSize, eightBit, smtpUtf8, binaryMime, ret, envid);
+    String body = values.containsKey("BODY") ? body(values.get("BODY"), offered) : "7BIT";
+    long declaredSize = values.containsKey("SIZE") ? size(values.get("SIZE")) : 0;
+    return new Mail(null, declaredSize, body.equals("8BITMIME"), values.containsKey("SMTPUTF8"), body.equals("BINARYMIME"),
+        values.get("RET"), values.get("ENVID"));
+  }
+
+  /** BODY's value in upper case, or null when the gateway does not take it (BINARYMIME only while the smarthost does). */
+  private static String body(String value, Offered offered) {
+    String body = value.toUpperCase(Locale.ROOT);
+    return body.equals("8BITMIME") || body.equals("7BIT") || (body.equals("BINARYMIME") && offered.binaryMime()) ? body : null;
+  }
+
+  /** A DSN parameter (RFC 3461): 555 unless DSN was offered, then 501 5.5.4 unless it is well-formed. */
+  private static Reply dsn(boolean offered, boolean valid) {
+    return !offered ? Replies.UNSUPPORTED_PARAMETER : valid ? null : Replies.BAD_DSN_PARAMETER;
   }
 
   /** RCPT's parameters without DSN offered: any well-formed one is 555; null when there are none. */
@@ -129,39 +91,15 @@ final class EsmtpParameters {
    */
   static Rcpt rcpt(List<String> words, boolean dsnOffered, boolean smtpUtf8) {
     Map<String, String> values = new LinkedHashMap<>();
-    Reply syntax = parse(words, values);
-    if (syntax != null) {
-      return new Rcpt(syntax, null, null);
+    Reply refusal = read(words, values, (keyword, value) -> switch (keyword) {
+      case "NOTIFY" -> dsn(dsnOffered, notify(value));
+      case "ORCPT" -> dsn(dsnOffered, orcpt(value, smtpUtf8));
+      default -> Replies.UNSUPPORTED_PARAMETER;
+    });
+    if (refusal != null) {
+      return new Rcpt(refusal, null, null);
     }
-    String notify = null;
-    String orcpt = null;
-    for (Map.Entry<String, String> p : values.entrySet()) {
-      String value = p.getValue();
-      switch (p.getKey()) {
-        case "NOTIFY" -> {
-          if (!dsnOffered) {
-            return new Rcpt(Replies.UNSUPPORTED_PARAMETER, null, null);
-          }
-          if (!notify(value)) {
-            return new Rcpt(Replies.BAD_DSN_PARAMETER, null, null);
-          }
-          notify = value;
-        }
-        case "ORCPT" -> {
-          if (!dsnOffered) {
-            return new Rcpt(Replies.UNSUPPORTED_PARAMETER, null, null);
-          }
-          if (!orcpt(value, smtpUtf8)) {
-            return new Rcpt(Replies.BAD_DSN_PARAMETER, null, null);
-          }
-          orcpt = value;
-        }
-        default -> {
-          return new Rcpt(Replies.UNSUPPORTED_PARAMETER, null, null);
-        }
-      }
-    }
-    return notify == null && orcpt == null ? Rcpt.NONE : new Rcpt(null, notify, orcpt);
+    return values.isEmpty() ? Rcpt.NONE : new Rcpt(null, values.get("NOTIFY"), values.get("ORCPT"));
   }
 
   /** RFC 3461 §4.1: "NEVER", or one or more of SUCCESS, FAILURE, DELAY, comma-separated, each at most once. */
@@ -234,8 +172,11 @@ final class EsmtpParameters {
     return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
   }
 
-  /** Fills keyword (upper case) to value (null when none); the 501 reply when one is malformed or repeated. */
-  private static Reply parse(List<String> words, Map<String, String> into) {
+  /**
+   * Fills keyword (upper case) to value (null when none), then hands each in turn to {@code check}: the 501 reply
+   * when one is malformed or repeated (before any is acted on), else the first refusal {@code check} gives, or null.
+   */
+  private static Reply read(List<String> words, Map<String, String> into, BiFunction<String, String, Reply> check) {
     for (String word : words) {
       int eq = word.indexOf('=');
       String keyword = (eq < 0 ? word : word.substring(0, eq)).toUpperCase(Locale.ROOT);
@@ -247,6 +188,12 @@ final class EsmtpParameters {
         return Replies.REPEATED_PARAMETER;
       }
       into.put(keyword, value);
+    }
+    for (Map.Entry<String, String> p : into.entrySet()) {
+      Reply refusal = check.apply(p.getKey(), p.getValue());
+      if (refusal != null) {
+        return refusal;
+      }
     }
     return null;
   }
