@@ -67,7 +67,7 @@ public final class SmtpVerticle extends VerticleBase {
   // What every connection of this instance is served with, set at start.
   private SmtpSession.Settings settings;
   private SmtpSession.RelayPolicy policy;
-  private SmtpConnection.DataRate dataRate;
+  private SmtpConnection.Setup connections;
   /** This verticle's open connections (touched on its event loop only), told of a shutdown by {@link #stop}. */
   private final Map<NetSocket, SmtpConnection> open = new HashMap<>();
 
@@ -93,7 +93,8 @@ public final class SmtpVerticle extends VerticleBase {
     policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
     NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
     server = vertx.createNetServer(options);
-    dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
+    connections = new SmtpConnection.Setup(vertx, shared.tls(), smtp.idleTimeout(), smtp.commandTimeout(),
+        new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace()), shared.metrics());
     server.connectHandler(socket -> {
       if (shared.draining().get()) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
         refuse(socket, Replies.SHUTTING_DOWN);
@@ -143,17 +144,15 @@ public final class SmtpVerticle extends VerticleBase {
    * every per-address rule see {@code ip}. {@code early}: bytes that came with the PROXY header.
    */
   private void serve(NetSocket socket, String ip, Buffer early, boolean refuseProxyHeader) {
-    GatewayConfig.Smtp smtp = shared.config().smtp();
     Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
     if (release == null) {
       return;
     }
     SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
-    SmtpConnection connection = new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(),
-        smtp.commandTimeout(), () -> {
-          release.run();
-          open.remove(socket);
-        }, shared.metrics(), dataRate);
+    SmtpConnection connection = new SmtpConnection(connections, socket, session, () -> {
+      release.run();
+      open.remove(socket);
+    });
     if (refuseProxyHeader) {
       connection.refuseProxyHeader();
     }
