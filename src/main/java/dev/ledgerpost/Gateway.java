@@ -177,9 +177,10 @@ public final class Gateway {
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots(), shared.smarthosts());
-          OperatorViews views = new OperatorViews(stale, pendingHistory, capacity);
+          ApiVerticle.Shared api = new ApiVerticle.Shared(eventTokens, hub, registry::scrape, send,
+              new OperatorViews(stale, pendingHistory, capacity));
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
-              port -> new ApiVerticle(port, eventTokens, hub, registry::scrape, send, views),
+              port -> new ApiVerticle(port, api),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
               .map(port -> {
                 httpPort = port;
