@@ -55,16 +55,13 @@ public final class ReconcileVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ReconcileVerticle.class);
   /** Rows looked at per pass; the next pass goes on after the last one (a cursor), so none is starved. */
   static final int BATCH = 200;
-  /** A row without evidence is looked at again after this, doubling up to {@link #MAX_BACKOFF}. */
-  static final Duration MAX_BACKOFF = Duration.ofHours(1);
   private static final Duration HELD_TIMEOUT = Duration.ofSeconds(3);
 
   private final NodeServices node;
   private final GatewayConfig config;
   private final List<EvidenceSource> sources = new ArrayList<>();
-  /** Rows that had no evidence: when to look again, and the pause after that. */
-  private final Map<UUID, Instant> notBefore = new HashMap<>();
-  private final Map<UUID, Duration> backoff = new HashMap<>();
+  /** Rows that had no evidence: when to look again. */
+  private final Backoff backoff;
   /** Per source, when its last failure was logged (one line a minute while it fails). */
   private final Map<String, Long> failureLogged = new HashMap<>();
   private Bus bus;
@@ -79,6 +76,7 @@ public final class ReconcileVerticle extends VerticleBase {
   public ReconcileVerticle(NodeServices node) {
     this.node = node;
     this.config = node.config();
+    this.backoff = new Backoff(config.reconcile().interval());
   }
 
   @Override
@@ -141,8 +139,7 @@ public final class ReconcileVerticle extends VerticleBase {
         .compose(found -> {
           cursor = found.rows().size() < BATCH ? null : found.rows().get(found.rows().size() - 1).id();
           Instant now = node.clock().instant();
-          List<Candidate> due = found.rows().stream().filter(c -> !notBefore.getOrDefault(c.id(), Instant.MIN).isAfter(now))
-              .toList();
+          List<Candidate> due = found.rows().stream().filter(c -> backoff.due(c.id(), now)).toList();
           return due.isEmpty() ? Future.<Void>succeededFuture() : reconcile(due);
         })
         .otherwise(e -> {
@@ -196,8 +193,7 @@ public final class ReconcileVerticle extends VerticleBase {
         later(c.id());
         return Future.succeededFuture();
       }
-      notBefore.remove(c.id());
-      backoff.remove(c.id());
+      backoff.found(c.id());
       return propose(c, found.get());
     }).otherwise(e -> {
       LOG.warn("reconciling {} failed: {}", c.id(), e.getMessage());
@@ -268,17 +264,7 @@ public final class ReconcileVerticle extends VerticleBase {
 
   /** No evidence (yet): look again after a pause that doubles, from one interval up to an hour. */
   private void later(UUID id) {
-    Duration interval = config.reconcile().interval();
-    Duration next = backoff.containsKey(id) ? backoff.get(id).multipliedBy(2) : interval;
-    if (next.compareTo(MAX_BACKOFF) > 0) {
-      next = MAX_BACKOFF.compareTo(interval) > 0 ? MAX_BACKOFF : interval;
-    }
-    backoff.put(id, next);
-    notBefore.put(id, node.clock().instant().plus(next).minus(interval.dividedBy(2))); // the timer's own jitter must not skip a pass
-    if (notBefore.size() > 100_000) {
-      notBefore.clear(); // bounded: forgetting a back-off only costs a look
-      backoff.clear();
-    }
+    backoff.later(id, node.clock().instant());
   }
 
   private void sourceFailed(EvidenceSource source, Throwable e) {
