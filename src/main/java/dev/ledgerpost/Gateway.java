@@ -200,7 +200,7 @@ public final class Gateway {
 
   /** What the parts that run on every node are given; the node (its leadership) is deployed before them. */
   private NodeServices onNode() {
-    return new NodeServices(config, nodeId, node, metrics, clock);
+    return new NodeServices(config, nodeId, node.leadership(), metrics, clock);
   }
 
   /** Retention's export of a partition before its drop (docs/design.md §5.12); null without {@code ledger.archiveDir}. */
@@ -471,7 +471,7 @@ public final class Gateway {
 
   /** Which cluster jobs this node leads now. */
   public dev.ledgerpost.cluster.Leadership leadership() {
-    return node;
+    return node.leadership();
   }
 
   public GatewayConfig config() {
