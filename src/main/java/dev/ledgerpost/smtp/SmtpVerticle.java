@@ -65,8 +65,7 @@ public final class SmtpVerticle extends VerticleBase {
   private NetServer server;
   private SmarthostRelay relay;
   // What every connection of this instance is served with, set at start.
-  private SmtpSession.Settings settings;
-  private SmtpSession.RelayPolicy policy;
+  private SmtpSession.Setup sessions;
   private SmtpConnection.Setup connections;
   /** This verticle's open connections (touched on its event loop only), told of a shutdown by {@link #stop}. */
   private final Map<NetSocket, SmtpConnection> open = new HashMap<>();
@@ -87,10 +86,11 @@ public final class SmtpVerticle extends VerticleBase {
     GatewayConfig.Smtp smtp = config.smtp();
     relay = new SmarthostRelay(vertx, config.downstream(), shared.hostname(), shared.contract(), shared.downstreamSlots(),
         shared.smarthosts());
-    settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
+    SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
-    policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
+    sessions = new SmtpSession.Setup(settings, relay, shared.authenticator(), ip -> networks.stream().anyMatch(n -> n.contains(ip)),
+        shared.guards());
     NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
     server = vertx.createNetServer(options);
     connections = new SmtpConnection.Setup(vertx, shared.tls(), smtp.idleTimeout(), smtp.commandTimeout(),
@@ -144,11 +144,11 @@ public final class SmtpVerticle extends VerticleBase {
    * every per-address rule see {@code ip}. {@code early}: bytes that came with the PROXY header.
    */
   private void serve(NetSocket socket, String ip, Buffer early, boolean refuseProxyHeader) {
-    Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
+    Runnable release = admit(ip, sessions.policy().mayRelayWithoutAuth(ip), socket);
     if (release == null) {
       return;
     }
-    SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
+    SmtpSession session = new SmtpSession(sessions, ip);
     SmtpConnection connection = new SmtpConnection(connections, socket, session, () -> {
       release.run();
       open.remove(socket);
