@@ -43,8 +43,8 @@ public final class OutboxVerticle extends VerticleBase {
   public Future<?> start() {
     bus = Bus.of(vertx);
     schedule = new JobSchedule(vertx, node.leadership());
-    passes = new PacedPass(vertx, MIN_PASS_MILLIS, true, () -> !schedule.stopped() && node.leadership().leads(Job.OUTBOX_PUBLISHER),
-        this::pass);
+    passes = new PacedPass(vertx, MIN_PASS_MILLIS, true,
+        () -> !schedule.stopped() && node.leadership().leads(Job.OUTBOX_PUBLISHER), this::pass);
     vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
     Duration poll = node.config().notifications().pollInterval();
     schedule.every(poll, this::measureLag); // every node's gauge
