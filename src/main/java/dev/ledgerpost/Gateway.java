@@ -10,6 +10,7 @@ import dev.ledgerpost.capacity.CapacityGauges;
 import dev.ledgerpost.capacity.CapacityVerticle;
 import dev.ledgerpost.capacity.SizeStore;
 import dev.ledgerpost.chaos.ChaosLocks;
+import dev.ledgerpost.cluster.NodeServices;
 import dev.ledgerpost.cluster.NodeVerticle;
 import dev.ledgerpost.config.AdminToken;
 import dev.ledgerpost.config.GatewayConfig;
@@ -141,8 +142,8 @@ public final class Gateway {
           node = new NodeVerticle(nodeId, shared.hostname(), config.node(), ledger.target(), metrics);
           return deploy(node).map(shared);
         })
-        .compose(shared -> deploy(new OutboxVerticle(config.notifications(), metrics, node)).map(shared))
-        .compose(shared -> deploy(new RetentionVerticle(config, node, ledger.target(), clock, archiver())).map(shared))
+        .compose(shared -> deploy(new OutboxVerticle(onNode())).map(shared))
+        .compose(shared -> deploy(new RetentionVerticle(onNode(), ledger.target(), archiver())).map(shared))
         .compose(shared -> deploy(new ArchiveVerticle(config.ledger(), nodeId, ledger.target())).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
@@ -151,21 +152,20 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(config, node, clock, pendingHistory);
+          stale = new StaleVerticle(onNode(), pendingHistory);
           return deploy(stale).map(shared);
         })
         .compose(shared -> {
           capacity = new CapacityVerticle(config.ledger(), clock);
           return deploy(capacity).map(shared);
         })
-        .compose(shared -> vertx.executeBlocking(() -> new WebhookVerticle(config.webhooks(), nodeId, ledger.target(), metrics,
-            clock)).compose(w -> {
-              webhooks = w;
-              reloadable.addAll(w.reloadable());
-              return deploy(w);
-            }).map(shared))
+        .compose(shared -> vertx.executeBlocking(() -> new WebhookVerticle(onNode(), ledger.target())).compose(w -> {
+          webhooks = w;
+          reloadable.addAll(w.reloadable());
+          return deploy(w);
+        }).map(shared))
         .compose(shared -> {
-          reconcile = new ReconcileVerticle(config, nodeId, node, metrics, clock);
+          reconcile = new ReconcileVerticle(onNode());
           return deploy(reconcile).map(shared);
         })
         .compose(shared -> {
@@ -177,9 +177,10 @@ public final class Gateway {
         .compose(shared -> {
           SendApi.Setup send = new SendApi.Setup(config, apiKeys, shared.hostname(), shared.contract(), metrics,
               shared.downstreamSlots(), shared.smarthosts());
-          OperatorViews views = new OperatorViews(stale, pendingHistory, capacity);
+          ApiVerticle.Shared api = new ApiVerticle.Shared(eventTokens, hub, registry::scrape, send,
+              new OperatorViews(stale, pendingHistory, capacity));
           return listening(instances(config.http().effectiveInstances(), config.http().port(),
-              port -> new ApiVerticle(port, eventTokens, hub, registry::scrape, send, views),
+              port -> new ApiVerticle(port, api),
               ApiVerticle::actualPort), "http", config.http().host(), config.http().port())
               .map(port -> {
                 httpPort = port;
@@ -197,16 +198,21 @@ public final class Gateway {
         .mapEmpty();
   }
 
-  /**
-   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger makes
-   * them once its pool exists.
-   */
+  /** What the parts that run on every node are given; the node (its leadership) is deployed before them. */
+  private NodeServices onNode() {
+    return new NodeServices(config, nodeId, node.leadership(), metrics, clock);
+  }
+
   /** Retention's export of a partition before its drop (docs/design.md §5.12); null without {@code ledger.archiveDir}. */
   private PartitionArchiver archiver() {
     Path dir = config.ledger().archivePath();
     return dir == null ? null : new PartitionExport(vertx, ledger.target(), dir, nodeId);
   }
 
+  /**
+   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger makes
+   * them once its pool exists.
+   */
   private List<Function<LedgerAccess, LedgerStore>> stores() {
     List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
         StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new,
@@ -465,7 +471,7 @@ public final class Gateway {
 
   /** Which cluster jobs this node leads now. */
   public dev.ledgerpost.cluster.Leadership leadership() {
-    return node;
+    return node.leadership();
   }
 
   public GatewayConfig config() {

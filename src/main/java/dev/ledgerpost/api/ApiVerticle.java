@@ -48,37 +48,33 @@ public final class ApiVerticle extends VerticleBase {
   /** The route the reader may take, on the path the router matches (dot segments removed). */
   private static final java.util.regex.Pattern OPERATION_PATH = java.util.regex.Pattern.compile("/api/v1/operations/[^/]+");
 
-  private final GatewayConfig.Http http;
+  /**
+   * What every instance of the API shares, one per process: the admin and per-user event tokens (read through their
+   * reloadable holders, SIGHUP), the WebSocket hub, the metrics' scrape, the send API's setup (with the configuration)
+   * and the operator views.
+   */
+  public record Shared(EventTokens eventTokens, NotifyHub hub, Supplier<String> scrape, SendApi.Setup sendSetup,
+      OperatorViews views) {}
+
   private final int port;
-  /** The admin token and the per-user event tokens, read through their reloadable holders (SIGHUP). */
-  private final EventTokens eventTokens;
-  private final NotifyHub hub;
-  private final SendApi.Setup sendSetup;
+  private final Shared shared;
+  private final GatewayConfig.Http http;
+  private final GatewayConfig.Observability observability;
   private HttpServer server;
   private SendApi send;
   private Bus bus;
   private ContractValidation contract;
-  private final OperatorViews views;
-
-  private final Supplier<String> scrape;
-  private final GatewayConfig.Observability observability;
 
   /**
    * One of the API's instances; every instance binds the same {@code port} (for a configured 0, one negative
    * number that Vert.x reads as "one random port shared by every server that names it"), so that Vert.x
-   * shares one listening socket between them and spreads the connections over them. {@code hub} is the WebSocket hub's,
-   * one per process, and so are {@code views}; {@code sendSetup} carries the configuration every instance shares.
+   * shares one listening socket between them and spreads the connections over them.
    */
-  public ApiVerticle(int port, EventTokens eventTokens, NotifyHub hub, Supplier<String> scrape, SendApi.Setup sendSetup,
-      OperatorViews views) {
+  public ApiVerticle(int port, Shared shared) {
     this.port = port;
-    this.hub = hub;
-    this.scrape = scrape;
-    this.eventTokens = eventTokens;
-    this.sendSetup = sendSetup;
-    this.http = sendSetup.config().http();
-    this.observability = sendSetup.config().observability();
-    this.views = views;
+    this.shared = shared;
+    this.http = shared.sendSetup().config().http();
+    this.observability = shared.sendSetup().config().observability();
   }
 
   @Override
@@ -99,12 +95,12 @@ public final class ApiVerticle extends VerticleBase {
     }
     router.get("/api/v1/events").handler(this::events); // authenticates itself: browsers cannot send headers
     console.mount(router); // static files, no token: the console asks for it and sends it to the API
-    send = new SendApi(vertx, sendSetup, contract);
+    send = new SendApi(vertx, shared.sendSetup(), contract);
     send.mount(router); // authenticates with send API keys, not the admin token
     router.route("/api/*").handler(this::authenticate);
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(ADMIN_BODY_LIMIT)).handler(contract::handle);
     new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
-    new AttentionApi(bus, views).mount(router);
+    new AttentionApi(bus, shared.views()).mount(router);
     new BulkResolutions(bus).mount(router);
     new WebhookApi(bus).mount(router);
     new ReconcileApi(bus).mount(router);
@@ -135,12 +131,12 @@ public final class ApiVerticle extends VerticleBase {
 
   /** Connected WebSocket subscribers. */
   public int notifyClients() {
-    return hub.clients();
+    return shared.hub().clients();
   }
 
   private void authenticate(RoutingContext ctx) {
     String token = Bearer.token(ctx.request());
-    boolean ok = token != null && eventTokens.isAdmin(token);
+    boolean ok = token != null && shared.eventTokens().isAdmin(token);
     if (!ok && ctx.request().method() == HttpMethod.GET && OPERATION_PATH.matcher(ctx.normalizedPath()).matches()) {
       // A send API key may follow the Location of its own sends; operation() checks the message is its user's.
       var key = send.apiKey(ctx);
@@ -165,7 +161,7 @@ public final class ApiVerticle extends VerticleBase {
     EventTokens.Principal principal = null;
     if (Bearer.present(ctx.request())) {
       String token = Bearer.token(ctx.request());
-      principal = eventTokens.authenticate(token == null ? "" : token).orElse(null);
+      principal = shared.eventTokens().authenticate(token == null ? "" : token).orElse(null);
       if (principal == null) {
         Problem.unauthorized(ctx, "ledgerpost", null);
         return;
@@ -179,7 +175,7 @@ public final class ApiVerticle extends VerticleBase {
         contract.badRequest(ctx, ar.cause());
         return;
       }
-      hub.upgrade(ctx.request(), known, ar.result().number("since"), ar.result().string("client"));
+      shared.hub().upgrade(ctx.request(), known, ar.result().number("since"), ar.result().string("client"));
     });
   }
 
@@ -189,7 +185,7 @@ public final class ApiVerticle extends VerticleBase {
         // A nearly full disk leaves the gateway ready (it still takes mail, and an orchestrator that took it out would
         // not free a byte) but says so, for whoever looks (issue 20).
         JsonObject body = new JsonObject().put("status", "UP").put("ledger", "UP");
-        views.capacity().readinessReason().ifPresent(reason -> body.put("reason", reason));
+        shared.views().capacity().readinessReason().ifPresent(reason -> body.put("reason", reason));
         Problem.json(ctx, 200, body);
       } else {
         Problem.send(ctx, 503, "Service Unavailable", "ledger database does not answer: " + ar.cause().getMessage());
@@ -226,7 +222,7 @@ public final class ApiVerticle extends VerticleBase {
   }
 
   private void metrics(RoutingContext ctx) {
-    ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(scrape.get());
+    ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(shared.scrape().get());
   }
 
   private void chaosLock(RoutingContext ctx) {
@@ -263,7 +259,7 @@ public final class ApiVerticle extends VerticleBase {
     Future<WebhookMessages.MessageDeliveries> webhooks = bus.request(WebhookMessages.FOR_MESSAGE,
         new WebhookMessages.ForMessage(id), WebhookMessages.MessageDeliveries.class, READY_TIMEOUT);
     Future<List<ProposalView>> proposals = proposals(id);
-    bus.request(OperatorMessages.OPERATION, new OperatorMessages.Operation(id, sendSetup.config().node().deadAfter()),
+    bus.request(OperatorMessages.OPERATION, new OperatorMessages.Operation(id, shared.sendSetup().config().node().deadAfter()),
             OperatorMessages.OperationFacts.class)
         .compose(facts -> proposals.map(p -> facts))
         .onComplete(ar -> {
@@ -280,14 +276,14 @@ public final class ApiVerticle extends VerticleBase {
           // if it cannot answer and no other node holds the outcome, say so rather than guess.
           Future.join(retrying, webhooks).onComplete(done -> {
             var r = retrying;
-            String self = sendSetup.config().node().effectiveId();
+            String self = shared.sendSetup().config().node().effectiveId();
             List<String> on = new ArrayList<>(ar.result().heldBy());
             boolean selfOnHeartbeat = on.remove(self);
             if (r.succeeded() ? r.result() : selfOnHeartbeat) {
               on.add(0, self);
             }
             Boolean held = !on.isEmpty() ? Boolean.TRUE : r.succeeded() ? Boolean.FALSE : null;
-            Problem.json(ctx, 200, OperationJson.of(ar.result(), proposals.result(), held, on, hub.attempts(id))
+            Problem.json(ctx, 200, OperationJson.of(ar.result(), proposals.result(), held, on, shared.hub().attempts(id))
                 .put("webhooks", webhooks.succeeded() ? WebhookApi.forOperation(webhooks.result().deliveries()) : null));
           });
         });
@@ -296,7 +292,7 @@ public final class ApiVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<Void> sends = send == null ? Future.succeededFuture() : send.close(sendSetup.config().smtp().shutdownGrace());
+    Future<Void> sends = send == null ? Future.succeededFuture() : send.close(shared.sendSetup().config().smtp().shutdownGrace());
     return sends.eventually(() -> server == null ? Future.succeededFuture() : server.close());
   }
 }

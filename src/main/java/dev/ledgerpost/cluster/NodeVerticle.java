@@ -1,17 +1,14 @@
 package dev.ledgerpost.cluster;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.bus.Hop;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.StartFailure;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.metrics.ThrottledWarning;
 import dev.ledgerpost.retry.RetryMessages;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
@@ -22,14 +19,11 @@ import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * longer than the time this node needs to notice ({@code node.heartbeatInterval} + {@link #ANSWER_TIMEOUT},
  * at most 15 s): a node cut off from the database has stopped its jobs before another can take their locks.
  */
-public final class NodeVerticle extends VerticleBase implements Leadership {
+public final class NodeVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(NodeVerticle.class);
   /** A lock connection that does not answer a heartbeat within this is given up (fencing). */
   static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(5);
@@ -71,18 +65,14 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
   private static final String TAKE = "SELECT j, pg_try_advisory_lock(%d, j) AS taken FROM unnest($1::int[]) AS j".formatted(Job.LOCK_CLASS);
   private static final String LEAVE = "UPDATE nodes SET stopped_at = now(), heartbeat_at = now(), jobs = '{}', held = '{}' WHERE id = $1";
 
-  private record Listener(Job job, Context context, Runnable gained) {}
-
   private final String nodeId;
   private final String hostname;
   private final GatewayConfig.Node config;
   private final DatabaseTarget target;
   private final GatewayMetrics metrics;
-  private final List<Listener> listeners = new CopyOnWriteArrayList<>();
   /** Each lock connection's own pool of one (see {@link #connect}). */
   private final Map<SqlConnection, Pool> sessions = new HashMap<>();
-  /** Read from any thread; replaced whole on this verticle's context. */
-  private volatile Set<Job> leading = Collections.emptySet();
+  private final Leading leading = new Leading();
   private SqlConnection conn;
   /** The node's identity lock is held on {@link #conn}: only then may it take jobs. */
   private boolean identified;
@@ -102,18 +92,9 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     this.metrics = metrics;
   }
 
-  @Override
-  public boolean leads(Job job) {
-    return leading.contains(job);
-  }
-
-  @Override
-  public void whenGained(Job job, Runnable gained) {
-    Context context = Vertx.currentContext();
-    listeners.add(new Listener(job, context, gained));
-    if (leads(job)) {
-      run(new Listener(job, context, gained));
-    }
+  /** The jobs this node leads, for the parts that run them. */
+  public Leadership leadership() {
+    return leading;
   }
 
   @Override
@@ -121,7 +102,7 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     bus = Bus.of(vertx);
     for (Job job : Job.values()) {
       metrics.gauge("ledgerpost.node.leads", "1 while this node holds the cluster job (docs/design.md §9.2)", "job", job.label(),
-          () -> leads(job) ? 1 : 0);
+          () -> leading.leads(job) ? 1 : 0);
     }
     return connect()
         .compose(c -> identify(c).compose(mine -> {
@@ -135,7 +116,7 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
           timer = vertx.setPeriodic(config.heartbeatInterval().toMillis(), t -> tick());
           return tick();
         })
-        .onSuccess(x -> LOG.info("node {} joined the ledger (leads {})", nodeId, labels(leading)));
+        .onSuccess(x -> LOG.info("node {} joined the ledger (leads {})", nodeId, labels(leading.jobs())));
   }
 
   /** Another live process holds this node.id: one line naming it, and no start. */
@@ -216,7 +197,7 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
       }
     });
     return held()
-        .compose(held -> c.preparedQuery(BEAT).execute(Tuple.of(nodeId, labels(leading).toArray(new String[0]),
+        .compose(held -> c.preparedQuery(BEAT).execute(Tuple.of(nodeId, labels(leading.jobs()).toArray(new String[0]),
                 held == null ? null : held.toArray(new UUID[0])))
             .map(x -> {
               if (held != null) {
@@ -260,7 +241,7 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     }
     List<Integer> keys = new ArrayList<>();
     for (Job j : Job.values()) {
-      if (!leading.contains(j)) {
+      if (!leading.leads(j)) {
         keys.add(j.key);
       }
     }
@@ -271,23 +252,15 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
       if (conn != c) {
         return null; // fenced meanwhile: the session is closing, and with it these locks
       }
-      EnumSet<Job> now = leading.isEmpty() ? EnumSet.noneOf(Job.class) : EnumSet.copyOf(leading);
       List<Job> gained = new ArrayList<>();
       for (Row r : rows) {
         if (r.getBoolean("taken")) {
-          Job j = byKey(r.getInteger("j"));
-          now.add(j);
-          gained.add(j);
+          gained.add(byKey(r.getInteger("j")));
         }
       }
       if (!gained.isEmpty()) {
-        leading = Collections.unmodifiableSet(now);
         LOG.info("node {} now leads {}", nodeId, labels(gained));
-        for (Listener l : listeners) {
-          if (gained.contains(l.job())) {
-            run(l);
-          }
-        }
+        leading.gain(gained);
       }
       return null;
     });
@@ -299,12 +272,12 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     conn = null;
     identified = false;
     ticking = false;
-    if (!leading.isEmpty()) {
-      LOG.warn("node {} stops leading {}: {}", nodeId, labels(leading), reason);
+    if (!leading.jobs().isEmpty()) {
+      LOG.warn("node {} stops leading {}: {}", nodeId, labels(leading.jobs()), reason);
     } else {
       problems.warn("node {}: {}", nodeId, reason);
     }
-    leading = Collections.emptySet();
+    leading.loseAll();
     lastHeld = null; // the next connection writes them again
     if (c != null) {
       end(c);
@@ -316,14 +289,6 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
     return bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class, ANSWER_TIMEOUT.dividedBy(5))
         .map(h -> h.ids().equals(lastHeld) ? null : h.ids())
         .otherwise(e -> null);
-  }
-
-  private static void run(Listener l) {
-    if (l.context() == null) {
-      l.gained().run();
-    } else {
-      Hop.send(l.context(), l.gained());
-    }
   }
 
   private static Job byKey(int key) {
@@ -345,7 +310,7 @@ public final class NodeVerticle extends VerticleBase implements Leadership {
   public Future<?> stop() {
     stopping = true;
     vertx.cancelTimer(timer);
-    leading = Collections.emptySet();
+    leading.loseAll();
     SqlConnection c = conn;
     conn = null;
     if (c == null) {

@@ -2,15 +2,15 @@ package dev.ledgerpost.outbox;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
-import dev.ledgerpost.cluster.Leadership;
-import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.cluster.JobSchedule;
+import dev.ledgerpost.cluster.NodeServices;
 import dev.ledgerpost.outbox.OutboxMessages;
 import dev.ledgerpost.outbox.OutboxMessages.Publish;
 import dev.ledgerpost.outbox.OutboxMessages.Published;
-import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.metrics.ThrottledWarning;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,35 +26,31 @@ public final class OutboxVerticle extends VerticleBase {
   public static final String EVENTS = "notify.events";
   private static final int BATCH = 500;
 
-  private final GatewayConfig.Notify config;
-  private final GatewayMetrics metrics;
-  private final Leadership leadership;
+  private final NodeServices node;
   private volatile double lagSeconds;
   private Bus bus;
   /** Between the starts of two publish passes, unless the first was full. */
   static final long MIN_PASS_MILLIS = 20;
   private PacedPass passes;
-  private boolean stopped;
+  private JobSchedule schedule;
   private final ThrottledWarning failures = new ThrottledWarning(LOG);
 
-  public OutboxVerticle(GatewayConfig.Notify config, GatewayMetrics metrics, Leadership leadership) {
-    this.config = config;
-    this.leadership = leadership;
-    this.metrics = metrics;
+  public OutboxVerticle(NodeServices node) {
+    this.node = node;
   }
 
   @Override
   public Future<?> start() {
     bus = Bus.of(vertx);
-    passes = new PacedPass(vertx, MIN_PASS_MILLIS, true, () -> !stopped && leadership.leads(Job.OUTBOX_PUBLISHER), this::pass);
+    schedule = new JobSchedule(vertx, node.leadership());
+    passes = new PacedPass(vertx, MIN_PASS_MILLIS, true,
+        () -> !schedule.stopped() && node.leadership().leads(Job.OUTBOX_PUBLISHER), this::pass);
     vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
-    vertx.setPeriodic(config.pollInterval().toMillis(), t -> {
-      relay();
-      measureLag();
-    });
-    metrics.gauge("ledgerpost.outbox.lag.seconds", "Age of the oldest committed outbox event not yet published",
+    Duration poll = node.config().notifications().pollInterval();
+    schedule.every(poll, this::measureLag); // every node's gauge
+    schedule.lead(Job.OUTBOX_PUBLISHER, poll, this::relay); // the poll is the source of truth; a new leader publishes at once
+    node.metrics().gauge("ledgerpost.outbox.lag.seconds", "Age of the oldest committed outbox event not yet published",
         () -> lagSeconds);
-    leadership.whenGained(Job.OUTBOX_PUBLISHER, this::relay);
     return Future.succeededFuture();
   }
 
@@ -84,7 +80,7 @@ public final class OutboxVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    stopped = true;
+    schedule.stop();
     return Future.succeededFuture();
   }
 }

@@ -2,7 +2,8 @@ package dev.ledgerpost.reconcile;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
-import dev.ledgerpost.cluster.Leadership;
+import dev.ledgerpost.cluster.JobSchedule;
+import dev.ledgerpost.cluster.NodeServices;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.operator.OperatorMessages.ResolutionOutcome;
 import dev.ledgerpost.reconcile.ReconcileMessages;
@@ -25,7 +26,6 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -55,36 +55,28 @@ public final class ReconcileVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ReconcileVerticle.class);
   /** Rows looked at per pass; the next pass goes on after the last one (a cursor), so none is starved. */
   static final int BATCH = 200;
-  /** A row without evidence is looked at again after this, doubling up to {@link #MAX_BACKOFF}. */
-  static final Duration MAX_BACKOFF = Duration.ofHours(1);
   private static final Duration HELD_TIMEOUT = Duration.ofSeconds(3);
 
+  private final NodeServices node;
   private final GatewayConfig config;
-  private final String nodeId;
-  private final Leadership leadership;
-  private final GatewayMetrics metrics;
-  private final Clock clock;
   private final List<EvidenceSource> sources = new ArrayList<>();
-  /** Rows that had no evidence: when to look again, and the pause after that. */
-  private final Map<UUID, Instant> notBefore = new HashMap<>();
-  private final Map<UUID, Duration> backoff = new HashMap<>();
+  /** Rows that had no evidence: when to look again. */
+  private final Backoff backoff;
   /** Per source, when its last failure was logged (one line a minute while it fails). */
   private final Map<String, Long> failureLogged = new HashMap<>();
   private Bus bus;
   private UUID cursor;
   private boolean running;
   private boolean stopped;
-  private long timer = -1;
+  private JobSchedule schedule;
   private final java.util.concurrent.atomic.AtomicLong passes = new java.util.concurrent.atomic.AtomicLong();
   private volatile long openProposals;
   private volatile long unresolved;
 
-  public ReconcileVerticle(GatewayConfig config, String nodeId, Leadership leadership, GatewayMetrics metrics, Clock clock) {
-    this.config = config;
-    this.nodeId = nodeId;
-    this.leadership = leadership;
-    this.metrics = metrics;
-    this.clock = clock;
+  public ReconcileVerticle(NodeServices node) {
+    this.node = node;
+    this.config = node.config();
+    this.backoff = new Backoff(config.reconcile().interval());
   }
 
   @Override
@@ -94,17 +86,15 @@ public final class ReconcileVerticle extends VerticleBase {
     for (GatewayConfig.ReconcileSource s : config.reconcile().sources()) {
       sources.add(s.type() == GatewayConfig.SourceType.POSTFIX_LOG ? new PostfixLogSource(vertx, s) : new LedgerpostSource(vertx, s));
     }
-    metrics.gauge("ledgerpost.reconcile.open.proposals", "Reconcile proposals waiting for an operator (ledger-wide)",
+    node.metrics().gauge("ledgerpost.reconcile.open.proposals", "Reconcile proposals waiting for an operator (ledger-wide)",
         () -> openProposals);
-    metrics.gauge("ledgerpost.reconcile.unresolved.messages",
+    node.metrics().gauge("ledgerpost.reconcile.unresolved.messages",
         "UNKNOWN rows and PENDING rows older than reconcile.pendingAge without an open proposal (ledger-wide)", () -> unresolved);
-    timer = vertx.setPeriodic(config.reconcile().interval().toMillis(), t -> {
-      count();
-      pass();
-    });
+    schedule = new JobSchedule(vertx, node.leadership());
+    schedule.every(config.reconcile().interval(), this::count); // every node's gauges
     count();
-    leadership.whenGained(Job.RECONCILE, this::pass); // a node that takes the job over looks at once
-    LOG.info("reconcile job ready on node {}: sources {}, autoResolve {}, every {}", nodeId,
+    schedule.lead(Job.RECONCILE, config.reconcile().interval(), this::pass); // a node that takes the job over looks at once
+    LOG.info("reconcile job ready on node {}: sources {}, autoResolve {}, every {}", node.nodeId(),
         sources.stream().map(EvidenceSource::name).toList(), config.reconcile().autoResolve().name().toLowerCase(),
         config.reconcile().interval());
     return Future.succeededFuture();
@@ -113,7 +103,7 @@ public final class ReconcileVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     stopped = true;
-    vertx.cancelTimer(timer);
+    schedule.stop();
     List<Future<Void>> closing = new ArrayList<>();
     for (EvidenceSource s : sources) {
       if (s instanceof LedgerpostSource l) {
@@ -139,7 +129,7 @@ public final class ReconcileVerticle extends VerticleBase {
 
   /** One pass; never overlaps itself, and does nothing on a node that does not lead the job. */
   Future<Void> pass() {
-    if (running || stopped || !leadership.leads(Job.RECONCILE)) {
+    if (running || stopped || !node.leadership().leads(Job.RECONCILE)) {
       return Future.succeededFuture();
     }
     running = true;
@@ -148,9 +138,8 @@ public final class ReconcileVerticle extends VerticleBase {
             config.node().deadAfter(), cursor, BATCH), Candidates.class))
         .compose(found -> {
           cursor = found.rows().size() < BATCH ? null : found.rows().get(found.rows().size() - 1).id();
-          Instant now = clock.instant();
-          List<Candidate> due = found.rows().stream().filter(c -> !notBefore.getOrDefault(c.id(), Instant.MIN).isAfter(now))
-              .toList();
+          Instant now = node.clock().instant();
+          List<Candidate> due = found.rows().stream().filter(c -> backoff.due(c.id(), now)).toList();
           return due.isEmpty() ? Future.<Void>succeededFuture() : reconcile(due);
         })
         .otherwise(e -> {
@@ -190,7 +179,7 @@ public final class ReconcileVerticle extends VerticleBase {
       Future<Void> rows = Future.succeededFuture();
       for (Candidate c : due) {
         // Leadership is asked again per row: a node fenced mid-pass stops at once.
-        rows = rows.compose(x -> leadership.leads(Job.RECONCILE) && !stopped
+        rows = rows.compose(x -> node.leadership().leads(Job.RECONCILE) && !stopped
             ? one(c, seen.getOrDefault(c.id(), List.of())) : Future.succeededFuture());
       }
       return rows;
@@ -204,8 +193,7 @@ public final class ReconcileVerticle extends VerticleBase {
         later(c.id());
         return Future.succeededFuture();
       }
-      notBefore.remove(c.id());
-      backoff.remove(c.id());
+      backoff.found(c.id());
       return propose(c, found.get());
     }).otherwise(e -> {
       LOG.warn("reconciling {} failed: {}", c.id(), e.getMessage());
@@ -249,20 +237,20 @@ public final class ReconcileVerticle extends VerticleBase {
           .put("summary", a.sighting().summary())));
       evidence.put("alternatives", others);
     }
-    Propose p = new Propose(c.id(), c.version(), outcome, f.confidence(), s.source(), s.ref(), evidence, nodeId);
+    Propose p = new Propose(c.id(), c.version(), outcome, f.confidence(), s.source(), s.ref(), evidence, node.nodeId());
     return bus.request(ReconcileMessages.PROPOSE, p, Proposed.class).compose(proposed -> {
       ProposalView v = proposed.proposal();
       if (v == null) {
         later(c.id()); // written by nobody: the row moved, has an open proposal, or the evidence is another row's
         return Future.succeededFuture();
       }
-      metrics.reconcileProposal(v.confidence() == Confidence.EXACT ? GatewayMetrics.ProposalConfidence.EXACT
+      node.metrics().reconcileProposal(v.confidence() == Confidence.EXACT ? GatewayMetrics.ProposalConfidence.EXACT
           : GatewayMetrics.ProposalConfidence.WEAK, outcome == ResolutionOutcome.DELIVERED
           ? GatewayMetrics.ProposalOutcome.DELIVERED : GatewayMetrics.ProposalOutcome.NOT_DELIVERED);
       LOG.info("reconcile: proposal {} for {} ({}): {} ({}) from {}: {}", v.id(), c.id(), c.status(), outcome, v.confidence().label(),
           v.source(), s.summary());
       if (config.reconcile().autoResolve() == GatewayConfig.AutoResolve.EXACT && v.confidence() == Confidence.EXACT
-          && leadership.leads(Job.RECONCILE)) {
+          && node.leadership().leads(Job.RECONCILE)) {
         return bus.request(ReconcileMessages.ACCEPT, new Accept(v.id(), "reconcile:" + v.source(), null), Accepted.class)
             .<Void>map(a -> null)
             .otherwise(e -> {
@@ -276,17 +264,7 @@ public final class ReconcileVerticle extends VerticleBase {
 
   /** No evidence (yet): look again after a pause that doubles, from one interval up to an hour. */
   private void later(UUID id) {
-    Duration interval = config.reconcile().interval();
-    Duration next = backoff.containsKey(id) ? backoff.get(id).multipliedBy(2) : interval;
-    if (next.compareTo(MAX_BACKOFF) > 0) {
-      next = MAX_BACKOFF.compareTo(interval) > 0 ? MAX_BACKOFF : interval;
-    }
-    backoff.put(id, next);
-    notBefore.put(id, clock.instant().plus(next).minus(interval.dividedBy(2))); // the timer's own jitter must not skip a pass
-    if (notBefore.size() > 100_000) {
-      notBefore.clear(); // bounded: forgetting a back-off only costs a look
-      backoff.clear();
-    }
+    backoff.later(id, node.clock().instant());
   }
 
   private void sourceFailed(EvidenceSource source, Throwable e) {
@@ -299,6 +277,6 @@ public final class ReconcileVerticle extends VerticleBase {
   }
 
   private OffsetDateTime pendingBefore() {
-    return OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC).minus(config.reconcile().pendingAge());
+    return OffsetDateTime.ofInstant(node.clock().instant(), ZoneOffset.UTC).minus(config.reconcile().pendingAge());
   }
 }

@@ -2,17 +2,15 @@ package dev.ledgerpost.retention;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
-import dev.ledgerpost.cluster.Leadership;
+import dev.ledgerpost.cluster.JobSchedule;
+import dev.ledgerpost.cluster.NodeServices;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.idempotency.IdempotencyMessages;
 import dev.ledgerpost.outbox.OutboxMessages;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The ledger's retention jobs, each run by one node of the cluster at a time (docs/design.md §9.2): published
@@ -29,27 +27,22 @@ public final class RetentionVerticle extends VerticleBase {
   /** Partitions are made weeks ahead and dropped by the week: hourly is plenty. */
   static final Duration PARTITION_INTERVAL = Duration.ofHours(1);
 
-  private final GatewayConfig config;
-  private final Leadership leadership;
+  private final NodeServices node;
   private final DatabaseTarget target;
-  private final Clock clock;
   /** Null when no ledger.archiveDir is set. */
   private final PartitionArchiver archiver;
-  private final List<Long> timers = new ArrayList<>();
-  private boolean stopped;
+  private JobSchedule schedule;
 
-  public RetentionVerticle(GatewayConfig config, Leadership leadership, DatabaseTarget target, Clock clock,
-      PartitionArchiver archiver) {
-    this.config = config;
-    this.leadership = leadership;
+  public RetentionVerticle(NodeServices node, DatabaseTarget target, PartitionArchiver archiver) {
+    this.node = node;
     this.target = target;
-    this.clock = clock;
     this.archiver = archiver;
   }
 
   @Override
   public Future<?> start() {
     Bus bus = Bus.of(vertx);
+    GatewayConfig config = node.config();
     GatewayConfig.Notify notify = config.notifications();
     BoundedPrune outbox = new BoundedPrune("outbox", BATCH, MAX_BATCHES, n -> bus
         .request(OutboxMessages.PRUNE, new OutboxMessages.Prune(notify.retention(), n), OutboxMessages.Pruned.class)
@@ -59,39 +52,27 @@ public final class RetentionVerticle extends VerticleBase {
         .request(IdempotencyMessages.PRUNE, new IdempotencyMessages.Prune(retention, n), IdempotencyMessages.Pruned.class)
         .map(IdempotencyMessages.Pruned::deleted));
     long outboxEvery = Math.max(1000, Math.min(notify.retention().toMillis(), notify.pruneInterval().toMillis()));
-    schedule(Job.OUTBOX_RETENTION, outboxEvery, outbox);
-    schedule(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL.toMillis(), keys);
+    schedule = new JobSchedule(vertx, node.leadership());
+    schedule.lead(Job.OUTBOX_RETENTION, Duration.ofMillis(outboxEvery), outbox::run);
+    schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};
-    Runnable partitionPass = () -> {
-      if (stopped || running[0] || !leadership.leads(Job.LEDGER_PARTITIONS)) {
+    schedule.lead(Job.LEDGER_PARTITIONS, PARTITION_INTERVAL, () -> {
+      if (running[0]) {
         return;
       }
       running[0] = true;
-      partitions.run(clock.instant())
+      partitions.run(node.clock().instant())
           .onFailure(e -> LOG.warn("ledger partition pass failed: {}; the next pass tries again", e.getMessage()))
           .onComplete(ar -> running[0] = false);
-    };
-    timers.add(vertx.setPeriodic(PARTITION_INTERVAL.toMillis(), t -> partitionPass.run()));
-    leadership.whenGained(Job.LEDGER_PARTITIONS, partitionPass);
+    });
     return Future.succeededFuture();
-  }
-
-  private void schedule(Job job, long everyMillis, BoundedPrune prune) {
-    Runnable pass = () -> {
-      if (!stopped && leadership.leads(job)) {
-        prune.run();
-      }
-    };
-    timers.add(vertx.setPeriodic(everyMillis, t -> pass.run()));
-    leadership.whenGained(job, pass);
   }
 
   @Override
   public Future<?> stop() {
-    stopped = true;
-    timers.forEach(vertx::cancelTimer);
+    schedule.stop();
     return Future.succeededFuture();
   }
 }

@@ -36,13 +36,16 @@ final class SmtpConnection {
    */
   record DataRate(long bytesPerSecond, Duration grace) {}
 
-  private final Vertx vertx;
+  /**
+   * What every connection of one SMTP verticle shares: its timers' Vert.x, the STARTTLS options (read at each
+   * STARTTLS, so a reloaded certificate (SIGHUP) serves the next handshake), the timeouts and {@code smtp.minDataRate}.
+   */
+  record Setup(Vertx vertx, Supplier<ServerSSLOptions> tls, Duration idleTimeout, Duration commandTimeout, DataRate minDataRate,
+      GatewayMetrics metrics) {}
+
+  private final Setup setup;
   private final NetSocket socket;
   private final SmtpSession session;
-  /** Read at each STARTTLS, so a reloaded certificate (SIGHUP) serves the next handshake. */
-  private final Supplier<ServerSSLOptions> tls;
-  private final Duration idleTimeout;
-  private final Duration commandTimeout;
   private final LineSplitter splitter = new LineSplitter(MAX_LINE);
   /**
    * What the client sent that the session has not taken yet. Lines are cut off it one at a time, when the
@@ -53,8 +56,6 @@ final class SmtpConnection {
   private int unreadOffset;
   private long unreadBytes;
   private final Runnable onClosed;
-  private final GatewayMetrics metrics;
-  private final DataRate minDataRate;
   private boolean busy;
   private boolean closing;
   private boolean paused;
@@ -72,17 +73,11 @@ final class SmtpConnection {
    */
   private byte[] sniffed;
 
-  SmtpConnection(Vertx vertx, NetSocket socket, SmtpSession session, Supplier<ServerSSLOptions> tls, Duration idleTimeout,
-      Duration commandTimeout, Runnable onClosed, GatewayMetrics metrics, DataRate minDataRate) {
-    this.vertx = vertx;
+  SmtpConnection(Setup setup, NetSocket socket, SmtpSession session, Runnable onClosed) {
+    this.setup = setup;
     this.socket = socket;
     this.session = session;
-    this.tls = tls;
-    this.idleTimeout = idleTimeout;
-    this.commandTimeout = commandTimeout;
     this.onClosed = onClosed;
-    this.metrics = metrics;
-    this.minDataRate = minDataRate;
   }
 
   /**
@@ -116,7 +111,7 @@ final class SmtpConnection {
     });
     socket.shutdownHandler(v -> onShutdown());
     write(session.greeting());
-    metrics.smtpReply(220, GatewayMetrics.Stage.COMMAND, -1);
+    setup.metrics().smtpReply(220, GatewayMetrics.Stage.COMMAND, -1);
     arm(Timer.IDLE);
     if (early.length() > 0) {
       onData(early); // an early talker behind the proxy: read as if it came now, as without one
@@ -218,7 +213,7 @@ final class SmtpConnection {
         if (session.chunkRemaining() == 0) {
           stopDataRate(); // the chunk is in: what follows is the gateway's time (for BDAT LAST, the relay's)
           if (session.lastChunkOfMessage()) {
-            metrics.smtpTransaction(GatewayMetrics.BodyCommand.BDAT);
+            setup.metrics().smtpTransaction(GatewayMetrics.BodyCommand.BDAT);
           }
           react(session.endOfChunk(), GatewayMetrics.Stage.DATA, System.nanoTime());
         }
@@ -233,7 +228,7 @@ final class SmtpConnection {
         dataBytes += used;
         if (end >= 0) {
           stopDataRate(); // the final dot: what follows is the relay's time, not the client's
-          metrics.smtpTransaction(GatewayMetrics.BodyCommand.DATA);
+          setup.metrics().smtpTransaction(GatewayMetrics.BodyCommand.DATA);
           react(session.endOfData(), GatewayMetrics.Stage.DATA, System.nanoTime());
         }
         continue;
@@ -251,7 +246,7 @@ final class SmtpConnection {
       Future<SmtpSession.Step> step = session.input(line);
       if (inData && !session.readingData()) {
         stopDataRate(); // the final dot: what follows is the relay's time, not the client's
-        metrics.smtpTransaction(GatewayMetrics.BodyCommand.DATA);
+        setup.metrics().smtpTransaction(GatewayMetrics.BodyCommand.DATA);
       }
       if (step.isComplete() && step.succeeded() && step.result().reply() == null) {
         if (step.result().action() == SmtpSession.Action.READ_CHUNK) {
@@ -292,7 +287,7 @@ final class SmtpConnection {
       } else {
         Reply reply = ar.result().reply();
         if (reply != null) {
-          metrics.smtpReply(reply.code(), stage, System.nanoTime() - started);
+          setup.metrics().smtpReply(reply.code(), stage, System.nanoTime() - started);
         }
         finish(reply, ar.result().action());
       }
@@ -333,7 +328,7 @@ final class SmtpConnection {
     busy = true;
     // The 220 goes out as the last plaintext message of the upgrade itself: written separately, the
     // client's ClientHello can arrive before the TLS handler is in place and be read as a command.
-    socket.upgradeToSsl(tls.get(), ready.toBuffer()).onComplete(ar -> {
+    socket.upgradeToSsl(setup.tls().get(), ready.toBuffer()).onComplete(ar -> {
       busy = false;
       if (ar.failed()) {
         LOG.info("TLS handshake with {} failed: {}", session.clientIp(), ar.cause().getMessage());
@@ -396,12 +391,12 @@ final class SmtpConnection {
 
   private void startDataRate() {
     stopDataRate();
-    if (minDataRate.bytesPerSecond() <= 0) {
+    if (setup.minDataRate().bytesPerSecond() <= 0) {
       return;
     }
     dataStartNanos = System.nanoTime();
     dataBytes = 0;
-    rateTimerId = vertx.setTimer(Math.max(1, minDataRate.grace().toMillis()), t -> checkDataRate());
+    rateTimerId = setup.vertx().setTimer(Math.max(1, setup.minDataRate().grace().toMillis()), t -> checkDataRate());
   }
 
   /**
@@ -416,20 +411,20 @@ final class SmtpConnection {
     long elapsedNanos = System.nanoTime() - dataStartNanos;
     double elapsedSeconds = elapsedNanos / 1e9;
     double rate = dataBytes / elapsedSeconds;
-    if (rate < minDataRate.bytesPerSecond()) {
+    if (rate < setup.minDataRate().bytesPerSecond()) {
       LOG.info("SMTP client {} cut off: DATA at {} bytes/s, below smtp.minDataRate {}", session.clientIp(),
-          Math.round(rate), minDataRate.bytesPerSecond());
+          Math.round(rate), setup.minDataRate().bytesPerSecond());
       close(Replies.DATA_TOO_SLOW);
       return;
     }
-    double due = (double) dataBytes / minDataRate.bytesPerSecond() - elapsedSeconds;
+    double due = (double) dataBytes / setup.minDataRate().bytesPerSecond() - elapsedSeconds;
     long next = Math.max(1000, (long) Math.ceil(due * 1000));
-    rateTimerId = vertx.setTimer(next, t -> checkDataRate());
+    rateTimerId = setup.vertx().setTimer(next, t -> checkDataRate());
   }
 
   private void stopDataRate() {
     if (rateTimerId >= 0) {
-      vertx.cancelTimer(rateTimerId);
+      setup.vertx().cancelTimer(rateTimerId);
       rateTimerId = -1;
     }
   }
@@ -447,13 +442,13 @@ final class SmtpConnection {
   private void arm(Timer kind) {
     cancelTimer();
     timerKind = kind;
-    Duration d = kind == Timer.IDLE ? idleTimeout : commandTimeout;
-    timerId = vertx.setTimer(d.toMillis(), t -> onTimeout());
+    Duration d = kind == Timer.IDLE ? setup.idleTimeout() : setup.commandTimeout();
+    timerId = setup.vertx().setTimer(d.toMillis(), t -> onTimeout());
   }
 
   private void cancelTimer() {
     if (timerId >= 0) {
-      vertx.cancelTimer(timerId);
+      setup.vertx().cancelTimer(timerId);
       timerId = -1;
     }
     timerKind = Timer.NONE;
@@ -468,7 +463,7 @@ final class SmtpConnection {
       return;
     }
     write(last);
-    metrics.smtpReply(last.code(), GatewayMetrics.Stage.COMMAND, -1);
+    setup.metrics().smtpReply(last.code(), GatewayMetrics.Stage.COMMAND, -1);
     close();
   }
 

@@ -80,11 +80,14 @@ public final class SmtpSession {
 
   private static final Future<Step> SILENT = Future.succeededFuture(Step.SILENT);
 
+  /**
+   * What every session of one SMTP verticle shares: the settings, the verticle's relay, the authenticator, which
+   * addresses may relay without AUTH, and the per-process guards.
+   */
+  public record Setup(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, Guards guards) {}
+
+  private final Setup setup;
   private final Settings settings;
-  private final Relay relay;
-  private final Authenticator authenticator;
-  private final RelayPolicy policy;
-  private final Guards guards;
   private final String clientIp;
 
   private String helo;
@@ -123,17 +126,13 @@ public final class SmtpSession {
   private Reply chunksFailed;
 
   public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, String clientIp) {
-    this(settings, relay, authenticator, policy, Guards.none(), clientIp);
+    this(new Setup(settings, relay, authenticator, policy, Guards.none()), clientIp);
   }
 
   /** {@code clientIp} is the one client address every limit and log line uses (behind a trusted proxy, the PROXY header's). */
-  public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, Guards guards,
-      String clientIp) {
-    this.settings = settings;
-    this.relay = relay;
-    this.authenticator = authenticator;
-    this.policy = policy;
-    this.guards = guards;
+  public SmtpSession(Setup setup, String clientIp) {
+    this.setup = setup;
+    this.settings = setup.settings();
     this.clientIp = clientIp;
   }
 
@@ -265,8 +264,8 @@ public final class SmtpSession {
     lines.add("8BITMIME");
     // What the smarthost must take too is offered only while it does (RFC 3461: the gateway never
     // originates a notification, so it cannot take DSN requests it could not pass on).
-    offered = new EsmtpParameters.Offered(relay.downstreamOffers("DSN"),
-        relay.downstreamOffers("CHUNKING") && relay.downstreamOffers("BINARYMIME"));
+    offered = new EsmtpParameters.Offered(setup.relay().downstreamOffers("DSN"),
+        setup.relay().downstreamOffers("CHUNKING") && setup.relay().downstreamOffers("BINARYMIME"));
     if (offered.binaryMime()) {
       lines.add("BINARYMIME");
     }
@@ -300,7 +299,7 @@ public final class SmtpSession {
     if (!args.regionMatches(true, 0, "FROM:", 0, 5)) {
       return reply(Replies.SYNTAX);
     }
-    if (authUser == null && !policy.mayRelayWithoutAuth(clientIp)) {
+    if (authUser == null && !setup.policy().mayRelayWithoutAuth(clientIp)) {
       return reply(settings.authAvailable() ? Replies.AUTH_REQUIRED : Replies.RELAY_DENIED);
     }
     Addresses.PathArgument argument = Addresses.splitPath(args.substring(5));
@@ -315,16 +314,16 @@ public final class SmtpSession {
     if (!parameters.smtpUtf8() && !Addresses.ascii(from)) {
       return reply(Replies.NEEDS_SMTPUTF8);
     }
-    if (!guards.senders().mayUse(authUser, from)) {
+    if (!setup.guards().senders().mayUse(authUser, from)) {
       LOG.info("MAIL FROM <{}> refused: not a sender of user '{}' (auth.senderPolicy own), client {}", from, authUser, clientIp);
       return reply(Replies.SENDER_NOT_OWNED);
     }
-    if (authUser != null && !guards.quota().tryTake(authUser)) {
+    if (authUser != null && !setup.guards().quota().tryTake(authUser)) {
       return reply(Replies.USER_RATE_LIMITED);
     }
     Submission submission = new Submission(Intake.SMTP, clientIp, helo, authUser, tls, esmtp, tlsCipher,
         parameters.smtpUtf8());
-    return relay.begin(submission, from,
+    return setup.relay().begin(submission, from,
             new Relay.MailParameters(parameters.declaredSize(), parameters.eightBit(), parameters.smtpUtf8(),
                 parameters.binaryMime(), parameters.ret(), parameters.envid()))
         .map(t -> {
@@ -614,7 +613,7 @@ public final class SmtpSession {
     if (!tls && !settings.allowInsecureAuth()) {
       return reply(Replies.ENCRYPTION_REQUIRED);
     }
-    if (!guards.throttle().mayAttempt(clientIp)) {
+    if (!setup.guards().throttle().mayAttempt(clientIp)) {
       return reply(Replies.AUTH_BANNED);
     }
     String[] parts = args.split(" ");
@@ -680,10 +679,10 @@ public final class SmtpSession {
   }
 
   private Future<Step> verify(String user, String password) {
-    if (!guards.throttle().mayAttempt(clientIp)) {
+    if (!setup.guards().throttle().mayAttempt(clientIp)) {
       return reply(Replies.AUTH_BANNED); // banned while the exchange was under way
     }
-    return authenticator.verify(user, password)
+    return setup.authenticator().verify(user, password)
         .recover(e -> {
           LOG.error("credential check failed", e);
           return Future.succeededFuture(false);
@@ -704,14 +703,14 @@ public final class SmtpSession {
    * reply comes from a timer, so the event loop goes on serving everybody else meanwhile.
    */
   private Future<Step> failedAuth(String user) {
-    AuthThrottle.Penalty penalty = guards.throttle().failed(clientIp, user);
+    AuthThrottle.Penalty penalty = setup.guards().throttle().failed(clientIp, user);
     Step step = ++authFailures >= MAX_AUTH_FAILURES
         ? new Step(Replies.TOO_MANY_AUTH_FAILURES, Action.CLOSE)
         : Step.reply(Replies.AUTH_FAILED);
     if (penalty.delay().isZero()) {
       return Future.succeededFuture(step);
     }
-    return guards.delays().after(penalty.delay()).map(v -> step);
+    return setup.guards().delays().after(penalty.delay()).map(v -> step);
   }
 
   private static String decode(String b64) {

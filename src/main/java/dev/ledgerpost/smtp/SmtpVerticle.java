@@ -65,9 +65,8 @@ public final class SmtpVerticle extends VerticleBase {
   private NetServer server;
   private SmarthostRelay relay;
   // What every connection of this instance is served with, set at start.
-  private SmtpSession.Settings settings;
-  private SmtpSession.RelayPolicy policy;
-  private SmtpConnection.DataRate dataRate;
+  private SmtpSession.Setup sessions;
+  private SmtpConnection.Setup connections;
   /** This verticle's open connections (touched on its event loop only), told of a shutdown by {@link #stop}. */
   private final Map<NetSocket, SmtpConnection> open = new HashMap<>();
 
@@ -87,13 +86,15 @@ public final class SmtpVerticle extends VerticleBase {
     GatewayConfig.Smtp smtp = config.smtp();
     relay = new SmarthostRelay(vertx, config.downstream(), shared.hostname(), shared.contract(), shared.downstreamSlots(),
         shared.smarthosts());
-    settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
+    SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
-    policy = ip -> networks.stream().anyMatch(n -> n.contains(ip));
+    sessions = new SmtpSession.Setup(settings, relay, shared.authenticator(), ip -> networks.stream().anyMatch(n -> n.contains(ip)),
+        shared.guards());
     NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
     server = vertx.createNetServer(options);
-    dataRate = new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace());
+    connections = new SmtpConnection.Setup(vertx, shared.tls(), smtp.idleTimeout(), smtp.commandTimeout(),
+        new SmtpConnection.DataRate(smtp.minDataRate(), smtp.minDataRateGrace()), shared.metrics());
     server.connectHandler(socket -> {
       if (shared.draining().get()) { // accepted while the listener was closing: Vert.x's shutdown event may have missed it
         refuse(socket, Replies.SHUTTING_DOWN);
@@ -143,17 +144,15 @@ public final class SmtpVerticle extends VerticleBase {
    * every per-address rule see {@code ip}. {@code early}: bytes that came with the PROXY header.
    */
   private void serve(NetSocket socket, String ip, Buffer early, boolean refuseProxyHeader) {
-    GatewayConfig.Smtp smtp = shared.config().smtp();
-    Runnable release = admit(ip, policy.mayRelayWithoutAuth(ip), socket);
+    Runnable release = admit(ip, sessions.policy().mayRelayWithoutAuth(ip), socket);
     if (release == null) {
       return;
     }
-    SmtpSession session = new SmtpSession(settings, relay, shared.authenticator(), policy, shared.guards(), ip);
-    SmtpConnection connection = new SmtpConnection(vertx, socket, session, shared.tls(), smtp.idleTimeout(),
-        smtp.commandTimeout(), () -> {
-          release.run();
-          open.remove(socket);
-        }, shared.metrics(), dataRate);
+    SmtpSession session = new SmtpSession(sessions, ip);
+    SmtpConnection connection = new SmtpConnection(connections, socket, session, () -> {
+      release.run();
+      open.remove(socket);
+    });
     if (refuseProxyHeader) {
       connection.refuseProxyHeader();
     }

@@ -4,7 +4,8 @@ import dev.ledgerpost.metrics.AuditEvent;
 import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.cluster.Job;
-import dev.ledgerpost.cluster.Leadership;
+import dev.ledgerpost.cluster.JobSchedule;
+import dev.ledgerpost.cluster.NodeServices;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.retry.RetryMessages;
@@ -25,7 +26,6 @@ import dev.ledgerpost.stale.StaleMessages.StaleRow;
 import dev.ledgerpost.stale.StaleMessages.StaleListQuery;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -54,10 +54,8 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   /** Counting stops when nobody has read a gauge for this long: an idle gateway does not query for nobody. */
   private static final long READERS_GONE_NANOS = Duration.ofMinutes(5).toNanos();
 
+  private final NodeServices node;
   private final GatewayConfig.Stale config;
-  private final Duration nodeDeadAfter;
-  private final Leadership leadership;
-  private final Clock clock;
   private final PendingHistory history;
   private final AtomicLong scans = new AtomicLong();
   private volatile long pending;
@@ -69,9 +67,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   /** Start time of the query whose counts are shown: an older answer arriving late does not replace a newer one. */
   private long countsAsOf = Long.MIN_VALUE;
   private Bus bus;
-  private long timer = -1;
-  private long countsTimer = -1;
-  private long historyTimer = -1;
+  private JobSchedule schedule;
   private boolean scanning;
   /** The counts query in flight, which a second caller joins; null when none is. */
   private Future<Void> counting;
@@ -80,11 +76,9 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
    * Reads {@code stale.*}, and {@code node.deadAfter} for the outcomes other nodes hold; {@code history} receives a
    * sample of the gauges every {@link PendingHistory#INTERVAL} (the console's chart).
    */
-  public StaleVerticle(GatewayConfig config, Leadership leadership, Clock clock, PendingHistory history) {
-    this.config = config.stale();
-    this.nodeDeadAfter = config.node().deadAfter();
-    this.leadership = leadership;
-    this.clock = clock;
+  public StaleVerticle(NodeServices node, PendingHistory history) {
+    this.node = node;
+    this.config = node.config().stale();
     this.history = history;
   }
 
@@ -93,24 +87,23 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     bus = Bus.of(vertx);
     bus.serve(StaleMessages.LIST, StaleListQuery.class, this::list);
     bus.serve(StaleMessages.ATTENTION, AttentionQuery.class, this::attention);
-    timer = vertx.setPeriodic(config.scanInterval().toMillis(), t -> scan());
-    countsTimer = vertx.setPeriodic(COUNTS_INTERVAL.toMillis(), t -> {
+    schedule = new JobSchedule(vertx, node.leadership());
+    schedule.every(config.scanInterval(), this::scan); // every node scans (its gauges); only the leader raises
+    schedule.every(COUNTS_INTERVAL, () -> {
       if (System.nanoTime() - lastRead < READERS_GONE_NANOS) {
         count();
       }
     });
     // The chart's samples are taken whether or not anybody reads the gauges: one cheap indexed query per interval.
-    historyTimer = vertx.setPeriodic(PendingHistory.INTERVAL.toMillis(), t -> count().onComplete(ar -> sample()));
+    schedule.every(PendingHistory.INTERVAL, () -> count().onComplete(ar -> sample()));
     Future<Void> first = scan().onComplete(ar -> count().onComplete(x -> sample())); // the scan does not count UNKNOWN rows
-    leadership.whenGained(Job.STALE_WATCH, this::scan); // a node that takes the job over scans at once
+    node.leadership().whenGained(Job.STALE_WATCH, this::scan); // a node that takes the job over scans at once
     return first;
   }
 
   @Override
   public Future<?> stop() {
-    vertx.cancelTimer(timer);
-    vertx.cancelTimer(countsTimer);
-    vertx.cancelTimer(historyTimer);
+    schedule.stop();
     return Future.succeededFuture();
   }
 
@@ -160,9 +153,9 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     long started = System.nanoTime();
-    boolean raising = leadership.leads(Job.STALE_WATCH);
+    boolean raising = node.leadership().leads(Job.STALE_WATCH);
     return held()
-        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter,
+        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, cutoff, ids, nodeDeadAfter(),
             raising ? RAISES_PER_SCAN : 0), StaleReport.class, QUERY_TIMEOUT))
         .compose(report -> {
           counted(started, report.pending(), report.oldestPendingAt());
@@ -170,7 +163,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
           Future<Void> raises = Future.succeededFuture();
           for (StaleRow row : report.rows()) {
             // Leadership is asked again per row: a node fenced mid-scan stops raising at once.
-            raises = raises.compose(v -> leadership.leads(Job.STALE_WATCH) ? raise(row, now) : Future.succeededFuture());
+            raises = raises.compose(v -> node.leadership().leads(Job.STALE_WATCH) ? raise(row, now) : Future.succeededFuture());
           }
           return raises;
         })
@@ -211,7 +204,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     OffsetDateTime now = now();
     OffsetDateTime cutoff = now.minus(config.threshold());
     return held()
-        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter, q.limit()), StaleReport.class,
+        .compose(ids -> bus.request(StaleMessages.STALE, new StaleQuery(cutoff, null, ids, nodeDeadAfter(), q.limit()), StaleReport.class,
             QUERY_TIMEOUT))
         .map(r -> new StaleList(config.threshold(), now, r.pending(), r.stale(), r.rows()));
   }
@@ -224,12 +217,17 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
     boolean unknownToo = q.status() == null || q.status() == MessageStatus.UNKNOWN;
     return (pendingToo ? held() : Future.succeededFuture(Set.<UUID>of()))
         .compose(ids -> bus.request(StaleMessages.OPEN_ROWS, new OpenRowsQuery(pendingToo, unknownToo, q.sender(), q.since(),
-            q.until(), cutoff, ids, nodeDeadAfter, q.limit()), OpenRows.class, QUERY_TIMEOUT))
+            q.until(), cutoff, ids, nodeDeadAfter(), q.limit()), OpenRows.class, QUERY_TIMEOUT))
         .map(r -> new Attention(config.threshold(), now, r.matching(), r.rows()));
   }
 
+  /** Past this, another node's heartbeat no longer protects the outcomes it holds. */
+  private Duration nodeDeadAfter() {
+    return node.config().node().deadAfter();
+  }
+
   private OffsetDateTime now() {
-    return OffsetDateTime.ofInstant(clock.instant(), ZoneOffset.UTC);
+    return OffsetDateTime.ofInstant(node.clock().instant(), ZoneOffset.UTC);
   }
 
   @Override

@@ -1,12 +1,12 @@
 package dev.ledgerpost.webhook;
 
 import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.cluster.NodeServices;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.Reloadable;
 import dev.ledgerpost.config.WebhookSecrets;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.outbox.OutboxMessages;
-import dev.ledgerpost.metrics.GatewayMetrics;
 import dev.ledgerpost.metrics.ThrottledWarning;
 import dev.ledgerpost.outbox.OutboxVerticle;
 import dev.ledgerpost.outbox.PacedPass;
@@ -24,7 +24,6 @@ import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -59,11 +58,9 @@ public final class WebhookVerticle extends VerticleBase {
   private static final long MIN_RECORD_MILLIS = 20;
   private static final int POOL_SIZE = 4;
 
+  private final NodeServices node;
   private final GatewayConfig.Webhooks config;
-  private final String nodeId;
   private final DatabaseTarget target;
-  private final GatewayMetrics metrics;
-  private final Clock clock;
   private final Map<String, Supplier<List<byte[]>>> keys = new LinkedHashMap<>();
   private final List<Reloadable<?>> reloadable = new ArrayList<>();
   private final Map<String, EndpointWorker> workers = new LinkedHashMap<>();
@@ -83,13 +80,10 @@ public final class WebhookVerticle extends VerticleBase {
    * Reads every endpoint's secrets now (blocking: call on a worker, at start): a bad secret file stops the start like
    * any credential file.
    */
-  public WebhookVerticle(GatewayConfig.Webhooks config, String nodeId, DatabaseTarget target, GatewayMetrics metrics,
-      Clock clock) {
-    this.config = config;
-    this.nodeId = nodeId;
+  public WebhookVerticle(NodeServices node, DatabaseTarget target) {
+    this.node = node;
+    this.config = node.config().webhooks();
     this.target = target;
-    this.metrics = metrics;
-    this.clock = clock;
     for (GatewayConfig.WebhookEndpoint e : config.endpoints()) {
       if (e.secretFile().isEmpty()) {
         List<byte[]> inline = e.secrets().stream().map(WebhookSecrets::decode).toList();
@@ -114,24 +108,24 @@ public final class WebhookVerticle extends VerticleBase {
     schedule = new Schedule(config.retrySchedule());
     PgConnectOptions options = new PgConnectOptions(target.options());
     Map<String, String> props = new HashMap<>(options.getProperties());
-    props.put("application_name", "ledgerpost webhooks " + nodeId);
+    props.put("application_name", "ledgerpost webhooks " + node.nodeId());
     options.setProperties(props);
     pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(POOL_SIZE)).connectingTo(options).using(vertx).build();
     store = new WebhookStore(pool);
     recording = new PacedPass(vertx, MIN_RECORD_MILLIS, false, () -> !stopped && !workers.isEmpty(), this::recordAll);
     Duration lease = config.timeout().plus(LEASE_MARGIN);
-    EndpointWorker.Setup setup = new EndpointWorker.Setup(vertx, store, schedule, clock, nodeId, config.concurrency(), lease,
-        metrics);
+    EndpointWorker.Setup setup = new EndpointWorker.Setup(vertx, store, schedule, node.clock(), node.nodeId(), config.concurrency(),
+        lease, node.metrics());
     for (GatewayConfig.WebhookEndpoint e : config.endpoints()) {
       workers.put(e.name(), new EndpointWorker(setup, e, new Signer(keys.get(e.name())),
           new Sender(vertx, e.name(), e.url(), config.timeout(), config.concurrency())));
-      metrics.webhookEndpoint(e.name());
+      node.metrics().webhookEndpoint(e.name());
     }
-    metrics.gauge("ledgerpost.webhook.pending", "Webhook deliveries not yet DELIVERED or FAILED (ledger-wide)", () -> open);
-    metrics.gauge("ledgerpost.webhook.oldest.pending.age.seconds",
+    node.metrics().gauge("ledgerpost.webhook.pending", "Webhook deliveries not yet DELIVERED or FAILED (ledger-wide)", () -> open);
+    node.metrics().gauge("ledgerpost.webhook.oldest.pending.age.seconds",
         "Age of the oldest webhook delivery not yet DELIVERED or FAILED (ledger-wide)", () -> oldestSeconds);
     serve(Bus.of(vertx));
-    return store.register(List.copyOf(workers.keySet()), nodeId).onSuccess(x -> {
+    return store.register(List.copyOf(workers.keySet()), node.nodeId()).onSuccess(x -> {
       vertx.eventBus().localConsumer(OutboxVerticle.EVENTS, m -> record());
       vertx.eventBus().<OutboxMessages.PublishedUpTo>localConsumer(OutboxMessages.PUBLISHED, m -> {
         if (behind(m.body().lastPubSeq())) {
@@ -192,7 +186,7 @@ public final class WebhookVerticle extends VerticleBase {
   private Future<Boolean> recordOne(EndpointWorker w) {
     GatewayConfig.WebhookEndpoint e = w.endpoint();
     WebhookStore.Filter filter = new WebhookStore.Filter(e.name(), e.events(), e.user());
-    return store.record(filter, schedule.firstDue(clock.instant())).map(r -> {
+    return store.record(filter, schedule.firstDue(node.clock().instant())).map(r -> {
       if (r.through() < 0) {
         return false; // another node is recording this endpoint now
       }
@@ -227,7 +221,7 @@ public final class WebhookVerticle extends VerticleBase {
         .compose(w -> delivery(w.name(), q.id()))
         .compose(d -> store.attempts(d.id()).map(a -> new DeliveryDetail(d, a))));
     bus.serve(WebhookMessages.RETRY, WebhookMessages.Retry.class, q -> worker(q.endpoint())
-        .compose(w -> store.retry(w.name(), q.id(), clock.instant()))
+        .compose(w -> store.retry(w.name(), q.id(), node.clock().instant()))
         .compose(found -> found
             ? delivery(q.endpoint(), q.id())
             : Future.failedFuture(new WebhookException(WebhookException.Kind.NOT_FOUND,
@@ -235,7 +229,7 @@ public final class WebhookVerticle extends VerticleBase {
         .onSuccess(d -> workers.get(q.endpoint()).pump()));
     bus.serve(WebhookMessages.REPLAY, WebhookMessages.Replay.class, q -> worker(q.endpoint()).compose(w -> {
       GatewayConfig.WebhookEndpoint e = w.endpoint();
-      return store.replay(new WebhookStore.Filter(e.name(), e.events(), e.user()), q.since(), q.until(), clock.instant())
+      return store.replay(new WebhookStore.Filter(e.name(), e.events(), e.user()), q.since(), q.until(), node.clock().instant())
           .map(c -> {
             LOG.info("webhook endpoint {}: replay of pub_seq {}..{}: {} delivery(ies) recorded, {} re-armed", e.name(),
                 q.since() + 1, c[2], c[0], c[1]);

@@ -41,8 +41,8 @@ class SmtpSessionGuardsTest {
       checks.incrementAndGet();
       return Future.succeededFuture(false);
     };
-    SmtpSession s = new SmtpSession(settings, relay, wrongPassword, address -> false,
-        new SmtpSession.Guards(throttle, SenderPolicy.ANY, UserQuota.UNLIMITED, delays), ip);
+    SmtpSession s = new SmtpSession(new SmtpSession.Setup(settings, relay, wrongPassword, address -> false,
+        new SmtpSession.Guards(throttle, SenderPolicy.ANY, UserQuota.UNLIMITED, delays)), ip);
     assertThat(s.input(Line.of("EHLO client.test")).result().reply().code()).isEqualTo(250);
     return s;
   }
