@@ -51,9 +51,7 @@ public final class PostfixInstance implements AutoCloseable {
     }
     String failure = "";
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      Path dir = GatewayHarness.tempDir("postfix-" + name + "-");
-      // A temporary directory is root's alone; Postfix's daemons run as postfix and must reach their queue.
-      Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+      Path dir = reachableDir("postfix-" + name + "-");
       int port = smtpd ? freePort() : 0;
       PostfixInstance p = new PostfixInstance(dir, port);
       p.configure(name, settings);
@@ -65,6 +63,30 @@ public final class PostfixInstance implements AutoCloseable {
       p.close();
     }
     throw new AssertionError("Postfix did not start in " + ATTEMPTS + " attempts:\n" + failure);
+  }
+
+  /**
+   * A directory of its own that Postfix's daemons, which run as user postfix, can reach: under target/test-data when
+   * every directory above it lets others through (a checkout in a mode-700 directory, such as one made by mktemp -d
+   * or root's home, does not), else under the system's temporary directory. A temporary directory is root's alone
+   * until it is opened to others.
+   */
+  private static Path reachableDir(String prefix) throws IOException {
+    Path dir = GatewayHarness.tempDir(prefix);
+    if (!othersCanTraverse(dir.getParent())) {
+      dir = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "ledgerpost-" + prefix);
+    }
+    Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    return dir;
+  }
+
+  private static boolean othersCanTraverse(Path dir) throws IOException {
+    for (Path p = dir.toAbsolutePath(); p != null; p = p.getParent()) {
+      if (!Files.getPosixFilePermissions(p).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void configure(String name, Map<String, String> settings) throws IOException {
