@@ -1,7 +1,7 @@
 package dev.ledgerpost.api;
 
 import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.webhook.WebhookException;
+import dev.ledgerpost.webhook.ReplayRangeGone;
 import dev.ledgerpost.webhook.WebhookMessages;
 import dev.ledgerpost.webhook.WebhookMessages.AttemptView;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryView;
@@ -169,15 +169,10 @@ record WebhookApi(Bus bus) {
   }
 
   private static void failure(RoutingContext ctx, Throwable e) {
-    if (e instanceof WebhookException w) {
-      switch (w.kind()) {
-        case NOT_FOUND -> Problem.send(ctx, 404, "Not Found", w.getMessage());
-        case RANGE_GONE -> Problem.send(ctx, 409, "Conflict", w.getMessage(),
-            new JsonObject().put("oldestAvailableSeq", w.oldestAvailable()));
-        default -> Problem.send(ctx, 400, "Bad Request", w.getMessage());
-      }
+    if (e instanceof ReplayRangeGone gone) {
+      Problem.send(ctx, 409, "Conflict", gone.getMessage(), new JsonObject().put("oldestAvailableSeq", gone.oldestAvailable()));
       return;
     }
-    Problem.ledgerFailure(ctx, e);
+    Problem.ledgerFailure(ctx, e); // an unknown endpoint or delivery: 404
   }
 }

@@ -1,5 +1,6 @@
 package dev.ledgerpost.webhook;
 
+import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.webhook.WebhookMessages.AttemptView;
 import dev.ledgerpost.webhook.WebhookMessages.DeliveryView;
 import io.vertx.core.Future;
@@ -295,15 +296,13 @@ final class WebhookStore {
   Future<long[]> replay(Filter f, long since, Long until, Instant now) {
     return pool.withTransaction(conn -> conn.preparedQuery(LOCK_CURSOR_WAIT).execute(Tuple.of(f.endpoint())).compose(cursor -> {
       if (cursor.size() == 0) {
-        return Future.failedFuture(new WebhookException(WebhookException.Kind.NOT_FOUND, "no webhook endpoint " + f.endpoint()));
+        return Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no webhook endpoint " + f.endpoint()));
       }
       long through = cursor.iterator().next().getLong(0);
       return conn.query(PUBLISHER).execute().compose(p -> {
         long pruned = p.iterator().next().getLong("pruned_through");
         if (since < pruned) {
-          return Future.failedFuture(new WebhookException(WebhookException.Kind.RANGE_GONE, "events up to pub_seq " + pruned
-              + " were deleted by retention (notify.retention); the oldest available is " + (pruned + 1)
-              + ": replay since=" + pruned + " or later", pruned + 1));
+          return Future.failedFuture(new ReplayRangeGone(pruned));
         }
         long upTo = until == null ? through : Math.min(until, through);
         if (upTo <= since) {

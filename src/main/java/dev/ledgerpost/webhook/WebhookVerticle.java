@@ -6,6 +6,7 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.Reloadable;
 import dev.ledgerpost.config.WebhookSecrets;
 import dev.ledgerpost.ledger.DatabaseTarget;
+import dev.ledgerpost.ledger.LedgerException;
 import dev.ledgerpost.outbox.OutboxMessages;
 import dev.ledgerpost.metrics.ThrottledWarning;
 import dev.ledgerpost.outbox.OutboxVerticle;
@@ -224,7 +225,7 @@ public final class WebhookVerticle extends VerticleBase {
         .compose(w -> store.retry(w.name(), q.id(), node.clock().instant()))
         .compose(found -> found
             ? delivery(q.endpoint(), q.id())
-            : Future.failedFuture(new WebhookException(WebhookException.Kind.NOT_FOUND,
+            : Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND,
                 "endpoint " + q.endpoint() + " has no delivery " + q.id())))
         .onSuccess(d -> workers.get(q.endpoint()).pump()));
     bus.serve(WebhookMessages.REPLAY, WebhookMessages.Replay.class, q -> worker(q.endpoint()).compose(w -> {
@@ -244,13 +245,13 @@ public final class WebhookVerticle extends VerticleBase {
   private Future<EndpointWorker> worker(String name) {
     EndpointWorker w = workers.get(name);
     return w != null ? Future.succeededFuture(w)
-        : Future.failedFuture(new WebhookException(WebhookException.Kind.NOT_FOUND, "no webhook endpoint " + name
+        : Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no webhook endpoint " + name
             + " in the configuration (webhooks.endpoints)"));
   }
 
   private Future<DeliveryView> delivery(String endpoint, long id) {
     return store.one(endpoint, id).compose(d -> d != null ? Future.succeededFuture(d)
-        : Future.failedFuture(new WebhookException(WebhookException.Kind.NOT_FOUND,
+        : Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND,
             "endpoint " + endpoint + " has no delivery " + id)));
   }
 
