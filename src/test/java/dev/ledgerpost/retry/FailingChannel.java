@@ -7,26 +7,27 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A real file channel that fails like a full disk on demand: a write puts half of its first buffer
  * on disk and then throws ENOSPC, or an fsync throws EIO. Everything else goes to the real file.
  */
 final class FailingChannel extends FileChannel {
-  final FileChannel delegate;
-  final AtomicBoolean diskFull;
-  final AtomicBoolean fsyncFails;
+  /** The fault the disk has now; the test switches it while journals hold their channels open. */
+  enum Fault { NONE, DISK_FULL, FSYNC_FAILS }
 
-  FailingChannel(FileChannel delegate, AtomicBoolean diskFull, AtomicBoolean fsyncFails) {
+  final FileChannel delegate;
+  final AtomicReference<Fault> fault;
+
+  FailingChannel(FileChannel delegate, AtomicReference<Fault> fault) {
     this.delegate = delegate;
-    this.diskFull = diskFull;
-    this.fsyncFails = fsyncFails;
+    this.fault = fault;
   }
 
   @Override
   public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-    if (diskFull.get()) {
+    if (fault.get() == Fault.DISK_FULL) {
       ByteBuffer first = srcs[offset].duplicate();
       first.limit(first.position() + first.remaining() / 2);
       delegate.write(first);
@@ -42,7 +43,7 @@ final class FailingChannel extends FileChannel {
 
   @Override
   public void force(boolean metaData) throws IOException {
-    if (fsyncFails.get()) {
+    if (fault.get() == Fault.FSYNC_FAILS) {
       throw new IOException("Input/output error");
     }
     delegate.force(metaData);

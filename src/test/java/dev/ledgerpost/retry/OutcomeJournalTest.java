@@ -15,7 +15,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,9 +26,8 @@ class OutcomeJournalTest {
   Vertx vertx;
   Context context;
   Path dir;
-  final AtomicBoolean diskFull = new AtomicBoolean();
-  final AtomicBoolean fsyncFails = new AtomicBoolean();
-  final OutcomeJournal.Opener failing = file -> new FailingChannel(OutcomeJournal.Opener.APPEND.open(file), diskFull, fsyncFails);
+  final AtomicReference<FailingChannel.Fault> fault = new AtomicReference<>(FailingChannel.Fault.NONE);
+  final OutcomeJournal.Opener failing = file -> new FailingChannel(OutcomeJournal.Opener.APPEND.open(file), fault);
 
   @BeforeEach
   void start() {
@@ -161,10 +160,10 @@ class OutcomeJournalTest {
     UUID after = UUID.randomUUID();
     on(() -> j.append(JournalFormatTest.outcome(before)));
 
-    diskFull.set(true);
+    fault.set(FailingChannel.Fault.DISK_FULL);
     assertThatThrownBy(() -> on(() -> j.append(JournalFormatTest.outcome(lost))))
         .hasMessageContaining("No space left on device");
-    diskFull.set(false);
+    fault.set(FailingChannel.Fault.NONE);
     on(() -> j.append(JournalFormatTest.outcome(after)));
 
     JournalFormat.Scan scan = JournalFormat.scan(Files.readAllBytes(j.file()));
@@ -176,11 +175,11 @@ class OutcomeJournalTest {
   @Test
   void aFailedFsyncIsNeverAcknowledged() throws Exception {
     OutcomeJournal j = open(1 << 20, failing);
-    fsyncFails.set(true);
+    fault.set(FailingChannel.Fault.FSYNC_FAILS);
     assertThatThrownBy(() -> on(() -> j.append(JournalFormatTest.outcome(UUID.randomUUID()))))
         .hasMessageContaining("Input/output error");
     assertThat(j.stats().open()).isZero();
-    fsyncFails.set(false);
+    fault.set(FailingChannel.Fault.NONE);
     UUID ok = UUID.randomUUID();
     on(() -> j.append(JournalFormatTest.outcome(ok)));
     assertThat(JournalFormat.scan(Files.readAllBytes(j.file())).entries()).extracting(JournalFormat.Entry::id)
