@@ -49,9 +49,7 @@ class PartitionMigrationTest {
     LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
     Flyway at80 = flyway(target, v90).target("80").load();
     at80.migrate();
-    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
-      generate(st);
-    }
+    generate(url);
 
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong maxNanos = new AtomicLong();
@@ -157,28 +155,71 @@ class PartitionMigrationTest {
   }
 
   /**
-   * The million rows, in the V80 schema, in two statements: UUIDv7 ids spread evenly over the last ten weeks (the
-   * millisecond in the first 48 bits, the row number in the random bits), 1 % of them PENDING.
+   * The million rows, in the V80 schema: UUIDv7 ids spread evenly over the last ten weeks (the millisecond in the first
+   * 48 bits, the row number in the random bits; both tables from one clock reading), 1 % of them PENDING. The two tables are loaded at once on two
+   * connections, and, as a restore does it, the secondary index and the foreign key are made again after the rows (the
+   * same schema): a million rows inserted one table after the other through them took most of this test's time.
    */
-  static void generate(Statement st) throws SQLException {
-    st.execute("""
-        CREATE TEMP TABLE gen AS
-        SELECT i, (extract(epoch FROM now()) * 1000)::bigint - 70 * 86400000::bigint + i * (70 * 86400000::bigint / %d) AS ms
-          FROM generate_series(1, %d) AS i""".formatted(MESSAGES, MESSAGES));
-    st.execute("""
-        INSERT INTO messages (id, intake, mail_from, size_bytes, body_sha256, route, status, version, received_at, settled_at)
-        SELECT (lpad(to_hex(ms), 12, '0') || '7000' || '8' || lpad(to_hex(i), 15, '0'))::uuid, 'SMTP', 'a@example.com', 1000,
-               repeat('0', 64), 'smarthost:127.0.0.1:25', CASE WHEN i %% 100 = 0 THEN 'PENDING' ELSE 'SENT' END,
-               CASE WHEN i %% 100 = 0 THEN 1 ELSE 2 END, to_timestamp(ms / 1000.0),
-               CASE WHEN i %% 100 = 0 THEN NULL ELSE to_timestamp(ms / 1000.0) END
-          FROM gen""".formatted());
-    st.execute("""
-        INSERT INTO recipients (message_id, idx, address, status)
-        SELECT (lpad(to_hex(ms), 12, '0') || '7000' || '8' || lpad(to_hex(i), 15, '0'))::uuid, 0, 'b' || i || '@example.net',
-               CASE WHEN i % 100 = 0 THEN 'PENDING' ELSE 'ACCEPTED' END
-          FROM gen""");
-    st.execute("ANALYZE messages");
-    st.execute("ANALYZE recipients");
+  static void generate(String url) throws Exception {
+    List<String> rebuild = new ArrayList<>();
+    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
+      try (ResultSet rs = st.executeQuery("""
+          SELECT format('DROP INDEX %s', indexrelid::regclass), pg_get_indexdef(indexrelid) FROM pg_index
+           WHERE indrelid IN ('messages'::regclass, 'recipients'::regclass)
+             AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conindid = indexrelid)
+          UNION ALL
+          SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', conrelid::regclass, conname),
+                 format('ALTER TABLE %s ADD CONSTRAINT %I %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
+            FROM pg_constraint WHERE conrelid = 'recipients'::regclass AND contype = 'f'""")) {
+        while (rs.next()) {
+          rebuild.add(rs.getString(1));
+          rebuild.add(rs.getString(2));
+        }
+      }
+      assertThat(rebuild).as("messages' secondary index and recipients' foreign key")
+          .contains("DROP INDEX messages_open_idx", "ALTER TABLE recipients DROP CONSTRAINT recipients_message_id_fkey");
+      for (int i = 0; i < rebuild.size(); i += 2) {
+        st.execute(rebuild.get(i));
+      }
+      String rows = """
+          (SELECT i, %d::bigint - 70 * 86400000::bigint + i * (70 * 86400000::bigint / %d) AS ms
+             FROM generate_series(1, %d) AS i) AS gen""".formatted(System.currentTimeMillis(), MESSAGES, MESSAGES);
+      String id = "(lpad(to_hex(ms), 12, '0') || '7000' || '8' || lpad(to_hex(i), 15, '0'))::uuid";
+      ExecutorService loaders = Executors.newFixedThreadPool(2);
+      try {
+        List<Future<Void>> loads = loaders.invokeAll(List.of(
+            load(url, """
+                INSERT INTO messages (id, intake, mail_from, size_bytes, body_sha256, route, status, version, received_at,
+                                      settled_at)
+                SELECT %s, 'SMTP', 'a@example.com', 1000, repeat('0', 64), 'smarthost:127.0.0.1:25',
+                       CASE WHEN i %% 100 = 0 THEN 'PENDING' ELSE 'SENT' END, CASE WHEN i %% 100 = 0 THEN 1 ELSE 2 END,
+                       to_timestamp(ms / 1000.0), CASE WHEN i %% 100 = 0 THEN NULL ELSE to_timestamp(ms / 1000.0) END
+                  FROM %s""".formatted(id, rows)),
+            load(url, """
+                INSERT INTO recipients (message_id, idx, address, status)
+                SELECT %s, 0, 'b' || i || '@example.net', CASE WHEN i %% 100 = 0 THEN 'PENDING' ELSE 'ACCEPTED' END
+                  FROM %s""".formatted(id, rows))));
+        for (Future<Void> load : loads) {
+          load.get();
+        }
+      } finally {
+        loaders.shutdown();
+      }
+      for (int i = 1; i < rebuild.size(); i += 2) {
+        st.execute(rebuild.get(i));
+      }
+      st.execute("ANALYZE messages");
+      st.execute("ANALYZE recipients");
+    }
+  }
+
+  private static java.util.concurrent.Callable<Void> load(String url, String sql) {
+    return () -> {
+      try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
+        st.execute(sql);
+      }
+      return null;
+    };
   }
 
   /** One message as the gateway writes it: opened (message and recipient), settled, read back by id. */
