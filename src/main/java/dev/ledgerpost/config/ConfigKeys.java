@@ -59,7 +59,7 @@ final class ConfigKeys {
     key("smtp.proxyNetworks", "", ConfigKeys::cidrs, "Proxies (CIDR list) whose PROXY header is read; a peer inside must send one, a header from any other peer closes its connection. Required when smtp.proxyProtocol is not none.");
     key("smtp.proxyTimeout", "5s", ConfigKeys::positiveDuration, "Time a proxy has to send the whole PROXY header after connecting; later, the connection is closed.");
     key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
-    key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = self-signed, generated at start. Read again (with the key) on SIGHUP.");
+    key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = a self-signed ECDSA P-256 one, made in memory at start. Read again (with the key) on SIGHUP.");
     key("smtp.tls.keyFile", "", ConfigKeys::text, "PEM private key for STARTTLS.");
     key("smtp.shutdownGrace", "30s", ConfigKeys::positiveDuration, "How long SIGTERM waits for transactions in flight.");
     key("http.host", "127.0.0.1", ConfigKeys::text, "Address the HTTP API binds to.");
