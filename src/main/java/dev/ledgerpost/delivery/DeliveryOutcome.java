@@ -1,5 +1,6 @@
 package dev.ledgerpost.delivery;
 
+import dev.ledgerpost.metrics.GatewayMetrics;
 import java.util.UUID;
 
 /**
@@ -28,6 +29,9 @@ public sealed interface DeliveryOutcome {
 
   <R> R accept(Visitor<R> visitor);
 
+  /** Its series of the outcome counter; every outcome names one (no default), so a new one cannot go uncounted. */
+  GatewayMetrics.Outcome metric();
+
   /**
    * The ledger could not be opened (or its open was not confirmed); the downstream never received
    * DATA. Nothing was sent, and the gateway says so: the "not sent" fact is journaled and the retry
@@ -38,6 +42,11 @@ public sealed interface DeliveryOutcome {
     public <R> R accept(Visitor<R> v) {
       return v.notRecorded(this);
     }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.NOT_RECORDED;
+    }
   }
 
   /** The downstream accepted. {@code settled} is false when the settle failed after its retries. */
@@ -45,6 +54,11 @@ public sealed interface DeliveryOutcome {
     @Override
     public <R> R accept(Visitor<R> v) {
       return v.accepted(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.ACCEPTED;
     }
   }
 
@@ -54,6 +68,11 @@ public sealed interface DeliveryOutcome {
     public <R> R accept(Visitor<R> v) {
       return v.deferred(this);
     }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.DEFERRED;
+    }
   }
 
   /** The downstream answered the message with 5xx. */
@@ -61,6 +80,11 @@ public sealed interface DeliveryOutcome {
     @Override
     public <R> R accept(Visitor<R> v) {
       return v.rejected(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.REJECTED;
     }
   }
 
@@ -70,6 +94,11 @@ public sealed interface DeliveryOutcome {
     public <R> R accept(Visitor<R> v) {
       return v.lostBeforeDot(this);
     }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.LOST_BEFORE_DOT;
+    }
   }
 
   /** The connection was lost or timed out after the final dot: the downstream may or may not have it. */
@@ -77,6 +106,11 @@ public sealed interface DeliveryOutcome {
     @Override
     public <R> R accept(Visitor<R> v) {
       return v.unknown(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.UNKNOWN;
     }
   }
 }

@@ -87,7 +87,7 @@ public final class RelayContract {
           LOG.error("relay contract for {} failed unexpectedly", open.id(), e);
           return Future.failedFuture(e);
         })
-        .onSuccess(outcome -> services.metrics().delivery(outcome.accept(OUTCOME_TAG), System.nanoTime() - started));
+        .onSuccess(outcome -> services.metrics().delivery(outcome.metric(), System.nanoTime() - started));
   }
 
   private Future<Opened> openLedger(Open open, Opening opening) {
@@ -236,37 +236,4 @@ public final class RelayContract {
       return false;
     });
   }
-
-  /** The metric tag of each outcome. */
-  private static final DeliveryOutcome.Visitor<GatewayMetrics.Outcome> OUTCOME_TAG = new DeliveryOutcome.Visitor<>() {
-    @Override
-    public GatewayMetrics.Outcome notRecorded(DeliveryOutcome.NotRecorded o) {
-      return GatewayMetrics.Outcome.NOT_RECORDED;
-    }
-
-    @Override
-    public GatewayMetrics.Outcome accepted(DeliveryOutcome.Accepted o) {
-      return GatewayMetrics.Outcome.ACCEPTED;
-    }
-
-    @Override
-    public GatewayMetrics.Outcome deferred(DeliveryOutcome.Deferred o) {
-      return GatewayMetrics.Outcome.DEFERRED;
-    }
-
-    @Override
-    public GatewayMetrics.Outcome rejected(DeliveryOutcome.Rejected o) {
-      return GatewayMetrics.Outcome.REJECTED;
-    }
-
-    @Override
-    public GatewayMetrics.Outcome lostBeforeDot(DeliveryOutcome.LostBeforeDot o) {
-      return GatewayMetrics.Outcome.LOST_BEFORE_DOT;
-    }
-
-    @Override
-    public GatewayMetrics.Outcome unknown(DeliveryOutcome.Unknown o) {
-      return GatewayMetrics.Outcome.UNKNOWN;
-    }
-  };
 }
