@@ -4,6 +4,7 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * SIGHUP reloads the credentials (docs/design.md §4.8). The JVM's own reaction to SIGHUP is to shut down;
@@ -17,7 +18,7 @@ final class Hangup {
 
   static void install(Supplier<Gateway> running) {
     try {
-      Signal.handle(new Signal("HUP"), signal -> {
+      SignalHandler previous = Signal.handle(new Signal("HUP"), signal -> {
         Gateway gateway = running.get();
         if (gateway == null) {
           LOG.warn("SIGHUP while the gateway is not running: nothing to reload");
@@ -25,6 +26,12 @@ final class Hangup {
         }
         gateway.reloadCredentials();
       });
+      if (previous == SignalHandler.SIG_IGN) {
+        // Started with SIGHUP ignored (nohup, or a supervisor that ignores it): the JVM then never hooks the signal,
+        // and this handler would silently never run.
+        LOG.warn("SIGHUP is ignored in this process (started under nohup?): credentials are read at start only, "
+            + "until the gateway is started without ignoring SIGHUP");
+      }
     } catch (IllegalArgumentException e) {
       // No SIGHUP on this platform (or the JVM runs with -Xrs): credentials are read at start only.
       LOG.warn("SIGHUP cannot be handled here ({}): credentials are read at start only", e.getMessage());
