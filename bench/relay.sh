@@ -14,6 +14,7 @@
 # Usage: bench/relay.sh [messages for 2KB, default 20000] [messages for 64KB, default 3000]
 #   LEDGERPOST_TEST_JAR=path   benchmark another build (e.g. the commit before a change), default target/ledgerpost.jar
 #   RELAY_SCENARIOS="2048:20 65536:100"   only these size:sessions pairs
+#   RELAY_EXTRA_PARTITIONS=56             that many more weekly ledger partitions (a year's worth: see below)
 # Needs root (smtp-sink drops to nobody; Postfix runs its own instance under a temp directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -104,6 +105,27 @@ ticks_pg() {
 # cumulative statistics views are only flushed by each backend now and then. Bytes, records, full-page images,
 # commits, and rows written (heap inserts, updates, HOT updates, deletes).
 $PSQL -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
+
+# RELAY_EXTRA_PARTITIONS=N: N more (empty) weekly partitions of messages and recipients, weeks 8 .. 7+N from now,
+# so that the hot path runs on as many partitions as a ledger kept for the default ledger.retention has (400 days:
+# 58 weekly pairs, 5 ahead, the DEFAULT and the migrated one). A statement on a partitioned table may pay for every
+# partition, not only for the one its rows are in.
+EXTRA_PARTITIONS=${RELAY_EXTRA_PARTITIONS:-0}
+if [ "$EXTRA_PARTITIONS" -gt 0 ]; then
+  $PSQL -c "DO \$\$
+    DECLARE lo bigint; hi bigint;
+    BEGIN
+      FOR w IN 8..$((7 + EXTRA_PARTITIONS)) LOOP
+        lo := (extract(epoch FROM date_trunc('week', now() AT TIME ZONE 'UTC') + make_interval(weeks => w)) * 1000)::bigint;
+        hi := lo + 7 * 86400000::bigint;
+        EXECUTE format('CREATE TABLE messages_bench_w%s PARTITION OF messages FOR VALUES FROM (%L) TO (%L)', w,
+          lpad(to_hex((lo << 16) | 28672), 16, '0') || '8000000000000000', lpad(to_hex((hi << 16) | 28672), 16, '0') || '8000000000000000');
+        EXECUTE format('CREATE TABLE recipients_bench_w%s PARTITION OF recipients FOR VALUES FROM (%L) TO (%L)', w,
+          lpad(to_hex((lo << 16) | 28672), 16, '0') || '8000000000000000', lpad(to_hex((hi << 16) | 28672), 16, '0') || '8000000000000000');
+      END LOOP;
+    END \$\$" >/dev/null
+fi
+echo "partitions: messages $($PSQL -c "SELECT count(*) FROM pg_inherits WHERE inhparent = 'messages'::regclass"), recipients $($PSQL -c "SELECT count(*) FROM pg_inherits WHERE inhparent = 'recipients'::regclass")"
 wal_lsn() { $PSQL -c "SELECT pg_current_wal_lsn()"; }
 wal_between() {
   $PSQL -F' ' -c "SELECT coalesce(sum(record_size + fpi_size), 0), coalesce(sum(count), 0), coalesce(sum(fpi_size), 0),
