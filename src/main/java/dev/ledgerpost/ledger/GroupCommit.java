@@ -36,7 +36,10 @@ import org.slf4j.LoggerFactory;
 final class GroupCommit<Q, R> {
   private static final Logger LOG = LoggerFactory.getLogger(GroupCommit.class);
   static final int MAX_BATCH = 64;
-  /** As the event bus bounded a request before: a statement that gets no answer at all in this time has failed. */
+  /**
+   * As the event bus bounded a request before: a statement that gets no answer at all in this time has failed (a server
+   * that stops answering without closing its connections must not hold a client forever).
+   */
   static final long STATEMENT_TIMEOUT_MILLIS = 30_000;
   /** Pause before attempt 2 and 3; jitter of +-20 %. */
   private static final long[] BACKOFF_MILLIS = {50, 100};
@@ -84,6 +87,7 @@ final class GroupCommit<Q, R> {
   private final long lockTimeoutNanos;
   private final int maxInFlight;
   private final Consumer<Integer> committed;
+  private final long statementTimeoutMillis;
   private final ConcurrentLinkedQueue<Request<Q, R>> incoming = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
   /** Touched on the ledger's context only. */
@@ -94,9 +98,10 @@ final class GroupCommit<Q, R> {
   /**
    * @param budgetMillis how long one request may wait for its answer, batching and retries included
    * @param committed told, on the ledger's context, how many requests each committed statement carried
+   * @param statementTimeoutMillis how long a statement may go without any answer ({@link #STATEMENT_TIMEOUT_MILLIS})
    */
   GroupCommit(String kind, Context context, Statement<Q, R> statement, TransactionPolicy.Listener listener,
-      long budgetMillis, long lockTimeoutMillis, int maxInFlight, Consumer<Integer> committed) {
+      long budgetMillis, long lockTimeoutMillis, int maxInFlight, Consumer<Integer> committed, long statementTimeoutMillis) {
     this.kind = kind;
     this.context = context;
     this.statement = statement;
@@ -105,6 +110,7 @@ final class GroupCommit<Q, R> {
     this.lockTimeoutNanos = lockTimeoutMillis * 1_000_000L;
     this.maxInFlight = maxInFlight;
     this.committed = committed;
+    this.statementTimeoutMillis = statementTimeoutMillis;
   }
 
   /** From any thread; the answer comes back on the caller's context. */
@@ -189,8 +195,7 @@ final class GroupCommit<Q, R> {
     }
     Future<List<Outcome<R>>> f;
     try {
-      // A server that stops answering without closing its connections must not hold a client forever.
-      f = statement.run(payloads, attempt).timeout(STATEMENT_TIMEOUT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+      f = statement.run(payloads, attempt).timeout(statementTimeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (RuntimeException e) {
       f = Future.failedFuture(e);
     }
@@ -207,7 +212,7 @@ final class GroupCommit<Q, R> {
       Throwable cause = ar.cause();
       if (cause instanceof java.util.concurrent.TimeoutException) {
         LOG.error("ledger {} statement for {} request(s) got no answer within {} ms; answering them as failed",
-            kind, batch.size(), STATEMENT_TIMEOUT_MILLIS);
+            kind, batch.size(), statementTimeoutMillis);
         for (Request<Q, R> r : batch) {
           r.complete(null, cause);
         }

@@ -33,9 +33,9 @@ public final class LedgerWriter {
     // Today's bound for one message (docs/design.md §2.3): three attempts of lock_timeout each, with their pauses.
     long budget = TransactionPolicy.MAX_ATTEMPTS * lock + 150 + 100;
     this.opens = new GroupCommit<>("open", context, new OpenBatch(pool, nodeId), listener, budget, lock, MAX_IN_FLIGHT,
-        n -> committed.run());
+        n -> committed.run(), GroupCommit.STATEMENT_TIMEOUT_MILLIS);
     this.settles = new GroupCommit<>("settle", context, new SettleBatch(pool), listener, budget, lock, MAX_IN_FLIGHT,
-        n -> committed.run());
+        n -> committed.run(), GroupCommit.STATEMENT_TIMEOUT_MILLIS);
   }
 
   /** Opens a PENDING entry; only once this succeeded may the body go downstream. */

@@ -1,6 +1,7 @@
 package dev.ledgerpost.ledger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
@@ -15,11 +16,13 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
+import dev.ledgerpost.testing.TcpProxy;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
@@ -360,7 +363,7 @@ class GroupCommitTest {
       }
     };
     GroupCommit<Settle, Settled> settles = new GroupCommit<>("settle", ledgerContext, watched, TransactionPolicy.Listener.NONE,
-        BOUND_MS, LOCK_TIMEOUT_MS, LedgerWriter.MAX_IN_FLIGHT, n -> {});
+        BOUND_MS, LOCK_TIMEOUT_MS, LedgerWriter.MAX_IN_FLIGHT, n -> {}, GroupCommit.STATEMENT_TIMEOUT_MILLIS);
     List<Settle> burst = new ArrayList<>();
     for (Open o : opens) {
       burst.add(new Settle(o.id(), 1, MessageStatus.SENT, 1, 250, "2.0.0", "Ok", null));
@@ -522,6 +525,37 @@ class GroupCommitTest {
       sb.append(i == 0 ? "" : ",").append('\'').append(opens.get(i).id()).append("'::uuid");
     }
     return sb.append(']').toString();
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // (d) A server that stops answering (docs/design.md §2.3): the statement's requests fail at the statement timeout.
+
+  @Test
+  void aServerThatGoesSilentWithoutClosingFailsTheStatementsRequestsAtTheStatementTimeout() throws Exception {
+    long statementTimeoutMs = 1500;
+    PgConnectOptions direct = DatabaseTarget.fromUrl(url, Duration.ofMillis(LOCK_TIMEOUT_MS)).options();
+    try (TcpProxy cable = TcpProxy.to(direct.getHost(), direct.getPort())) {
+      Pool viaCable = PgBuilder.pool().with(new PoolOptions().setMaxSize(1))
+          .connectingTo(new PgConnectOptions(direct).setHost("127.0.0.1").setPort(cable.port())).using(vertx).build();
+      GroupCommit<Open, Opened> opens = new GroupCommit<>("open", ledgerContext, new OpenBatch(viaCable, "test-node"),
+          TransactionPolicy.Listener.NONE, BOUND_MS, LOCK_TIMEOUT_MS, LedgerWriter.MAX_IN_FLIGHT, n -> {}, statementTimeoutMs);
+      List<Open> two = opens(2, -1);
+      try (LogCapture error = LogCapture.of(GroupCommit.class.getName())) {
+        assertThat(await(opens.submit(two.get(0)))).as("through the cable while it carries")
+            .isEqualTo(new Opened(two.get(0).id(), 1));
+        cable.freeze(); // no byte either way, nothing closed: what a hung server or a dead network path looks like
+        long submitted = System.nanoTime();
+        Future<Opened> answer = opens.submit(two.get(1));
+        assertThatThrownBy(() -> await(answer)).isInstanceOf(java.util.concurrent.TimeoutException.class);
+        long waitedMs = (System.nanoTime() - submitted) / 1_000_000;
+        assertThat(waitedMs).isBetween(statementTimeoutMs, statementTimeoutMs + SLACK_MS);
+        assertThat(error.errorsContaining("ledger open statement for 1 request(s) got no answer within "
+            + statementTimeoutMs + " ms")).hasSize(1);
+      } finally {
+        cable.cutAll();
+        viaCable.close();
+      }
+    }
   }
 
   static long count(String sql) throws Exception {
