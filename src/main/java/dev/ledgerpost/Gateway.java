@@ -143,7 +143,6 @@ public final class Gateway {
           return deploy(node).map(shared);
         })
         .compose(shared -> deploy(new OutboxVerticle(onNode())).map(shared))
-        .compose(shared -> deploy(new RetentionVerticle(onNode(), ledger.target(), archiver())).map(shared))
         .compose(shared -> deploy(new ArchiveVerticle(config.ledger(), nodeId, ledger.target())).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
@@ -164,6 +163,8 @@ public final class Gateway {
           reloadable.addAll(w.reloadable());
           return deploy(w);
         }).map(shared))
+        // After every part whose rows it prunes serves its addresses: a job taken at once runs its first pass at once.
+        .compose(shared -> deploy(new RetentionVerticle(onNode(), ledger.target(), archiver())).map(shared))
         .compose(shared -> {
           reconcile = new ReconcileVerticle(onNode());
           return deploy(reconcile).map(shared);

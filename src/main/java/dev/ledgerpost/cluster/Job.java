@@ -19,7 +19,9 @@ public enum Job {
   /** Reconciles UNKNOWN and stale PENDING rows with the smarthost's record (its proposals' unique indexes keep one per row anyway). */
   RECONCILE(5),
   /** Makes the ledger's weekly partitions ahead and drops those past ledger.retention (its DDL also takes an advisory lock). */
-  LEDGER_PARTITIONS(6);
+  LEDGER_PARTITIONS(6),
+  /** Deletes webhook deliveries that ended longer than webhooks.retention ago. */
+  WEBHOOK_RETENTION(7);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

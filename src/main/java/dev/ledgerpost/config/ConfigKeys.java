@@ -134,6 +134,7 @@ final class ConfigKeys {
     key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");
     key("webhooks.concurrency", 4, v -> positiveInt(v), "Webhook requests in flight at once per endpoint, across every node on the ledger.");
     key("webhooks.pollInterval", "1s", ConfigKeys::positiveDuration, "How often each node looks for webhook deliveries that have come due (new events wake it sooner).");
+    key("webhooks.retention", "30d", ConfigKeys::positiveDuration, "Deliveries that ended (DELIVERED or FAILED) longer ago than this are deleted with their attempts, in batches, every notify.pruneInterval; open ones stay whatever their age.");
   }
 
   private ConfigKeys() {}

@@ -193,7 +193,7 @@ public record GatewayConfig(
    * each node looks for due deliveries.
    */
   public record Webhooks(List<WebhookEndpoint> endpoints, List<Duration> retrySchedule, Duration timeout, int concurrency,
-      Duration pollInterval) {}
+      Duration pollInterval, Duration retention) {}
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",

@@ -6,15 +6,17 @@ import dev.ledgerpost.cluster.JobSchedule;
 import dev.ledgerpost.cluster.NodeServices;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.idempotency.IdempotencyMessages;
-import dev.ledgerpost.outbox.OutboxMessages;
 import dev.ledgerpost.ledger.DatabaseTarget;
+import dev.ledgerpost.outbox.OutboxMessages;
+import dev.ledgerpost.webhook.WebhookMessages;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.time.Duration;
 
 /**
  * The ledger's retention jobs, each run by one node of the cluster at a time (docs/design.md §9.2): published
- * outbox events past {@code notify.retention}, idempotency keys past {@code api.idempotencyRetention}, and the ledger's
+ * outbox events past {@code notify.retention}, idempotency keys past {@code api.idempotencyRetention}, webhook deliveries
+ * that ended longer than {@code webhooks.retention} ago, and the ledger's
  * weekly partitions ({@link LedgerRetention}: made ahead, dropped past {@code ledger.retention}). The node that takes a
  * job runs it at once, then every interval while it leads.
  */
@@ -51,10 +53,16 @@ public final class RetentionVerticle extends VerticleBase {
     BoundedPrune keys = new BoundedPrune("idempotency key", BATCH, MAX_BATCHES, n -> bus
         .request(IdempotencyMessages.PRUNE, new IdempotencyMessages.Prune(retention, n), IdempotencyMessages.Pruned.class)
         .map(IdempotencyMessages.Pruned::deleted));
+    Duration webhookRetention = config.webhooks().retention();
+    BoundedPrune deliveries = new BoundedPrune("webhook delivery", BATCH, MAX_BATCHES, n -> bus
+        .request(WebhookMessages.PRUNE, new WebhookMessages.Prune(webhookRetention, n), WebhookMessages.Pruned.class)
+        .map(WebhookMessages.Pruned::deleted));
     long outboxEvery = Math.max(1000, Math.min(notify.retention().toMillis(), notify.pruneInterval().toMillis()));
+    long deliveriesEvery = Math.max(1000, Math.min(webhookRetention.toMillis(), notify.pruneInterval().toMillis()));
     schedule = new JobSchedule(vertx, node.leadership());
     schedule.lead(Job.OUTBOX_RETENTION, Duration.ofMillis(outboxEvery), outbox::run);
     schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
+    schedule.lead(Job.WEBHOOK_RETENTION, Duration.ofMillis(deliveriesEvery), deliveries::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};

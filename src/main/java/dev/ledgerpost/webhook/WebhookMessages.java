@@ -1,5 +1,6 @@
 package dev.ledgerpost.webhook;
 
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
@@ -60,6 +61,13 @@ public final class WebhookMessages {
   public record ForMessage(UUID messageId) {}
 
   public record MessageDeliveries(List<DeliveryView> deliveries) {}
+
+  /** Deletes up to {@code batch} deliveries that ended (DELIVERED, FAILED) longer than {@code retention} ago. */
+  public static final String PRUNE = "webhook.prune";
+
+  public record Prune(Duration retention, int batch) {}
+
+  public record Pruned(int deleted) {}
 
   /**
    * One endpoint as the API shows it: never its secrets, only how many sign. {@code recordedThrough}: every

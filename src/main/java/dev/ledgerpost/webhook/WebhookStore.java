@@ -113,6 +113,12 @@ final class WebhookStore {
        WHERE id = $1 AND attempts = $2 AND leased_by = $3::text""";
   private static final String DISABLE = """
       UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2 WHERE name = $1 AND disabled_at IS NULL""";
+  /** Ended deliveries, oldest first; their attempts go with them (ON DELETE CASCADE). Open ones are never touched. */
+  private static final String PRUNE = """
+      DELETE FROM webhook_deliveries WHERE id IN (
+        SELECT id FROM webhook_deliveries
+         WHERE state IN ('DELIVERED', 'FAILED') AND coalesce(delivered_at, last_attempt_at, created_at) < $1
+         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)""";
   private static final String ENABLE = "UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE name = $1";
 
   private static final String ENDPOINTS = """
@@ -246,6 +252,11 @@ final class WebhookStore {
         .compose(rows -> r.disableReason() == null
             ? Future.succeededFuture(rows.rowCount() == 1)
             : conn.preparedQuery(DISABLE).execute(Tuple.of(endpoint, r.disableReason())).map(x -> rows.rowCount() == 1)));
+  }
+
+  /** Deletes up to {@code batch} deliveries that ended before {@code before}; answers how many. */
+  Future<Integer> prune(Instant before, int batch) {
+    return pool.preparedQuery(PRUNE).execute(Tuple.of(before.atOffset(ZoneOffset.UTC), batch)).map(RowSet::rowCount);
   }
 
   Future<Void> enable(String endpoint) {

@@ -240,6 +240,8 @@ public final class WebhookVerticle extends VerticleBase {
     }));
     bus.serve(WebhookMessages.FOR_MESSAGE, WebhookMessages.ForMessage.class,
         q -> store.forMessage(q.messageId()).map(MessageDeliveries::new));
+    bus.serve(WebhookMessages.PRUNE, WebhookMessages.Prune.class,
+        q -> store.prune(node.clock().instant().minus(q.retention()), q.batch()).map(WebhookMessages.Pruned::new));
   }
 
   private Future<EndpointWorker> worker(String name) {

@@ -306,6 +306,38 @@ public class WebhookDeliveryTest {
   }
 
   @Test
+  void deliveriesThatEndedAreDeletedWithTheirAttemptsAfterTheRetentionAndOpenOnesStay() throws Exception {
+    MutableClock clock = new MutableClock(Instant.now());
+    receiver = receive(r -> Answer.of(r.path().equals("/down") ? 500 : 200));
+    Map<String, Object> o = config(List.of(endpoint("app", receiver.url("/ok"), SECRET, null),
+        endpoint("down", receiver.url("/down"), SECRET, null)), "0s, 400d"); // down's second attempt: not within this test
+    o.put("notify.pruneInterval", "200ms"); // a retention pass every second (its floor)
+    gateway.begin(o, clock);
+    send(gateway.smtpPort(), 2);
+    Poll.until(WAIT, "app's 4 deliveries delivered, down's 4 attempted once", () -> count("endpoint = 'app' AND state = "
+        + "'DELIVERED'") == 4 && count("endpoint = 'down' AND state = 'ATTEMPTED' AND attempts = 1 AND leased_by IS NULL") == 4);
+    long failed;
+    try (var c = dev.ledgerpost.testing.TestDatabase.connect(gateway.databaseUrl()); var st = c.createStatement();
+        var rs = st.executeQuery("UPDATE webhook_deliveries SET state = 'FAILED', next_attempt_at = NULL WHERE id = (SELECT "
+            + "min(id) FROM webhook_deliveries WHERE endpoint = 'down') RETURNING id")) {
+      assertThat(rs.next()).isTrue();
+      failed = rs.getLong(1); // as if its last attempt had failed: ended, like the delivered ones
+    }
+    assertThat(attempts()).isEqualTo(8);
+
+    clock.advance(Duration.ofDays(31)); // webhooks.retention is 30 days
+    Poll.until(WAIT, "the ended deliveries deleted", () -> count("state IN ('DELIVERED', 'FAILED')") == 0);
+    assertThat(count("endpoint = 'down' AND state = 'ATTEMPTED'")).as("open deliveries stay, whatever their age").isEqualTo(3);
+    assertThat(count("id = " + failed)).isZero();
+    assertThat(attempts()).as("the deleted deliveries' attempts went with them").isEqualTo(3);
+    assertThat(gateway.get("/api/v1/webhooks/down/deliveries?limit=500").body()).doesNotContain("\"id\":" + failed + ",");
+  }
+
+  long attempts() throws Exception {
+    return LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM webhook_attempts");
+  }
+
+  @Test
   void replayRedeliversExactlyTheRangeAskedForAndRefusesOneOlderThanTheRetention() throws Exception {
     receiver = receive(r -> Answer.of(200));
     gateway.begin(config(List.of(endpoint("app", receiver.url("/h"), SECRET, null)), "0s"));
