@@ -10,8 +10,6 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 
 /**
  * Ledger exports on demand (docs/design.md §5.13): every ledger row of the messages received in a time range, into
@@ -33,8 +31,8 @@ record ArchiveApi(Bus bus) {
     Instant from;
     Instant to;
     try {
-      from = time(body, "from");
-      to = time(body, "to");
+      from = AttentionApi.time("from", body.getString("from")).toInstant(); // required by the contract
+      to = AttentionApi.time("to", body.getString("to")).toInstant();
     } catch (IllegalArgumentException e) {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());
       return;
@@ -60,12 +58,4 @@ record ArchiveApi(Bus bus) {
     });
   }
 
-  private static Instant time(JsonObject body, String member) {
-    String text = body.getString(member);
-    try {
-      return OffsetDateTime.parse(text).toInstant();
-    } catch (DateTimeParseException e) {
-      throw new IllegalArgumentException(member + " must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T00:00:00Z");
-    }
-  }
 }

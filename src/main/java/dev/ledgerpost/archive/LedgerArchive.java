@@ -1,6 +1,8 @@
 package dev.ledgerpost.archive;
 
 import dev.ledgerpost.ledger.DatabaseTarget;
+import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.ledger.Partitions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
@@ -109,8 +111,8 @@ public final class LedgerArchive {
   /** The blocking export; see {@link #export(Vertx, DatabaseTarget, Path, UUID, UUID, String, String)}. */
   static Manifest export(DatabaseTarget target, Path dir, UUID fromId, UUID toId, String name, String nodeId, Clock clock)
       throws IOException, SQLException {
-    if (compare(fromId, toId) >= 0) {
-      throw ArchiveRefused.emptyRange(Manifest.instantOf(fromId), Manifest.instantOf(toId), ", id " + fromId + " and " + toId);
+    if (Partitions.compare(fromId, toId) >= 0) {
+      throw ArchiveRefused.emptyRange(LedgerIds.instant(fromId), LedgerIds.instant(toId), ", id " + fromId + " and " + toId);
     }
     if (!NAME.matcher(name).matches()) {
       throw ArchiveRefused.badName(name);
@@ -256,12 +258,6 @@ public final class LedgerArchive {
       }
       LOG.debug("cannot fsync directory {} on this file system: {}", path, e.toString());
     }
-  }
-
-  /** PostgreSQL orders uuids by their bytes, unsigned; {@link UUID#compareTo} compares signed halves. */
-  static int compare(UUID a, UUID b) {
-    int high = Long.compareUnsigned(a.getMostSignificantBits(), b.getMostSignificantBits());
-    return high != 0 ? high : Long.compareUnsigned(a.getLeastSignificantBits(), b.getLeastSignificantBits());
   }
 
   private static Instant instant(Timestamp t) {

@@ -1,5 +1,6 @@
 package dev.ledgerpost.archive;
 
+import dev.ledgerpost.ledger.LedgerIds;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -31,11 +32,6 @@ public record Manifest(int formatVersion, String name, String file, UUID fromId,
     return rows.values().stream().mapToLong(Long::longValue).sum();
   }
 
-  /** The instant a UUIDv7 encodes (its first 48 bits): the time bound an id bound stands for. */
-  static Instant instantOf(UUID id) {
-    return Instant.ofEpochMilli(id.getMostSignificantBits() >>> 16);
-  }
-
   public JsonObject toJson() {
     JsonObject counts = new JsonObject();
     rows.forEach(counts::put);
@@ -46,8 +42,8 @@ public record Manifest(int formatVersion, String name, String file, UUID fromId,
         .put("file", file)
         .put("fromId", fromId.toString())
         .put("toId", toId.toString())
-        .put("fromTime", instantOf(fromId).toString())
-        .put("toTime", instantOf(toId).toString())
+        .put("fromTime", LedgerIds.instant(fromId).toString())
+        .put("toTime", LedgerIds.instant(toId).toString())
         .put("receivedFrom", receivedFrom == null ? null : receivedFrom.toString())
         .put("receivedTo", receivedTo == null ? null : receivedTo.toString())
         .put("rows", counts)

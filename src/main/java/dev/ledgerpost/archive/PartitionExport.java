@@ -15,7 +15,7 @@ import java.util.UUID;
 public record PartitionExport(Vertx vertx, DatabaseTarget target, Path dir, String nodeId) implements PartitionArchiver {
   @Override
   public Future<Path> archive(UUID fromId, UUID toId, String name) {
-    Path file = dir.resolve(name + ".jsonl.gz");
+    Path file = dir.resolve(name + Manifest.DATA_SUFFIX);
     return LedgerArchive.export(vertx, target, dir, fromId, toId, name, nodeId).map(file)
         .recover(e -> e instanceof ArchiveRefused r && r.reason() == ArchiveRefused.Reason.EXISTS
             ? LedgerArchive.verify(vertx, file).compose(v -> v.ok() ? Future.succeededFuture(file)

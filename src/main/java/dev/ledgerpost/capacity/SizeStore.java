@@ -30,11 +30,10 @@ public final class SizeStore implements LedgerStore {
       SELECT tree.name, coalesce(sum(greatest(c.reltuples, 0)) FILTER (WHERE c.relkind <> 'p'), 0)::bigint AS estimate
         FROM tree LEFT JOIN pg_class c ON c.oid = tree.oid
        GROUP BY tree.name""";
-  /** The smallest id by the primary key: one index probe (per partition once messages is partitioned by id). */
+  /** The smallest id by the primary key, read once: one index probe (per partition, messages being partitioned by id). */
   private static final String OLDEST = """
-      SELECT pg_database_size(current_database()) AS bytes,
-             (SELECT id FROM messages ORDER BY id LIMIT 1) AS oldest_id,
-             (SELECT received_at FROM messages ORDER BY id LIMIT 1) AS oldest_at""";
+      SELECT pg_database_size(current_database()) AS bytes, o.id AS oldest_id, o.received_at AS oldest_at
+        FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT id, received_at FROM messages ORDER BY id LIMIT 1) AS o ON true""";
 
   private final Pool pool;
 

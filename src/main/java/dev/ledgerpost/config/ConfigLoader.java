@@ -406,13 +406,12 @@ public final class ConfigLoader {
     return host != null && (host.startsWith("127.") || host.equals("localhost") || host.equals("::1"));
   }
 
-  private static GatewayConfig build(Map<String, Object> values) {
-    Map<String, Object> v = values;
+  /** {@code values}: the loader's own map, resolved and checked; a clamped value is put back into it. */
+  private static GatewayConfig build(Map<String, Object> v) {
     Duration lockTimeout = (Duration) v.get("ledger.lockTimeout");
     if (lockTimeout.compareTo(ConfigKeys.LOCK_TIMEOUT_CEILING) > 0) {
       LOG.warn("ledger.lockTimeout {} is above the ceiling; clamped to {}", Durations.format(lockTimeout),
           Durations.format(ConfigKeys.LOCK_TIMEOUT_CEILING));
-      v = new HashMap<>(values);
       v.put("ledger.lockTimeout", ConfigKeys.LOCK_TIMEOUT_CEILING);
     }
     return new GatewayConfig(

@@ -19,8 +19,12 @@ public final class LedgerIds {
 
   /** When a UUIDv7 id was issued (its 48-bit millisecond timestamp); empty for any other version. */
   public static java.util.Optional<java.time.Instant> time(UUID id) {
-    return id.version() == 7 ? java.util.Optional.of(java.time.Instant.ofEpochMilli(id.getMostSignificantBits() >>> 16))
-        : java.util.Optional.empty();
+    return id.version() == 7 ? java.util.Optional.of(instant(id)) : java.util.Optional.empty();
+  }
+
+  /** The instant in an id's first 48 bits, whatever its version: the time an id bound (from {@link #lowest}) stands for. */
+  public static java.time.Instant instant(UUID id) {
+    return java.time.Instant.ofEpochMilli(id.getMostSignificantBits() >>> 16);
   }
 
   public static UUID next() {

@@ -67,7 +67,6 @@ public final class ReconcileVerticle extends VerticleBase {
   private Bus bus;
   private UUID cursor;
   private boolean running;
-  private boolean stopped;
   private JobSchedule schedule;
   private final java.util.concurrent.atomic.AtomicLong passes = new java.util.concurrent.atomic.AtomicLong();
   private volatile long openProposals;
@@ -102,7 +101,6 @@ public final class ReconcileVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    stopped = true;
     schedule.stop();
     List<Future<Void>> closing = new ArrayList<>();
     for (EvidenceSource s : sources) {
@@ -129,7 +127,7 @@ public final class ReconcileVerticle extends VerticleBase {
 
   /** One pass; never overlaps itself, and does nothing on a node that does not lead the job. */
   Future<Void> pass() {
-    if (running || stopped || !node.leadership().leads(Job.RECONCILE)) {
+    if (running || schedule.stopped() || !node.leadership().leads(Job.RECONCILE)) {
       return Future.succeededFuture();
     }
     running = true;
@@ -179,7 +177,7 @@ public final class ReconcileVerticle extends VerticleBase {
       Future<Void> rows = Future.succeededFuture();
       for (Candidate c : due) {
         // Leadership is asked again per row: a node fenced mid-pass stops at once.
-        rows = rows.compose(x -> node.leadership().leads(Job.RECONCILE) && !stopped
+        rows = rows.compose(x -> node.leadership().leads(Job.RECONCILE) && !schedule.stopped()
             ? one(c, seen.getOrDefault(c.id(), List.of())) : Future.succeededFuture());
       }
       return rows;

@@ -192,7 +192,7 @@ public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetentio
 
   /** The first instant a partition does not cover: the time inside its upper bound's UUIDv7. */
   static Instant until(Partitions.Partition p) {
-    return Instant.ofEpochMilli(p.to().getMostSignificantBits() >>> 16);
+    return LedgerIds.instant(p.to());
   }
 
   private interface Work<T> {

@@ -57,12 +57,10 @@ public final class RetentionVerticle extends VerticleBase {
     BoundedPrune deliveries = new BoundedPrune("webhook delivery", BATCH, MAX_BATCHES, n -> bus
         .request(WebhookMessages.PRUNE, new WebhookMessages.Prune(webhookRetention, n), WebhookMessages.Pruned.class)
         .map(WebhookMessages.Pruned::deleted));
-    long outboxEvery = Math.max(1000, Math.min(notify.retention().toMillis(), notify.pruneInterval().toMillis()));
-    long deliveriesEvery = Math.max(1000, Math.min(webhookRetention.toMillis(), notify.pruneInterval().toMillis()));
     schedule = new JobSchedule(vertx, node.leadership());
-    schedule.lead(Job.OUTBOX_RETENTION, Duration.ofMillis(outboxEvery), outbox::run);
+    schedule.lead(Job.OUTBOX_RETENTION, every(notify.retention(), notify.pruneInterval()), outbox::run);
     schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
-    schedule.lead(Job.WEBHOOK_RETENTION, Duration.ofMillis(deliveriesEvery), deliveries::run);
+    schedule.lead(Job.WEBHOOK_RETENTION, every(webhookRetention, notify.pruneInterval()), deliveries::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};
@@ -76,6 +74,11 @@ public final class RetentionVerticle extends VerticleBase {
           .onComplete(ar -> running[0] = false);
     });
     return Future.succeededFuture();
+  }
+
+  /** Every {@code pruneInterval}, but at least once per {@code retention} and at most once a second. */
+  static Duration every(Duration retention, Duration pruneInterval) {
+    return Duration.ofMillis(Math.max(1000, Math.min(retention.toMillis(), pruneInterval.toMillis())));
   }
 
   @Override

@@ -4,7 +4,6 @@ import dev.ledgerpost.delivery.MessageData;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
@@ -30,12 +29,7 @@ public final class WireMessage {
     if (size > maxSize) {
       throw new InvalidSend(413, field, "the message is " + size + " bytes; the limit is " + maxSize);
     }
-    MessageDigest sha256;
-    try {
-      sha256 = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    MessageDigest sha256 = MessageData.newSha256();
     Buffer wire = Buffer.buffer(length + length / 64 + 16);
     int lineStart = 0;
     int lineNo = 1;
