@@ -50,7 +50,9 @@ start_sink
 # The tour's configuration: the shipped file with api.keysFile uncommented. Its relative paths resolve against
 # its own directory: ../data/pg is $work/data/pg, api-keys is $work/conf/api-keys.
 mkdir -p "$work/conf"
-sed 's/^  # keysFile: api-keys /  keysFile: api-keys   /' conf/gateway.yaml > "$work/conf/gateway.yaml"
+# The shipped file as git holds it (the tour edits the working copy), or the working copy outside a checkout.
+{ git show :conf/gateway.yaml 2>/dev/null || cat conf/gateway.yaml; } \
+  | sed 's/^  # keysFile: api-keys /  keysFile: api-keys   /' > "$work/conf/gateway.yaml"
 grep -q '^  keysFile: api-keys' "$work/conf/gateway.yaml" || fail "conf/gateway.yaml has no commented keysFile line"
 
 [ -n "${SMOKE_JAR_BUILT:-}" ] || mvn -q -B -DskipTests package   # SMOKE_JAR_BUILT=1: the jar was just built

@@ -3,6 +3,7 @@ package dev.ledgerpost.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ledgerpost.testing.ShippedFile;
 import io.vertx.core.Vertx;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,19 +47,19 @@ class ConfigFileTest {
 
   @Test
   void shippedConfigurationIsValid() throws Exception {
-    Path shipped = Path.of("conf/gateway.yaml");
+    Path shipped = ShippedFile.copy("conf/gateway.yaml", dir);
     GatewayConfig c = ConfigLoader.load(vertx, shipped, Map.of()).toCompletionStage().toCompletableFuture()
         .get(10, TimeUnit.SECONDS);
     assertThat(c.smtp().port()).isEqualTo(2525);
     assertThat(c.ledger().embedded()).isTrue();
     assertThat(c.ledger().lockTimeout()).isEqualTo(Duration.ofMillis(1000));
     assertThat(c.ledger().dataDir()).as("../data/pg from conf/: the README's data/ next to conf/")
-        .isEqualTo(Path.of("data/pg").toAbsolutePath().toString());
+        .isEqualTo(dir.resolve("data/pg").toAbsolutePath().toString());
   }
 
   @Test
   void theShippedConfigurationsCommentedKeysFileWorksOnceUncommented() throws Exception {
-    String shipped = Files.readString(Path.of("conf/gateway.yaml"));
+    String shipped = ShippedFile.read("conf/gateway.yaml");
     assertThat(shipped).contains("  # keysFile: api-keys");
     Files.writeString(dir.resolve("api-keys"), "");
     GatewayConfig c = load(shipped.replace("  # keysFile: api-keys", "  keysFile: api-keys"), Map.of());

@@ -3,6 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.Credentials;
+import dev.ledgerpost.testing.ExternalTool;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
@@ -21,7 +22,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Two SMTP client libraries people send with, run as they are (Python's smtplib from the standard library,
- * Node's nodemailer from npm: src/test/node, which .ci/run installs), against a gateway relaying to a scripted
+ * Node's nodemailer from npm: src/test/node, which scripts/test.sh installs), against a gateway relaying to a scripted
  * smarthost: in clear from a relay network, and over STARTTLS with AUTH; an 8BITMIME body, an SMTPUTF8 address
  * and a 10 MB attachment. Each message reaches the smarthost byte for byte after the gateway's Received: line.
  */
@@ -43,8 +44,8 @@ class ClientLibrariesTest {
       cmd.addAll(List.of(python(), Path.of("src/test/python/smtplib_send.py").toAbsolutePath().toString()));
     } else {
       Path node = Path.of("src/test/node");
-      assertThat(node.resolve("node_modules/nodemailer")).as("nodemailer installed (npm ci --prefix src/test/node)").exists();
-      cmd.addAll(List.of("node", node.resolve("send.mjs").toAbsolutePath().toString()));
+      ExternalTool.NODEMAILER.path();
+      cmd.addAll(List.of(ExternalTool.NODE.path(), node.resolve("send.mjs").toAbsolutePath().toString()));
     }
     cmd.addAll(List.of(String.valueOf(gateway.smtpPort()), mode, "carol", "pa55word", from, to, file.toString()));
     if (library == Library.PYTHON_SMTPLIB) {
@@ -61,7 +62,7 @@ class ClientLibrariesTest {
 
   /** Debian's python3 (the stdlib's smtplib is all it needs), else whatever python3 is on the PATH. */
   static String python() {
-    return Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : "python3";
+    return ExternalTool.PYTHON3.path();
   }
 
   /** The copy the smarthost got of the message whose Message-ID is given, after the gateway's Received: line. */

@@ -2,6 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.testing.ExternalTool;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
@@ -161,7 +162,7 @@ class PostfixInteropTest {
   void postfixAsTheSmarthostTakesBdatOverStartTlsWithDsnAndItsQueueIdsAreTheLedgersDownstreamReplies() throws Exception {
     ScriptedSmtpServer onward = gateway.downstream();
     Path tls = GatewayHarness.tempDir("postfix-tls-");
-    Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+    Process openssl = new ProcessBuilder(ExternalTool.OPENSSL.path(), "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
         "-subj", "/CN=pf-smarthost.test", "-keyout", tls.resolve("key.pem").toString(), "-out", tls.resolve("cert.pem").toString())
         .redirectErrorStream(true).start();
     String out = new String(openssl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

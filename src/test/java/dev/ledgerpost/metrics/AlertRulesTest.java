@@ -2,6 +2,7 @@ package dev.ledgerpost.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.testing.ExternalTool;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The shipped alert rules are valid Prometheus rules and do what their unit test says (promtool check rules, promtool
- * test rules), the ledger's disk alert among them. .ci/run installs Debian's prometheus, which ships promtool.
+ * test rules), the ledger's disk alert among them. scripts/test.sh installs Debian's prometheus, which ships promtool.
  */
 class AlertRulesTest {
   static final Path RULES = Path.of("grafana/prometheus/ledgerpost-rules.yml");
@@ -29,9 +30,7 @@ class AlertRulesTest {
   }
 
   private static String promtool(String... args) throws Exception {
-    Path tool = List.of("/usr/bin/promtool", "/usr/local/bin/promtool").stream().map(Path::of).filter(Files::isExecutable)
-        .findFirst().orElseThrow(() -> new AssertionError("promtool is not installed (apt-get install prometheus; .ci/run does it)"));
-    List<String> command = new java.util.ArrayList<>(List.of(tool.toString()));
+    List<String> command = new java.util.ArrayList<>(List.of(ExternalTool.PROMTOOL.path()));
     command.addAll(List.of(args));
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     try {

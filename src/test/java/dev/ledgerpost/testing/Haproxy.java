@@ -18,7 +18,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real HAProxy (Debian's {@code haproxy}, which .ci/run installs) in TCP mode, started as a child
+ * A real HAProxy (Debian's {@code haproxy}, which scripts/test.sh installs) in TCP mode, started as a child
  * process ({@code haproxy -f cfg -db}) for a test: one {@code listen} section per {@link Route}, each
  * bound to 127.0.0.1 on a free port picked just before the start (HAProxy needs a concrete port), each
  * forwarding to one server with the route's options ({@code send-proxy-v2 source 127.0.0.3}...). Stopped
@@ -108,12 +108,7 @@ public final class Haproxy implements AutoCloseable {
   }
 
   private static String executable() {
-    for (String candidate : List.of("/usr/sbin/haproxy", "/usr/bin/haproxy", "/usr/local/sbin/haproxy")) {
-      if (Files.isExecutable(Path.of(candidate))) {
-        return candidate;
-      }
-    }
-    return "haproxy"; // on the PATH, or the start fails with the JDK's "Cannot run program" naming it
+    return ExternalTool.HAPROXY.path();
   }
 
   private static int freePort() throws IOException {

@@ -28,7 +28,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * Debian's chromium, headless, driven by Debian's chromedriver, for browser tests. Both paths are set
  * explicitly so that Selenium never looks for (or downloads) a driver or a browser of its own; each browser
- * gets a fresh profile directory under target/ (its {@code profile}), removed at close. .ci/run installs both
+ * gets a fresh profile directory under target/ (its {@code profile}), removed at close. scripts/test.sh installs both
  * packages.
  */
 public record HeadlessChrome(ChromeDriver driver, Path profile) implements AutoCloseable {
@@ -36,9 +36,8 @@ public record HeadlessChrome(ChromeDriver driver, Path profile) implements AutoC
   public static final String CHROMEDRIVER = "/usr/bin/chromedriver";
 
   public static HeadlessChrome start(int width, int height) {
-    if (!new File(CHROMIUM).canExecute() || !new File(CHROMEDRIVER).canExecute()) {
-      throw new IllegalStateException(CHROMIUM + " and " + CHROMEDRIVER + " are needed: apt-get install chromium chromium-driver");
-    }
+    ExternalTool.CHROMIUM.path(); // each fails with one line when it is not installed
+    ExternalTool.CHROMEDRIVER.path();
     System.setProperty(ChromeDriverService.CHROME_DRIVER_EXE_PROPERTY, CHROMEDRIVER);
     Path profile = GatewayHarness.tempDir("chromium-profile-");
     ChromeOptions options = new ChromeOptions();

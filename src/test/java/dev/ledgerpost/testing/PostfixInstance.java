@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real Postfix (Debian's {@code postfix}, which .ci/run installs) as a private instance for one test: its own
+ * A real Postfix (Debian's {@code postfix}, which scripts/test.sh installs) as a private instance for one test: its own
  * configuration directory, queue and log file under target/test-data, started with {@code postfix -c DIR start}
  * and stopped with {@code postfix -c DIR stop} (then its master's PID, if it lingers). It listens on loopback
  * only: with {@link #smtpd} an SMTP server on a free port picked at start (Postfix needs a concrete port; a
@@ -37,7 +37,7 @@ public final class PostfixInstance implements AutoCloseable {
 
   /** Whether Postfix is installed here (the tests that need it say so when it is not, rather than pass). */
   public static boolean installed() {
-    return Files.isExecutable(Path.of(POSTFIX)) && Files.isExecutable(Path.of(SENDMAIL));
+    return ExternalTool.POSTFIX.installed() && ExternalTool.POSTFIX_SENDMAIL.installed();
   }
 
   /**
@@ -46,9 +46,8 @@ public final class PostfixInstance implements AutoCloseable {
    * the server listens).
    */
   public static PostfixInstance start(String name, Map<String, String> settings, boolean smtpd) throws Exception {
-    if (!installed()) {
-      throw new AssertionError("Postfix is not installed (apt-get install postfix; .ci/run does it)");
-    }
+    ExternalTool.POSTFIX.path(); // fails with one line when Postfix is not installed
+    ExternalTool.POSTFIX_SENDMAIL.path();
     String failure = "";
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
       Path dir = reachableDir("postfix-" + name + "-");
