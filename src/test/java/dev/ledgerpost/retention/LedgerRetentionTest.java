@@ -281,6 +281,36 @@ class LedgerRetentionTest {
     }
   }
 
+  /**
+   * An export that says it holds one resolution fewer than the week has: the DELETE of the satellites has already run
+   * when that shows, and the whole transaction rolls back (every row stays, the partition too).
+   */
+  @Test
+  void anExportWhoseRowsAreNotThePartitionsKeepsItAndEveryRow() throws Exception {
+    Path dir = GatewayHarness.tempDir("archive-");
+    String w1 = Partitions.name("messages", weeks.get(0));
+    PartitionArchiver oneShort = (from, to, name) -> gateway.vertx().executeBlocking(() -> {
+      PartitionArchiver.Archived faithful = asTheLedgerHasIt(dir.resolve(name + ".txt"), from, to);
+      java.util.Map<String, Long> rows = new java.util.LinkedHashMap<>(faithful.rows());
+      rows.merge("resolutions", -1L, Long::sum);
+      return new PartitionArchiver.Archived(faithful.file(), faithful.ledgerId(), from, to, rows, faithful.erasures());
+    });
+    LedgerRetention.Pass pass;
+    try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
+      pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target,
+          new LedgerRetention.Policy(RETENTION, oneShort, false)).run(afterThirdWeek()));
+      assertThat(audit.errorsContaining("CRITICAL audit_event=ledger_partition_export_refused", "partition=" + w1,
+          "the export holds 4 resolutions row(s), the ledger 5")).hasSize(1);
+    }
+    assertThat(pass.dropped()).isEmpty();
+    assertThat(pass.kept()).contains(w1);
+    assertThat(names("messages")).contains(w1);
+    for (String satellite : List.of("resolutions", "reconcile_proposals", "stale_raises")) {
+      assertThat(count("SELECT count(*) FROM " + satellite + " WHERE message_id = ANY('" + array(rows.get(0)) + "')"))
+          .as(satellite + " of the kept week, deleted and rolled back").isEqualTo(5);
+    }
+  }
+
   private PartitionArchiver archiver(DatabaseTarget on, Path dir, String node) {
     return new PartitionExport(gateway.vertx(), on, dir, node, key);
   }
