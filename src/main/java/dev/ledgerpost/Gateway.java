@@ -3,6 +3,7 @@ package dev.ledgerpost;
 import dev.ledgerpost.api.ApiVerticle;
 import dev.ledgerpost.api.OperatorViews;
 import dev.ledgerpost.api.SendApi;
+import dev.ledgerpost.archive.ArchiveKey;
 import dev.ledgerpost.archive.ArchiveVerticle;
 import dev.ledgerpost.archive.PartitionExport;
 import dev.ledgerpost.bus.Bus;
@@ -207,7 +208,8 @@ public final class Gateway {
   /** Retention's export of a partition before its drop (docs/design.md §5.12); null without {@code ledger.archiveDir}. */
   private PartitionArchiver archiver() {
     Path dir = config.ledger().archivePath();
-    return dir == null ? null : new PartitionExport(vertx, ledger.target(), dir, nodeId);
+    return dir == null ? null
+        : new PartitionExport(vertx, ledger.target(), dir, nodeId, ArchiveKey.Location.of(config.ledger()));
   }
 
   /**

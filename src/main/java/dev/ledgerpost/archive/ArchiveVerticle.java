@@ -18,12 +18,14 @@ public final class ArchiveVerticle extends VerticleBase {
   private final Path archiveDir;
   private final String nodeId;
   private final DatabaseTarget target;
+  private final ArchiveKey.Location key;
 
   /** Without {@code ledger.archiveDir}, every export is refused. */
   public ArchiveVerticle(GatewayConfig.Ledger ledger, String nodeId, DatabaseTarget target) {
     this.archiveDir = ledger.archivePath();
     this.nodeId = nodeId;
     this.target = target;
+    this.key = ArchiveKey.Location.of(ledger);
   }
 
   @Override
@@ -42,7 +44,7 @@ public final class ArchiveVerticle extends VerticleBase {
       return Future.failedFuture(ArchiveRefused.emptyRange(from, to, ""));
     }
     String name = name(from, to);
-    return LedgerArchive.export(vertx, target, archiveDir, LedgerIds.lowest(from), LedgerIds.lowest(to), name, nodeId)
+    return LedgerArchive.export(vertx, target, key, archiveDir, LedgerIds.lowest(from), LedgerIds.lowest(to), name, nodeId)
         .map(m -> new ArchiveMessages.Exported(m, archiveDir.resolve(m.file()), archiveDir.resolve(name + Manifest.SUFFIX)));
   }
 

@@ -89,18 +89,19 @@ public final class LedgerArchive {
 
   /**
    * Writes {@code <dir>/<name>.jsonl.gz} and {@code <dir>/<name>.manifest.json} for the messages with {@code fromId <= id <
-   * toId} and their rows, on a worker. Fails with {@link ArchiveRefused} (nothing written) for an empty or reversed
-   * range, a bad name, or when either file exists; with the cause for a database or file-system failure (the
-   * temporary files are removed).
+   * toId} and their rows, on a worker, the manifest authenticated under the key at {@code key}. Fails with
+   * {@link ArchiveRefused} (nothing written) for an empty or reversed range, a bad name, or when either file exists;
+   * with a {@link dev.ledgerpost.config.ConfigException} when there is no usable key; with the cause for a database or
+   * file-system failure (the temporary files are removed).
    */
-  public static Future<Manifest> export(Vertx vertx, DatabaseTarget target, Path dir, UUID fromId, UUID toId, String name,
-      String nodeId) {
-    return onWorker(vertx, () -> export(target, dir, fromId, toId, name, nodeId, Clock.systemUTC()));
+  public static Future<Manifest> export(Vertx vertx, DatabaseTarget target, ArchiveKey.Location key, Path dir, UUID fromId,
+      UUID toId, String name, String nodeId) {
+    return onWorker(vertx, () -> export(target, key, dir, fromId, toId, name, nodeId, Clock.systemUTC()));
   }
 
-  /** {@link #verify(Path)} on a worker. */
-  public static Future<Verification> verify(Vertx vertx, Path file) {
-    return onWorker(vertx, () -> verify(file));
+  /** {@link #verify(Path, ArchiveKey)} on a worker, with the key at {@code key} (fails when it cannot be read). */
+  public static Future<Verification> verify(Vertx vertx, Path file, ArchiveKey.Location key) {
+    return onWorker(vertx, () -> verify(file, key.load()));
   }
 
   private static <T> Future<T> onWorker(Vertx vertx, java.util.concurrent.Callable<T> work) {
@@ -108,9 +109,9 @@ public final class LedgerArchive {
     return pool.executeBlocking(work, true).eventually(pool::close);
   }
 
-  /** The blocking export; see {@link #export(Vertx, DatabaseTarget, Path, UUID, UUID, String, String)}. */
-  static Manifest export(DatabaseTarget target, Path dir, UUID fromId, UUID toId, String name, String nodeId, Clock clock)
-      throws IOException, SQLException {
+  /** The blocking export; see {@link #export(Vertx, DatabaseTarget, ArchiveKey.Location, Path, UUID, UUID, String, String)}. */
+  static Manifest export(DatabaseTarget target, ArchiveKey.Location keyFile, Path dir, UUID fromId, UUID toId, String name,
+      String nodeId, Clock clock) throws IOException, SQLException {
     if (Partitions.compare(fromId, toId) >= 0) {
       throw ArchiveRefused.emptyRange(LedgerIds.instant(fromId), LedgerIds.instant(toId), ", id " + fromId + " and " + toId);
     }
@@ -122,6 +123,8 @@ public final class LedgerArchive {
     Path manifestFile = dir.resolve(name + Manifest.SUFFIX);
     refuseExisting(data);
     refuseExisting(manifestFile);
+    // Before anything is written: an export that cannot be authenticated is not made at all.
+    ArchiveKey key = keyFile.load();
     Path partialData = dir.resolve("." + name + Manifest.DATA_SUFFIX + ".partial");
     Path partialManifest = dir.resolve("." + name + Manifest.SUFFIX + ".partial");
     FileChannel channel;
@@ -136,7 +139,7 @@ public final class LedgerArchive {
     try {
       Manifest manifest;
       try (channel) {
-        manifest = write(target, channel, fromId, toId, name, nodeId, clock);
+        manifest = write(target, channel, fromId, toId, name, nodeId, clock).signed(key);
       }
       Files.write(partialManifest, (manifest.toJson().encodePrettily() + "\n").getBytes(StandardCharsets.UTF_8),
           StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
@@ -165,12 +168,17 @@ public final class LedgerArchive {
     Instant receivedFrom;
     Instant receivedTo;
     String schema;
+    UUID ledgerId;
+    Long erasures;
     long bytes;
     try (Connection c = connect(target)) {
       c.setAutoCommit(false);
       c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
       c.setReadOnly(true);
       schema = schemaVersion(c);
+      // In the same snapshot as the rows: which ledger they are, and which erasures they already reflect.
+      ledgerId = exists(c, "ledger_identity") ? single(c, "SELECT ledger_id FROM ledger_identity", UUID.class) : null;
+      erasures = exists(c, "erasures") ? single(c, "SELECT count(*) FROM erasures", Long.class) : null;
       CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
       BufferedOutputStream file = new BufferedOutputStream(new DigestOutputStream(Channels.newOutputStream(channel), sha),
           1 << 16);
@@ -196,7 +204,7 @@ public final class LedgerArchive {
       c.commit();
     }
     return new Manifest(Manifest.FORMAT_VERSION, name, name + Manifest.DATA_SUFFIX, fromId, toId, receivedFrom, receivedTo,
-        rows, HexFormat.of().formatHex(sha.digest()), bytes, clock.instant(), nodeId, schema);
+        rows, HexFormat.of().formatHex(sha.digest()), bytes, clock.instant(), nodeId, schema, ledgerId, erasures, null, null);
   }
 
   /**
@@ -213,15 +221,28 @@ public final class LedgerArchive {
 
   /** The ledger's Flyway version, or null when the database has no Flyway history (checked first: an error would end the snapshot). */
   private static String schemaVersion(Connection c) throws SQLException {
-    try (PreparedStatement st = c.prepareStatement("SELECT to_regclass('flyway_schema_history') IS NOT NULL");
-        ResultSet rs = st.executeQuery()) {
-      if (!rs.next() || !rs.getBoolean(1)) {
-        return null;
-      }
+    if (!exists(c, "flyway_schema_history")) {
+      return null;
     }
     try (PreparedStatement st = c.prepareStatement("SELECT version FROM flyway_schema_history WHERE success AND version IS NOT "
         + "NULL ORDER BY installed_rank DESC LIMIT 1"); ResultSet rs = st.executeQuery()) {
       return rs.next() ? rs.getString(1) : null;
+    }
+  }
+
+  /** Whether the table exists: asked first, because a statement that fails would end the snapshot. */
+  private static boolean exists(Connection c, String table) throws SQLException {
+    try (PreparedStatement st = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      st.setString(1, table);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  private static <T> T single(Connection c, String sql, Class<T> type) throws SQLException {
+    try (PreparedStatement st = c.prepareStatement(sql); ResultSet rs = st.executeQuery()) {
+      return rs.next() ? rs.getObject(1, type) : null;
     }
   }
 
@@ -272,9 +293,13 @@ public final class LedgerArchive {
     }
   }
 
-  /** What {@link #verify} found: one line for the operator, and the manifest when it could be read. */
+  /**
+   * What {@link #verify} found: one line for the operator, and the manifest when it could be read. UNAUTHENTICATED:
+   * the file matches its manifest, but nothing shows the manifest is the one the ledger wrote (no key here, another
+   * key, or a format 1 manifest, which had no MAC); such an export is not taken as one.
+   */
   public record Verification(Outcome outcome, String line, Manifest manifest) {
-    public enum Outcome { OK, MISMATCH, UNREADABLE }
+    public enum Outcome { OK, MISMATCH, UNREADABLE, UNAUTHENTICATED }
 
     public boolean ok() {
       return outcome == Outcome.OK;
@@ -282,12 +307,15 @@ public final class LedgerArchive {
   }
 
   /**
-   * Checks an export, given its {@code .jsonl.gz} or its {@code .manifest.json}: the file's size and SHA-256 against the
-   * manifest, that it decompresses to its end, that every line is a {@code {"table", "row"}} object, and that the rows
-   * per table are the manifest's. Blocking; never throws: an unreadable file is {@code UNREADABLE}, anything that does
-   * not match is {@code MISMATCH}, each with one line saying what.
+   * Checks an export, given its {@code .jsonl.gz} or its {@code .manifest.json}: the manifest's MAC under {@code key}
+   * (first: a manifest that is not authentic says nothing about the file), the file's size and SHA-256 against the
+   * manifest, that it decompresses to its end, that every line is a {@code {"table", "row"}} object of a ledger table
+   * whose message id lies in the manifest's range, and that the rows per table are the manifest's. {@code key} null:
+   * none is available; everything else is checked, and a file that matches is {@code UNAUTHENTICATED}, never
+   * {@code OK}. Blocking; never throws: an unreadable file is {@code UNREADABLE}, anything that does not match is
+   * {@code MISMATCH}, each with one line saying what.
    */
-  public static Verification verify(Path file) {
+  public static Verification verify(Path file, ArchiveKey key) {
     String fileName = file.getFileName() == null ? "" : file.getFileName().toString();
     Path manifestFile;
     if (fileName.endsWith(Manifest.SUFFIX)) {
@@ -316,8 +344,27 @@ public final class LedgerArchive {
           + ", which is not a file beside it", manifest);
     }
     Path data = manifestFile.resolveSibling(manifest.file());
+    boolean keyFits = key != null && manifest.mac() != null && key.id().equals(manifest.keyId());
+    if (keyFits && !key.authenticates(manifest.signedText(), manifest.mac())) {
+      return new Verification(Verification.Outcome.MISMATCH, "manifest " + manifestFile + " is not authentic: its MAC does "
+          + "not match its content under key " + key.id() + " (the manifest was changed after the ledger wrote it)", manifest);
+    }
     try {
-      return check(data, manifest);
+      Verification content = check(data, manifest);
+      if (!content.ok()) {
+        return content;
+      }
+      if (keyFits) {
+        return new Verification(Verification.Outcome.OK, content.line() + ", manifest authenticated (key " + key.id() + ")",
+            manifest);
+      }
+      String why = manifest.mac() == null
+          ? "it is a format " + manifest.formatVersion() + " manifest, which carries no MAC"
+          : key == null
+              ? "no archive key to check its MAC under (key " + manifest.keyId() + ")"
+              : "it is signed under key " + manifest.keyId() + ", the key here is " + key.id();
+      return new Verification(Verification.Outcome.UNAUTHENTICATED, "NOT AUTHENTICATED " + data + " matches its manifest, "
+          + "but the manifest cannot be authenticated: " + why + "; a rewritten export would look the same", manifest);
     } catch (NoSuchFileException e) {
       return new Verification(Verification.Outcome.UNREADABLE, "no " + data + " beside its manifest " + manifestFile, manifest);
     } catch (AccessDeniedException e) {
@@ -356,7 +403,7 @@ public final class LedgerArchive {
     String damage = null;
     try (InputStream raw = new DigestInputStream(Files.newInputStream(data), sha)) {
       try {
-        damage = readRows(raw, found);
+        damage = readRows(raw, found, manifest);
       } catch (ZipException | java.io.EOFException | java.nio.charset.CharacterCodingException e) {
         damage = data + " does not decompress to its end: " + e.getMessage();
       }
@@ -384,8 +431,11 @@ public final class LedgerArchive {
         + " to " + orNone(manifest.receivedTo()) + ", sha256 " + digest, manifest);
   }
 
-  /** Counts the lines per table into {@code found}; null when each is a ledger row, else what the first bad one is. */
-  private static String readRows(InputStream raw, Map<String, Long> found) throws IOException {
+  /**
+   * Counts the lines per table into {@code found}; null when each is a row of a table an export holds and its message
+   * id lies in the manifest's range, else what the first bad one is.
+   */
+  private static String readRows(InputStream raw, Map<String, Long> found, Manifest manifest) throws IOException {
     var decoder = StandardCharsets.UTF_8.newDecoder(); // reports malformed input instead of replacing it
     BufferedReader lines = new BufferedReader(new InputStreamReader(new GZIPInputStream(raw, 1 << 16), decoder), 1 << 16);
     long n = 0;
@@ -395,13 +445,37 @@ public final class LedgerArchive {
       try {
         JsonObject json = new JsonObject(line);
         table = json.getString("table");
-        if (table == null || json.getJsonObject("row") == null) {
+        JsonObject row = json.getJsonObject("row");
+        if (table == null || row == null) {
           return "line " + n + " is not a {\"table\", \"row\"} object";
+        }
+        String outside = outsideRange(table, row, manifest);
+        if (outside != null) {
+          return "line " + n + ": " + outside;
         }
       } catch (DecodeException | ClassCastException e) {
         return "line " + n + " is not JSON: " + e.getMessage();
       }
       found.merge(table, 1L, Long::sum);
+    }
+    return null;
+  }
+
+  /** Why a row does not belong in this export (a table it does not hold, a message id outside its range), or null. */
+  private static String outsideRange(String table, JsonObject row, Manifest manifest) {
+    Table t = TABLES.stream().filter(x -> x.name().equals(table)).findFirst().orElse(null);
+    if (t == null) {
+      return "table " + table + " is not one an export holds";
+    }
+    UUID id;
+    try {
+      id = UUID.fromString(row.getString(t.messageColumn()));
+    } catch (IllegalArgumentException | NullPointerException e) {
+      return table + " row without a message id in " + t.messageColumn();
+    }
+    if (Partitions.compare(id, manifest.fromId()) < 0 || Partitions.compare(id, manifest.toId()) >= 0) {
+      return table + " row with " + t.messageColumn() + " " + id + " is outside the manifest's range [" + manifest.fromId()
+          + ", " + manifest.toId() + ")";
     }
     return null;
   }

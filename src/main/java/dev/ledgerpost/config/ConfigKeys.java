@@ -33,7 +33,7 @@ final class ConfigKeys {
    */
   static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
       "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir",
-      "ledger.erasureKeyFile");
+      "ledger.erasureKeyFile", "ledger.archiveKeyFile");
   /** The keys an endpoint of webhooks.endpoints may have. */
   private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user");
 
@@ -91,6 +91,7 @@ final class ConfigKeys {
     key("ledger.diskLowPercent", 10, ConfigKeys::percent, "/health/ready stays UP but gives a `reason` while less than this percentage of the ledger's disk is free (0 = never).");
     key("ledger.sizeInterval", "30s", ConfigKeys::positiveDuration, "How often the ledger's size, row estimates, oldest message and disk space are read for the gauges (and once at start).");
     key("ledger.archiveDir", "", ConfigKeys::text, "Directory ledger exports are written to (`POST /api/v1/ledger/exports`, `ledgerpost ledger export`); empty = none, and exports are refused.");
+    key("ledger.archiveKeyFile", "", ConfigKeys::text, "File holding the key (one line, at least 32 characters) that authenticates export manifests (an HMAC-SHA256; `ledgerpost ledger verify` checks it); the same on every node of one ledger. Empty = <data>/archive-key, generated on the first export.");
     key("ledger.erasureKey", "", ConfigKeys::erasureKey, "Key of the keyed hash that replaces an erased address (`ledgerpost ledger erase`; at least 32 characters, no spaces); the same on every node of one ledger. Empty = ledger.erasureKeyFile, else a key generated into <data>/erasure-key on the first erasure.");
     key("ledger.erasureKeyFile", "", ConfigKeys::text, "File holding the erasure key on one line (instead of ledger.erasureKey).");
     key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH. Read again on SIGHUP.");

@@ -333,7 +333,7 @@ public final class ConfigLoader {
       problems.add("smtp.tls.certFile and smtp.tls.keyFile: give both or neither");
     }
     for (String file : List.of("smtp.tls.certFile", "smtp.tls.keyFile", "auth.usersFile", "auth.sendersFile", "notify.tokensFile",
-        "api.keysFile", "ledger.erasureKeyFile")) {
+        "api.keysFile", "ledger.erasureKeyFile", "ledger.archiveKeyFile")) {
       String path = (String) values.get(file);
       if (path != null && !path.isEmpty() && !Files.isReadable(Path.of(path))) {
         problems.add(file + ": cannot read " + path);

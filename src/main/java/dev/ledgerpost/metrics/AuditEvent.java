@@ -23,6 +23,9 @@ public enum AuditEvent {
       "message_id", "msg_id", "target_status", "downstream_accepted"),
   LEDGER_PARTITION_KEPT(Level.CRITICAL, "the partition is past ledger.retention but is not dropped while it holds a row "
       + "nobody settled; settle or resolve those rows", "partition", "until", "pending", "unknown"),
+  LEDGER_PARTITION_EXPORT_REFUSED(Level.CRITICAL, "the export is not a copy of this partition's rows as they are now, "
+      + "so the partition is not dropped on it; move that export out of ledger.archiveDir and the next pass exports the "
+      + "partition again", "partition", "until", "archive", "reason"),
   LEDGER_DEFAULT_PARTITION_ROWS(Level.CRITICAL, "rows outside every weekly partition (a clock far off, or weeks not made "
       + "ahead); retention never drops them", "table", "partition"),
   STALE_PENDING(Level.CRITICAL, null, "message_id", "msg_id", "age_seconds", "raise", "threshold_seconds"),

@@ -7,7 +7,6 @@ import dev.ledgerpost.metrics.AuditEvent;
 import dev.ledgerpost.metrics.AuditLog;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -29,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * archiver it is dropped only when {@code ledger.retentionWithoutArchive} allows it. The drop is one transaction: the
  * satellite rows of its id range (resolutions, reconcile proposals, stale raises: row deletes on small tables), then
  * DROP of the recipients and messages partitions, whose exclusive locks are taken last and held only for the catalog
- * change. The JDBC work runs on worker threads, never on an event loop.
+ * change. Inside it, what the export says it holds is compared with the partition ({@link ExportCheck}); an export
+ * that is not these rows as they are now rolls it back with a CRITICAL line. The JDBC work runs on worker threads,
+ * never on an event loop.
  */
 public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetention.Policy policy) {
   private static final Logger LOG = LoggerFactory.getLogger(LedgerRetention.class);
@@ -92,16 +93,17 @@ public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetentio
       pass.kept().add(p.messages().name());
       return Future.succeededFuture();
     }
-    Future<Path> archived = policy.archiver() == null
+    Future<PartitionArchiver.Archived> archived = policy.archiver() == null
         ? Future.succeededFuture(null)
         : policy.archiver().archive(p.from(), p.messages().to(), p.archiveName());
-    return archived.compose(file -> blocking(c -> drop(c, p)).map(messages -> {
+    return archived.compose(export -> blocking(c -> drop(c, p, export)).map(messages -> {
       if (messages < 0) {
         pass.kept().add(p.messages().name());
         return null;
       }
       AuditLog.of(AuditEvent.LEDGER_PARTITION_DROPPED).with("partition", p.messages().name())
-          .with("until", until(p.messages())).with("messages", messages).with("archive", file).log();
+          .with("until", until(p.messages())).with("messages", messages).with("archive", export == null ? null : export.file())
+          .log();
       pass.dropped().add(p.messages().name());
       return null;
     }));
@@ -137,9 +139,20 @@ public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetentio
 
   /**
    * The drop, one transaction; answers the messages it dropped, or -1 when an open row appeared since the candidates
-   * were counted (then nothing is deleted).
+   * were counted, or when {@code export} (null: none, {@code ledger.retentionWithoutArchive}) is not a copy of the
+   * partition's rows as they are now (then nothing is deleted).
    */
-  private static long drop(Connection c, Candidate p) throws SQLException {
+  private static long drop(Connection c, Candidate p, PartitionArchiver.Archived export) throws SQLException {
+    try {
+      return dropChecked(c, p, export);
+    } catch (ExportCheck.Refused e) {
+      AuditLog.of(AuditEvent.LEDGER_PARTITION_EXPORT_REFUSED).with("partition", p.messages().name())
+          .with("until", until(p.messages())).with("archive", export.file()).with("reason", e.getMessage()).log();
+      return -1;
+    }
+  }
+
+  private static long dropChecked(Connection c, Candidate p, PartitionArchiver.Archived export) throws SQLException {
     long[] dropped = {0};
     Partitions.inTransaction(c, st -> {
       long[] open = open(c, p.messages().name());
@@ -148,9 +161,10 @@ public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetentio
         dropped[0] = -1;
         return;
       }
-      try (ResultSet rs = st.executeQuery("SELECT count(*) FROM " + p.messages().name())) {
-        rs.next();
-        dropped[0] = rs.getLong(1);
+      dropped[0] = count(st, p.messages().name());
+      if (export != null) {
+        ExportCheck.beforeDrop(c, export, p.from(), p.messages().to(), dropped[0],
+            p.recipients() == null ? 0 : count(st, p.recipients()));
       }
       // resolutions first: a resolution names the reconcile proposal it accepted
       for (String satellite : List.of("resolutions", "reconcile_proposals", "stale_raises")) {
@@ -158,13 +172,26 @@ public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetentio
             "DELETE FROM " + satellite + " WHERE message_id >= ?::uuid AND message_id < ?::uuid")) {
           ps.setObject(1, p.from());
           ps.setObject(2, p.messages().to());
-          ps.executeUpdate();
+          int deleted = ps.executeUpdate();
+          if (export != null) {
+            ExportCheck.rows(satellite, deleted, export); // the rows deleted are the rows counted: nothing in between
+          }
         }
       }
       // Last, so the parents' ACCESS EXCLUSIVE locks are held for the catalog change and the commit only.
       st.execute("DROP TABLE " + (p.recipients() == null ? "" : p.recipients() + ", ") + p.messages().name());
+      if (export != null) {
+        ExportCheck.afterDrop(c, export);
+      }
     });
     return dropped[0];
+  }
+
+  private static long count(Statement st, String table) throws SQLException {
+    try (ResultSet rs = st.executeQuery("SELECT count(*) FROM " + table)) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   private static void kept(Candidate p, long pending, long unknown) {

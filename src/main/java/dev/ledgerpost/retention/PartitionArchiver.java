@@ -2,6 +2,7 @@ package dev.ledgerpost.retention;
 
 import io.vertx.core.Future;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -10,9 +11,19 @@ import java.util.UUID;
  */
 public interface PartitionArchiver {
   /**
-   * Exports the rows of messages with {@code fromId <= id < toId} (and their recipients, resolutions, stale raises and
-   * reconcile proposals) as one file named after {@code name}; completes with its path once it is durable, and fails
-   * if it could not be written whole. {@code fromId} is the nil UUID for the first partition (MINVALUE).
+   * What an export says it holds, from its authenticated manifest: retention compares it with the partition inside the
+   * transaction that drops it, so that no export stands in for rows it does not hold.
+   *
+   * @param ledgerId the ledger that wrote it (null: it does not say)
+   * @param rows rows per table
+   * @param erasures the erasures the ledger had recorded when it was written (null: it does not say)
    */
-  Future<Path> archive(UUID fromId, UUID toId, String name);
+  record Archived(Path file, UUID ledgerId, UUID fromId, UUID toId, Map<String, Long> rows, Long erasures) {}
+
+  /**
+   * Exports the rows of messages with {@code fromId <= id < toId} (and their recipients, resolutions, stale raises and
+   * reconcile proposals) as one file named after {@code name}; completes with what it holds once it is durable, and
+   * fails if it could not be written whole. {@code fromId} is the nil UUID for the first partition (MINVALUE).
+   */
+  Future<Archived> archive(UUID fromId, UUID toId, String name);
 }

@@ -40,6 +40,9 @@ class LedgerArchiveTest {
   static final GatewayHarness gateway = GatewayHarness.extension();
 
   static ArchiveRows.Seeded seeded;
+  /** The ledger's archive key, generated on the first export as the gateway's is. */
+  static final ArchiveKey.Location KEY = new ArchiveKey.Location(GatewayHarness.tempDir("archive-key-").resolve("archive-key"),
+      true);
 
   @BeforeAll
   static void seed() throws Exception {
@@ -47,7 +50,17 @@ class LedgerArchiveTest {
   }
 
   Manifest export(Path dir, String name) throws Exception {
-    return await(LedgerArchive.export(gateway.vertx(), gateway.gateway().ledgerTarget(), dir, FROM, TO, name, "node-a"));
+    return await(LedgerArchive.export(gateway.vertx(), gateway.gateway().ledgerTarget(), KEY, dir, FROM, TO, name, "node-a"));
+  }
+
+  static Verification verify(Path file) {
+    return LedgerArchive.verify(file, KEY.load());
+  }
+
+  /** The manifest authenticated again under the ledger's key, as one who holds the key could. */
+  static void resign(Path manifest) throws Exception {
+    Manifest m = Manifest.fromJson(new JsonObject(Files.readString(manifest)));
+    Files.writeString(manifest, m.signed(KEY.load()).toJson().encodePrettily());
   }
 
   /** The range's rows as the database counts them, table by table. */
@@ -85,6 +98,13 @@ class LedgerArchiveTest {
     assertThat(m.receivedTo()).isEqualTo(START.plus(Duration.ofMinutes(6)));
     assertThat(m.node()).isEqualTo("node-a");
     assertThat(m.schemaVersion()).as("the ledger's Flyway version").isNotBlank();
+    assertThat(m.ledgerId()).as("the ledger's identity (V96)")
+        .hasToString(LedgerRows.string(gateway.databaseUrl(), "SELECT ledger_id::text FROM ledger_identity"));
+    assertThat(m.erasures()).as("no erasure yet").isZero();
+    assertThat(m.formatVersion()).isEqualTo(2);
+    assertThat(m.keyId()).isEqualTo(KEY.load().id());
+    assertThat(Files.getPosixFilePermissions(KEY.file())).as("the generated key is the owner's only")
+        .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     assertThat(m.file()).isEqualTo("hour.jsonl.gz");
     Path gz = dir.resolve("hour.jsonl.gz");
     assertThat(Files.size(gz)).isEqualTo(m.bytes());
@@ -113,10 +133,10 @@ class LedgerArchiveTest {
     assertThat(rows.stream().map(r -> r.getJsonObject("row").getString(r.getString("table").equals("messages") ? "id" : "message_id")))
         .as("nothing of the messages outside the range").doesNotContain(seeded.before().toString(), seeded.atEnd().toString());
 
-    Verification v = LedgerArchive.verify(gz);
+    Verification v = verify(gz);
     assertThat(v.outcome()).as(v.line()).isEqualTo(Verification.Outcome.OK);
     assertThat(v.line()).startsWith("OK ").contains("26 row(s)", m.sha256());
-    assertThat(LedgerArchive.verify(dir.resolve("hour.manifest.json")).ok()).as("by its manifest too").isTrue();
+    assertThat(verify(dir.resolve("hour.manifest.json")).ok()).as("by its manifest too").isTrue();
   }
 
   @Test
@@ -128,7 +148,7 @@ class LedgerArchiveTest {
     assertThatThrownBy(() -> export(dir, "once")).isInstanceOfSatisfying(ArchiveRefused.class,
         e -> assertThat(e.reason()).isEqualTo(ArchiveRefused.Reason.EXISTS)).hasMessageContaining("never replaces");
     assertThat(Files.readAllBytes(dir.resolve("once.jsonl.gz"))).isEqualTo(before);
-    assertThat(LedgerArchive.verify(dir.resolve("once.jsonl.gz")).manifest()).isEqualTo(first);
+    assertThat(verify(dir.resolve("once.jsonl.gz")).manifest()).isEqualTo(first);
 
     Files.writeString(dir.resolve(".busy.jsonl.gz.partial"), "another export writing");
     assertThatThrownBy(() -> export(dir, "busy")).isInstanceOfSatisfying(ArchiveRefused.class,
@@ -141,11 +161,11 @@ class LedgerArchiveTest {
   void anEmptyOrReversedRangeAndAPathAsNameAreRefused() {
     Path dir = GatewayHarness.tempDir("archive-");
     DatabaseTarget target = gateway.gateway().ledgerTarget();
-    assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, dir, TO, FROM, "x", "n")))
+    assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, KEY, dir, TO, FROM, "x", "n")))
         .isInstanceOfSatisfying(ArchiveRefused.class, e -> assertThat(e.reason()).isEqualTo(ArchiveRefused.Reason.BAD_RANGE));
-    assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, dir, FROM, FROM, "x", "n")))
+    assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, KEY, dir, FROM, FROM, "x", "n")))
         .isInstanceOf(ArchiveRefused.class).hasMessageContaining("empty");
-    assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, dir, FROM, TO, "../x", "n")))
+    assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, KEY, dir, FROM, TO, "../x", "n")))
         .isInstanceOf(ArchiveRefused.class).hasMessageContaining("not a plain file name");
   }
 
@@ -166,7 +186,7 @@ class LedgerArchiveTest {
     b[b.length / 2] ^= 0x01;
     Files.write(gz, b);
 
-    Verification v = LedgerArchive.verify(gz);
+    Verification v = verify(gz);
     assertThat(v.outcome()).isEqualTo(Verification.Outcome.MISMATCH);
     assertThat(v.line()).startsWith("checksum mismatch: the sha256 of " + gz).contains("the manifest says " + v.manifest().sha256());
   }
@@ -177,7 +197,7 @@ class LedgerArchiveTest {
     byte[] b = Files.readAllBytes(gz);
     Files.write(gz, java.util.Arrays.copyOf(b, b.length / 2));
 
-    Verification v = LedgerArchive.verify(gz);
+    Verification v = verify(gz);
     assertThat(v.outcome()).isEqualTo(Verification.Outcome.MISMATCH);
     assertThat(v.line()).contains("is " + b.length / 2 + " bytes, the manifest says " + b.length, "(truncated)");
 
@@ -187,7 +207,8 @@ class LedgerArchiveTest {
     JsonObject json = new JsonObject(Files.readString(manifest)).put("bytes", b.length / 2)
         .put("sha256", java.util.HexFormat.of().formatHex(sha.digest(Files.readAllBytes(gz))));
     Files.writeString(manifest, json.encode());
-    Verification cut = LedgerArchive.verify(gz);
+    resign(manifest);
+    Verification cut = verify(gz);
     assertThat(cut.outcome()).isEqualTo(Verification.Outcome.MISMATCH);
     assertThat(cut.line()).contains("does not decompress to its end");
   }
@@ -199,19 +220,93 @@ class LedgerArchiveTest {
     JsonObject json = new JsonObject(Files.readString(manifest));
     json.getJsonObject("rows").put("recipients", 15);
     Files.writeString(manifest, json.encodePrettily());
+    assertThat(verify(manifest).line()).as("edited, it is not authentic").contains("is not authentic");
+    resign(manifest);
 
-    Verification v = LedgerArchive.verify(manifest);
+    Verification v = verify(manifest);
     assertThat(v.outcome()).isEqualTo(Verification.Outcome.MISMATCH);
     assertThat(v.line()).isEqualTo("recipients: 14 row(s) in " + gz + ", the manifest says 15");
 
-    Files.writeString(manifest, json.copy().put("file", "../elsewhere.jsonl.gz").encode());
-    assertThat(LedgerArchive.verify(manifest).line()).contains("names ../elsewhere.jsonl.gz, which is not a file beside it");
+    Files.writeString(manifest, json.copy().put("file", "../elsewhere.jsonl.gz").put("mac", "").encode());
+    assertThat(verify(manifest).line()).contains("names ../elsewhere.jsonl.gz, which is not a file beside it");
     Files.writeString(manifest, "{\"format\": \"something else\"}");
-    assertThat(LedgerArchive.verify(gz).line()).contains("is not valid", "not a ledger export manifest");
+    assertThat(verify(gz).line()).contains("is not valid", "not a ledger export manifest");
     Files.delete(manifest);
-    Verification none = LedgerArchive.verify(gz);
+    Verification none = verify(gz);
     assertThat(none.outcome()).isEqualTo(Verification.Outcome.UNREADABLE);
     assertThat(none.line()).contains("no manifest");
+  }
+
+  /**
+   * Rewrites an export as someone with write access to the archive could: its lines changed by {@code edit}, gzipped
+   * again, and the manifest's sha256 and bytes recomputed to match.
+   */
+  static void rewrite(Path gz, java.util.function.Consumer<List<JsonObject>> edit) throws Exception {
+    List<JsonObject> rows = lines(gz);
+    edit.accept(rows);
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.util.zip.GZIPOutputStream out = new java.util.zip.GZIPOutputStream(bytes)) {
+      for (JsonObject row : rows) {
+        out.write((row.encode() + "\n").getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    Files.write(gz, bytes.toByteArray());
+    Path manifest = gz.resolveSibling(gz.getFileName().toString().replace(Manifest.DATA_SUFFIX, Manifest.SUFFIX));
+    JsonObject json = new JsonObject(Files.readString(manifest)).put("bytes", (long) bytes.size())
+        .put("sha256", java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+            .digest(bytes.toByteArray())));
+    Files.writeString(manifest, json.encodePrettily());
+  }
+
+  static JsonObject firstOf(List<JsonObject> rows, String table) {
+    return rows.stream().filter(r -> r.getString("table").equals(table)).findFirst().orElseThrow().getJsonObject("row");
+  }
+
+  @Test
+  void anExportWithEditedRowsAndItsChecksumAndSizeRecomputedFails() throws Exception {
+    Path gz = copyOfExport();
+    rewrite(gz, rows -> firstOf(rows, "messages").put("status", "RESOLVED_NOT_DELIVERED"));
+
+    Verification v = verify(gz);
+    assertThat(v.outcome()).as(v.line()).isEqualTo(Verification.Outcome.MISMATCH);
+    assertThat(v.line()).isEqualTo("manifest " + gz.resolveSibling("d.manifest.json") + " is not authentic: its MAC does not "
+        + "match its content under key " + KEY.load().id() + " (the manifest was changed after the ledger wrote it)");
+  }
+
+  @Test
+  void aRowOutsideTheManifestsRangeFails() throws Exception {
+    Path gz = copyOfExport();
+    rewrite(gz, rows -> firstOf(rows, "recipients").put("message_id", seeded.atEnd().toString()));
+    resign(gz.resolveSibling("d.manifest.json")); // a manifest the ledger could have written: the rows decide
+
+    Verification v = verify(gz);
+    assertThat(v.outcome()).as(v.line()).isEqualTo(Verification.Outcome.MISMATCH);
+    assertThat(v.line()).contains("recipients row with message_id " + seeded.atEnd() + " is outside the manifest's range");
+  }
+
+  @Test
+  void withoutTheKeyOrUnderAnotherAnUntouchedExportIsNotAuthenticatedNeverOk() throws Exception {
+    Path gz = copyOfExport();
+    assertThat(verify(gz).outcome()).as("with the key").isEqualTo(Verification.Outcome.OK);
+    assertThat(verify(gz).line()).contains("manifest authenticated (key " + KEY.load().id() + ")");
+
+    Verification none = LedgerArchive.verify(gz, null);
+    assertThat(none.outcome()).isEqualTo(Verification.Outcome.UNAUTHENTICATED);
+    assertThat(none.line()).startsWith("NOT AUTHENTICATED " + gz).contains("no archive key");
+    Verification other = LedgerArchive.verify(gz, ArchiveKey.of("x".repeat(40)));
+    assertThat(other.outcome()).isEqualTo(Verification.Outcome.UNAUTHENTICATED);
+    assertThat(other.line()).contains("signed under key " + KEY.load().id());
+
+    // Format 1 had no MAC: read, checked, and never taken as authentic.
+    Path manifest = gz.resolveSibling("d.manifest.json");
+    JsonObject v1 = new JsonObject(Files.readString(manifest)).put("formatVersion", 1);
+    for (String member : List.of("ledgerId", "erasures", "keyId", "mac")) {
+      v1.remove(member);
+    }
+    Files.writeString(manifest, v1.encodePrettily());
+    Verification old = verify(gz);
+    assertThat(old.outcome()).isEqualTo(Verification.Outcome.UNAUTHENTICATED);
+    assertThat(old.line()).contains("format 1 manifest, which carries no MAC");
   }
 
   @Test
@@ -245,13 +340,13 @@ class LedgerArchiveTest {
     }
     Path dir = GatewayHarness.tempDir("archive-");
     DatabaseTarget target = DatabaseTarget.fromUrl(url, Duration.ofSeconds(1));
-    Manifest m = await(LedgerArchive.export(gateway.vertx(), target, dir, FROM, TO, "partitioned", "node-p"));
+    Manifest m = await(LedgerArchive.export(gateway.vertx(), target, KEY, dir, FROM, TO, "partitioned", "node-p"));
 
     assertThat(m.rows()).containsExactlyEntriesOf(orderedCounts(2, 4, 0, 2, 0));
     assertThat(m.schemaVersion()).as("no Flyway history in this database").isNull();
     assertThat(lines(dir.resolve("partitioned.jsonl.gz")).stream().filter(r -> r.getString("table").equals("messages"))
         .map(r -> r.getJsonObject("row").getString("mail_from")).toList()).containsExactly("p1@example.com", "p2@example.com");
-    Verification v = LedgerArchive.verify(dir.resolve("partitioned.manifest.json"));
+    Verification v = verify(dir.resolve("partitioned.manifest.json"));
     assertThat(v.outcome()).as(v.line()).isEqualTo(Verification.Outcome.OK);
   }
 

@@ -19,9 +19,22 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LedgerExportApiTest {
   static final Instant START = Instant.parse("2025-06-02T08:00:00Z");
   static final Path ARCHIVE = GatewayHarness.tempDir("archive-dir-");
+  /** The gateway's archive key, configured (a configured file is never generated: it must be there). */
+  static final Path KEY_FILE = keyFile();
 
   @RegisterExtension
-  static final GatewayHarness gateway = GatewayHarness.extension().with("ledger.archiveDir", ARCHIVE.toString());
+  static final GatewayHarness gateway = GatewayHarness.extension().with("ledger.archiveDir", ARCHIVE.toString())
+      .with("ledger.archiveKeyFile", KEY_FILE.toString());
+
+  static Path keyFile() {
+    Path file = GatewayHarness.tempDir("archive-key-").resolve("archive-key");
+    try {
+      Files.writeString(file, "0123456789abcdef".repeat(4) + "\n");
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return file;
+  }
 
   @BeforeAll
   static void seed() throws Exception {
@@ -47,7 +60,7 @@ class LedgerExportApiTest {
     assertThat(body.getString("path")).isEqualTo(data.toString());
     assertThat(body.getString("fromTime")).isEqualTo("2025-06-02T08:00:00Z");
     assertThat(body.getString("toTime")).isEqualTo("2025-06-02T09:00:00Z");
-    assertThat(LedgerArchive.verify(data).ok()).isTrue();
+    assertThat(LedgerArchive.verify(data, new ArchiveKey.Location(KEY_FILE, false).load()).ok()).isTrue();
 
     HttpResponse<String> again = gateway.post("/api/v1/ledger/exports", range("2025-06-02T08:00:00Z", "2025-06-02T09:00:00Z"));
     assertThat(again.statusCode()).isEqualTo(409);
@@ -112,7 +125,7 @@ class LedgerExportApiTest {
     // 08:00 to 08:03:30: four messages of the hour and the one just before it, 2 + 2 + 2 + 2 + 1 recipients, 2 raises.
     Path four = ARCHIVE.resolve("ledger-20250602T070000Z-20250602T080330Z.jsonl.gz");
 
-    CommandLineRun ok = run("ledger", "verify", four.toString());
+    CommandLineRun ok = run("ledger", "verify", "--key-file", KEY_FILE.toString(), four.toString());
     assertThat(ok.exit()).as(ok.err()).isZero();
     assertThat(ok.out()).startsWith("OK " + four).contains("16 row(s)");
 
@@ -128,15 +141,48 @@ class LedgerExportApiTest {
     byte[] b = Files.readAllBytes(damaged.resolve(four.getFileName()));
     b[b.length - 5] ^= 0x40;
     Files.write(damaged.resolve(four.getFileName()), b);
-    CommandLineRun bad = run("ledger", "verify", damaged.resolve(manifest.getFileName()).toString());
+    CommandLineRun bad = run("ledger", "verify", "--key-file", KEY_FILE.toString(), damaged.resolve(manifest.getFileName()).toString());
     assertThat(bad.exit()).isEqualTo(1);
     assertThat(bad.err().strip()).startsWith("MISMATCH checksum mismatch").doesNotContain("\n");
 
     CommandLineRun absent = run("ledger", "verify", damaged.resolve("nothing.jsonl.gz").toString());
     assertThat(absent.exit()).isEqualTo(2);
     assertThat(absent.err()).contains("no manifest");
-    assertThat(run("ledger", "verify", "notes.txt").exit()).isEqualTo(2);
+    assertThat(run("ledger", "verify", "--key-file", KEY_FILE.toString(), "notes.txt").exit()).isEqualTo(2);
     assertThat(run("ledger", "verify").exit()).as("usage").isEqualTo(2);
     assertThat(run("ledger", "export", "--from", "2025-06-02T08:30:00Z").exit()).as("usage").isEqualTo(2);
+  }
+
+  /**
+   * {@code ledger verify} on an export rewritten by someone who can write to the archive: rows edited, the manifest's
+   * SHA-256 and size recomputed. The MAC under the archive key tells it from the ledger's. Without the key, an
+   * untouched export is not reported OK either: the command says it could not authenticate it, and where it looked.
+   */
+  @Test
+  void theCommandLineRefusesARewrittenExportAndSaysWhenItHasNoKey() throws Exception {
+    HttpResponse<String> created = gateway.post("/api/v1/ledger/exports", range("2025-06-02T08:00:00Z", "2025-06-02T08:10:00Z"));
+    assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+    Path data = ARCHIVE.resolve("ledger-20250602T080000Z-20250602T081000Z.jsonl.gz");
+    Path copy = GatewayHarness.tempDir("rewritten-").resolve(data.getFileName());
+    Files.copy(data, copy);
+    Files.copy(ARCHIVE.resolve("ledger-20250602T080000Z-20250602T081000Z.manifest.json"),
+        copy.resolveSibling("ledger-20250602T080000Z-20250602T081000Z.manifest.json"));
+
+    CommandLineRun untouched = run("ledger", "verify", "--key-file", KEY_FILE.toString(), copy.toString());
+    assertThat(untouched.exit()).as(untouched.err()).isZero();
+    assertThat(untouched.out()).startsWith("OK " + copy).contains("manifest authenticated");
+
+    // No key: a configuration whose data directory holds none.
+    Path config = GatewayHarness.tempDir("conf-").resolve("gateway.yaml");
+    Files.writeString(config, "ledger:\n  dataDir: " + GatewayHarness.tempDir("data-").resolve("pg") + "\n");
+    CommandLineRun noKey = run("ledger", "verify", "-c", config.toString(), copy.toString());
+    assertThat(noKey.exit()).isEqualTo(3);
+    assertThat(noKey.err().strip()).startsWith("NOT AUTHENTICATED " + copy).contains("no archive key", "archive-key does not exist")
+        .doesNotContain("\n");
+
+    LedgerArchiveTest.rewrite(copy, rows -> LedgerArchiveTest.firstOf(rows, "messages").put("status", "RESOLVED_DELIVERED"));
+    CommandLineRun rewritten = run("ledger", "verify", "--key-file", KEY_FILE.toString(), copy.toString());
+    assertThat(rewritten.exit()).isEqualTo(1);
+    assertThat(rewritten.err().strip()).startsWith("MISMATCH manifest ").contains("is not authentic").doesNotContain("\n");
   }
 }
