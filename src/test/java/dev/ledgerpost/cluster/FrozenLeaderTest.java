@@ -51,7 +51,9 @@ class FrozenLeaderTest {
       Duration takeover = Duration.ofNanos(System.nanoTime() - frozen);
       System.out.println("node b took every job " + takeover.toMillis() + " ms after node a was frozen");
       assertThat(takeover).as("the bound is the heartbeat, not the freeze").isLessThan(DEAD_AFTER.plus(MARGIN));
-      assertThat(takeover).as("not before a's heartbeat was older than node.deadAfter").isGreaterThan(DEAD_AFTER.minus(HEARTBEAT));
+      // a's last heartbeat came at most one interval before the freeze (less the time kill took to return).
+      assertThat(takeover).as("not before a's heartbeat was older than node.deadAfter")
+          .isGreaterThan(DEAD_AFTER.minus(HEARTBEAT).minusMillis(250));
       // One take-over, said once, naming the frozen node, its session and its heartbeat's age.
       assertThat(b.log("node b ended the lock session of node a")).hasSize(1);
 
