@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,8 +44,8 @@ class ApiRequestEdgesTest {
   }
 
   static List<Route> routes() {
-    String proposal = UUID.randomUUID().toString();
-    String delivery = UUID.randomUUID().toString();
+    String proposal = "1"; // none exists: the route's own 404
+    String delivery = "1";
     return List.of(
         new Route("GET", "/api/v1/messages", null),
         new Route("GET", "/api/v1/messages/stale", null),
@@ -103,26 +104,34 @@ class ApiRequestEdgesTest {
     UUID pending = UUID.randomUUID(); // a row the resolution may resolve: its note reaches the ledger's statement
     LedgerRows.insert(gateway.databaseUrl(), pending, "PENDING", "PENDING", Instant.now().minusSeconds(3600), "<nul@example.com>");
     String nul = "a\\u0000b"; // the JSON escape: a raw NUL byte is not JSON at all
-    List<Route> requests = List.of(
+    // Free text the ledger stores: refused as U+0000, naming where it is.
+    Map<Route, String> texts = Map.of(
         new Route("POST", "/api/v1/messages/" + pending + "/resolution",
-            "{\"outcome\":\"DELIVERED\",\"operator\":\"op\",\"note\":\"" + nul + "\"}"),
+            "{\"outcome\":\"DELIVERED\",\"operator\":\"op\",\"note\":\"" + nul + "\"}"), "/note",
         new Route("POST", "/api/v1/resolutions", "{\"filter\":{\"status\":\"PENDING\"},\"expectedCount\":1,"
-            + "\"outcome\":\"DELIVERED\",\"operator\":\"op\",\"note\":\"" + nul + "\"}"),
+            + "\"outcome\":\"DELIVERED\",\"operator\":\"op\",\"note\":\"" + nul + "\"}"), "/note",
         new Route("POST", "/api/v1/resolutions", "{\"filter\":{\"sender\":\"" + nul + "\"},\"expectedCount\":1,"
-            + "\"outcome\":\"DELIVERED\",\"operator\":\"op\",\"note\":\"n\"}"),
-        new Route("POST", "/api/v1/erasures", "{\"address\":\"" + nul + "@example.net\",\"operator\":\"op\"}"),
+            + "\"outcome\":\"DELIVERED\",\"operator\":\"op\",\"note\":\"n\"}"), "/filter/sender",
         new Route("POST", "/api/v1/erasures", "{\"address\":\"x@example.net\",\"operator\":\"op\",\"reason\":\"" + nul + "\"}"),
-        new Route("POST", "/api/v1/reconcile/proposals/1/reject", "{\"operator\":\"op\",\"note\":\"" + nul + "\"}"),
+        "/reason",
+        new Route("POST", "/api/v1/reconcile/proposals/1/reject", "{\"operator\":\"op\",\"note\":\"" + nul + "\"}"), "/note");
+    // Refused already for what they are (not a mailbox, a parameter that cannot be decoded): still 400s.
+    List<Route> others = List.of(
+        new Route("POST", "/api/v1/erasures", "{\"address\":\"" + nul + "@example.net\",\"operator\":\"op\"}"),
         new Route("GET", "/api/v1/messages?sender=a%00b", null),
         new Route("GET", "/api/v1/messages?recipient=a%00b", null),
         new Route("GET", "/api/v1/messages?messageId=a%00b", null),
         new Route("GET", "/api/v1/attention?sender=a%00b", null));
     List<String> failures = new java.util.ArrayList<>();
-    for (Route r : requests) {
+    Map<Route, String> all = new java.util.LinkedHashMap<>(texts);
+    others.forEach(r -> all.put(r, ""));
+    for (Map.Entry<Route, String> e : all.entrySet()) {
+      Route r = e.getKey();
       HttpResponse<String> answer = call(r.method(), r.path(), r.body());
       System.out.println(r.method() + " " + r.path() + " " + r.body() + " -> " + answer.statusCode() + " " + answer.body());
-      if (answer.statusCode() != 400 || !answer.headers().firstValue("Content-Type").orElse("").equals("application/problem+json")
-          || new JsonObject(answer.body()).getString("detail", "").isBlank()) {
+      String detail = answer.statusCode() == 400 ? new JsonObject(answer.body()).getString("detail", "") : "";
+      boolean named = e.getValue().isEmpty() ? !detail.isBlank() : detail.startsWith(e.getValue() + ": ") && detail.contains("U+0000");
+      if (!named || !answer.headers().firstValue("Content-Type").orElse("").equals("application/problem+json")) {
         failures.add(r.method() + " " + r.path() + " " + r.body() + " answered " + answer.statusCode() + ": " + answer.body());
       }
     }
