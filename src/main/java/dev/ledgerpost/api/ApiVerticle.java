@@ -45,8 +45,8 @@ public final class ApiVerticle extends VerticleBase {
   private static final long ADMIN_BODY_LIMIT = 64 * 1024;
   /** Set when a send API key (not the admin token) reads an operation: the user it may see. */
   private static final String OPERATION_READER = "ledgerpost.operationReader";
-  /** The route the reader may take, on the path the router matches (dot segments removed). */
-  private static final java.util.regex.Pattern OPERATION_PATH = java.util.regex.Pattern.compile("/api/v1/operations/[^/]+");
+  /** The route the reader may take, on the path the router matches (dot segments removed; a trailing slash is the route's). */
+  private static final java.util.regex.Pattern OPERATION_PATH = java.util.regex.Pattern.compile("/api/v1/operations/[^/]+/*");
 
   /**
    * What every instance of the API shares, one per process: the admin and per-user event tokens (read through their

@@ -5,6 +5,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.json.schema.OutputUnit;
@@ -118,7 +119,49 @@ final class ContractValidation {
       return Future.failedFuture(e);
     }
     return validator.validate(jsonByDefault && request.getContentType() == null ? request.asJson() : request,
-        op.getOperationId()).map(validated -> new Input(validated, op));
+            op.getOperationId())
+        .map(validated -> new Input(validated, op))
+        .compose(in -> in.body() == null ? Future.succeededFuture(in)
+            // On a worker, as the validation itself: a send's body may hold megabytes of strings.
+            : ctx.vertx().executeBlocking(() -> nulAt(in.body(), ""), false)
+                .compose(at -> at == null ? Future.succeededFuture(in) : Future.failedFuture(new NulInJson(at))));
+  }
+
+  /**
+   * A JSON string (a value or a member's name) that holds U+0000. JSON may carry it (as the escape backslash, u, 0000),
+   * but PostgreSQL cannot store it in text or jsonb: left to the ledger, the statement failed and the client heard
+   * "ledger unavailable" (503) for its own mistake (issue 26). Refused here, for every body the contract reads, before
+   * any handler runs.
+   */
+  static final class NulInJson extends RuntimeException {
+    NulInJson(String where) {
+      super((where.isEmpty() ? "the body" : where) + ": a JSON string may not contain U+0000 (NUL), which the ledger cannot store",
+          null, false, false);
+    }
+  }
+
+  /** The JSON pointer of the first string holding U+0000 in {@code json} (under {@code where}), or null if none does. */
+  static String nulAt(Object json, String where) {
+    if (json instanceof String s) {
+      return s.indexOf('\0') >= 0 ? where : null;
+    }
+    if (json instanceof JsonObject o) {
+      for (Map.Entry<String, Object> member : o) {
+        String at = where + "/" + member.getKey().replace("~", "~0").replace("/", "~1");
+        String found = member.getKey().indexOf('\0') >= 0 ? at : nulAt(member.getValue(), at);
+        if (found != null) {
+          return found;
+        }
+      }
+    } else if (json instanceof JsonArray a) {
+      for (int i = 0; i < a.size(); i++) {
+        String found = nulAt(a.getValue(i), where + "/" + i);
+        if (found != null) {
+          return found;
+        }
+      }
+    }
+    return null;
   }
 
   /**
@@ -127,7 +170,7 @@ final class ContractValidation {
    * (the router answers 404 or 405).
    */
   void handle(RoutingContext ctx) {
-    Operation op = contract.findOperation(ctx.normalizedPath(), ctx.request().method());
+    Operation op = contract.findOperation(withoutTrailingSlash(ctx.normalizedPath()), ctx.request().method());
     if (op == null) {
       ctx.next();
       return;
@@ -143,12 +186,29 @@ final class ContractValidation {
   }
 
   /**
+   * The router takes {@code /api/v1/messages/} for {@code /api/v1/messages} (a trailing slash is optional in its paths),
+   * but the contract's lookup does not: the handler then found no validated input and answered 500 (issue 26). The
+   * lookup is made on the path the router matched, so such a request is the route's, validated as any other.
+   */
+  static String withoutTrailingSlash(String path) {
+    int end = path.length();
+    while (end > 1 && path.charAt(end - 1) == '/') {
+      end--;
+    }
+    return path.substring(0, end);
+  }
+
+  /**
    * 400 with what the client has to fix. The validator says only that a body "can't be decoded" or is
    * missing; a client fixing its JSON wants the parser's own words, so on this (error) path the body is
    * parsed once more, on a worker.
    */
   void badRequest(RoutingContext ctx, Throwable cause) {
     Buffer body = ctx.body() == null || ctx.body().buffer() == null ? Buffer.buffer() : ctx.body().buffer();
+    if (cause instanceof NulInJson) {
+      Problem.send(ctx, 400, "Bad Request", cause.getMessage());
+      return;
+    }
     if (cause instanceof SchemaValidationException || !(cause instanceof ValidatorException v)) {
       Problem.send(ctx, 400, "Bad Request", describe(cause, body));
       return;

@@ -13,6 +13,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * The jobs this node leads now, as the rest of the gateway sees them, and who is told when it gains one. The node
  * verticle changes them (on its context) as it takes and loses the jobs' locks; anybody reads them, from any thread.
+ *
+ * <p>A lease bounds them: a job is led only until {@code node.deadAfter} after the last heartbeat the ledger confirmed
+ * was sent. From then on another node may end this node's lock session and take its jobs (docs/design.md §9.2), so a
+ * node that was frozen (SIGSTOP, a long GC pause, a paused VM) or whose heartbeats go unanswered stops acting as the
+ * leader by itself, at once when it runs again, before it even learns that its session is gone. The clock is
+ * {@link System#nanoTime}, which goes on while the process is stopped.
  */
 final class Leading implements Leadership {
   private record Listener(Job job, Context context, Runnable gained) {}
@@ -20,10 +26,22 @@ final class Leading implements Leadership {
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
   /** Read from any thread; replaced whole on the node verticle's context. */
   private volatile Set<Job> jobs = Collections.emptySet();
+  /** {@link System#nanoTime} until which the jobs are led (see the class comment); none before the first heartbeat. */
+  private volatile long leaseEnd = System.nanoTime();
 
   @Override
   public boolean leads(Job job) {
-    return jobs.contains(job);
+    return jobs.contains(job) && leased();
+  }
+
+  /** Whether the last confirmed heartbeat is recent enough for this node to act on the jobs it holds. */
+  boolean leased() {
+    return leaseEnd - System.nanoTime() > 0;
+  }
+
+  /** A heartbeat sent at {@code sentNanos} was confirmed: the jobs are led until {@code deadAfter} after it. */
+  void renew(long sentNanos, java.time.Duration deadAfter) {
+    leaseEnd = sentNanos + deadAfter.toNanos();
   }
 
   @Override
@@ -35,7 +53,7 @@ final class Leading implements Leadership {
     }
   }
 
-  /** The jobs led now. */
+  /** The jobs whose locks this node holds now (whether or not its lease still lets it act on them). */
   Set<Job> jobs() {
     return jobs;
   }

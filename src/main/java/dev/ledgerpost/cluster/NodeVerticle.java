@@ -2,6 +2,7 @@ package dev.ledgerpost.cluster;
 
 import dev.ledgerpost.bus.Bus;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.config.Durations;
 import dev.ledgerpost.config.StartFailure;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.metrics.GatewayMetrics;
@@ -39,6 +40,13 @@ import org.slf4j.LoggerFactory;
  * {@link #SERVER_KEEPALIVE}) to end a session it cannot reach after about {@link #SERVER_DROP}, which is
  * longer than the time this node needs to notice ({@code node.heartbeatInterval} + {@link #ANSWER_TIMEOUT},
  * at most 15 s): a node cut off from the database has stopped its jobs before another can take their locks.
+ *
+ * <p>Take-over from a frozen holder: a process that is stopped (SIGSTOP, a long GC pause, a paused VM) keeps its
+ * session, because its kernel still answers TCP keepalives, and with it its locks, for as long as the freeze lasts.
+ * So a node that cannot take a job asks who holds it: a holder whose heartbeat is older than {@code node.deadAfter}
+ * has its lock session ended ({@code pg_terminate_backend}, one WARN line per take-over), and the jobs are taken at
+ * once. The holder's own lease ({@link Leading}) ran out at the same age, so it stopped acting before; woken, it finds
+ * its connection closed and fences as above.
  */
 public final class NodeVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(NodeVerticle.class);
@@ -64,6 +72,29 @@ public final class NodeVerticle extends VerticleBase {
   private static final String BEAT = "UPDATE nodes SET heartbeat_at = now(), jobs = $2, held = coalesce($3, held) WHERE id = $1";
   private static final String TAKE = "SELECT j, pg_try_advisory_lock(%d, j) AS taken FROM unnest($1::int[]) AS j".formatted(Job.LOCK_CLASS);
   private static final String LEAVE = "UPDATE nodes SET stopped_at = now(), heartbeat_at = now(), jobs = '{}', held = '{}' WHERE id = $1";
+  /**
+   * Ends the lock session of every other node of this ledger whose heartbeat is older than $2 seconds
+   * (node.deadAfter) and that holds a job lock: its session is the one holding its identity lock, in this database.
+   * The row lock (SKIP LOCKED) lets one node end a session, and a heartbeat that commits meanwhile saves it; the
+   * wait (at most $3 ms) is for the session to be gone, with its locks, when the statement returns.
+   */
+  private static final String END_STALE = """
+      WITH stale AS (
+        SELECT n.id, n.pid AS process, n.hostname, l.pid AS backend,
+               round(extract(epoch FROM now() - n.heartbeat_at), 1)::float8 AS age
+          FROM nodes n
+          JOIN pg_locks l ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                         AND l.classid = %d AND l.objid = hashtext(n.id)::oid
+         WHERE n.id <> $1 AND n.stopped_at IS NULL AND n.heartbeat_at < now() - make_interval(secs => $2)
+           AND l.pid <> pg_backend_pid()
+           AND EXISTS (SELECT 1 FROM pg_locks j WHERE j.pid = l.pid AND j.locktype = 'advisory' AND j.granted
+                                                 AND j.objsubid = 2 AND j.classid = %d)
+           FOR UPDATE OF n SKIP LOCKED)
+      SELECT id, process, hostname, backend, age, pg_terminate_backend(backend, $3) AS ended FROM stale"""
+      .formatted(Job.NODE_LOCK_CLASS, Job.LOCK_CLASS);
+  /** How long ending a stale session may wait for it to be gone: well inside {@link #ANSWER_TIMEOUT}. */
+  static final Duration END_WAIT = Duration.ofSeconds(1);
 
   private final String nodeId;
   private final String hostname;
@@ -197,15 +228,23 @@ public final class NodeVerticle extends VerticleBase {
       }
     });
     return held()
-        .compose(held -> c.preparedQuery(BEAT).execute(Tuple.of(nodeId, labels(leading.jobs()).toArray(new String[0]),
-                held == null ? null : held.toArray(new UUID[0])))
-            .map(x -> {
-              if (held != null) {
-                lastHeld = held;
-              }
-              return null;
-            }))
+        .compose(held -> {
+          long sent = System.nanoTime(); // the lease counts from before the row's heartbeat_at, never after it
+          return c.preparedQuery(BEAT).execute(Tuple.of(nodeId, labels(leading.jobs()).toArray(new String[0]),
+                  held == null ? null : held.toArray(new UUID[0])))
+              .map(x -> {
+                if (held != null) {
+                  lastHeld = held;
+                }
+                if (conn == c) {
+                  leading.renew(sent, config.deadAfter());
+                }
+                return null;
+              });
+        })
         .compose(x -> take(c))
+        .compose(missing -> missing.isEmpty() ? Future.<Boolean>succeededFuture(false) : endStale(c))
+        .compose(ended -> ended ? take(c).<Void>mapEmpty() : Future.<Void>succeededFuture())
         .transform(ar -> {
           vertx.cancelTimer(deadline);
           if (conn == c) {
@@ -234,35 +273,67 @@ public final class NodeVerticle extends VerticleBase {
     });
   }
 
-  /** Asks for the lock of every job this node does not lead; those granted are its own from now. */
-  private Future<Void> take(SqlConnection c) {
+  /**
+   * Asks for the lock of every job this node does not hold; those granted are its own from now. Answers the jobs it
+   * asked for and did not get (another session holds them), empty when it holds every job or takes none now.
+   */
+  private Future<List<Job>> take(SqlConnection c) {
     if (!identified) {
-      return Future.succeededFuture();
+      return Future.succeededFuture(List.of());
     }
     List<Integer> keys = new ArrayList<>();
     for (Job j : Job.values()) {
-      if (!leading.leads(j)) {
+      if (!leading.jobs().contains(j)) { // held, not leads(): a lease that ran out does not free a lock
         keys.add(j.key);
       }
     }
     if (keys.isEmpty()) {
-      return Future.succeededFuture();
+      return Future.succeededFuture(List.of());
     }
     return c.preparedQuery(TAKE).execute(Tuple.of(keys.toArray(new Integer[0]))).map(rows -> {
       if (conn != c) {
-        return null; // fenced meanwhile: the session is closing, and with it these locks
+        return List.of(); // fenced meanwhile: the session is closing, and with it these locks
       }
       List<Job> gained = new ArrayList<>();
+      List<Job> missing = new ArrayList<>();
       for (Row r : rows) {
-        if (r.getBoolean("taken")) {
-          gained.add(byKey(r.getInteger("j")));
-        }
+        (r.getBoolean("taken") ? gained : missing).add(byKey(r.getInteger("j")));
       }
       if (!gained.isEmpty()) {
         LOG.info("node {} now leads {}", nodeId, labels(gained));
         leading.gain(gained);
       }
-      return null;
+      return missing;
+    });
+  }
+
+  /**
+   * Ends the lock session of every holder whose heartbeat is older than {@code node.deadAfter} (see the class
+   * comment); answers whether it ended one, so that its jobs are taken in this heartbeat. A failure (a role that may
+   * not end the other's session) is logged and leaves the jobs where they are: this node's own lock session is fine.
+   */
+  private Future<Boolean> endStale(SqlConnection c) {
+    double deadAfter = config.deadAfter().toMillis() / 1000.0;
+    return c.preparedQuery(END_STALE).execute(Tuple.of(nodeId, deadAfter, END_WAIT.toMillis())).map(rows -> {
+      boolean ended = false;
+      for (Row r : rows) {
+        String who = "node " + r.getString("id") + " (PID " + r.getLong("process") + " on " + r.getString("hostname")
+            + ", database session " + r.getInteger("backend") + ")";
+        if (r.getBoolean("ended")) {
+          ended = true;
+          LOG.warn("node {} ended the lock session of {}: its heartbeat is {} s old, older than node.deadAfter ({}), so it is"
+              + " frozen or cut off while PostgreSQL still keeps its locks; its jobs go to a live node", nodeId, who,
+              r.getDouble("age"), Durations.format(config.deadAfter()));
+        } else {
+          problems.warn("node {} could not end the lock session of {} within {} ms; its jobs wait for it", nodeId, who,
+              END_WAIT.toMillis());
+        }
+      }
+      return ended;
+    }).recover(e -> {
+      problems.warn("node {}: cannot end the lock session of a node whose heartbeat is older than node.deadAfter ({}); its jobs"
+          + " wait for that node or for PostgreSQL to drop its session", nodeId, e.getMessage());
+      return Future.succeededFuture(false);
     });
   }
 
@@ -272,6 +343,10 @@ public final class NodeVerticle extends VerticleBase {
     conn = null;
     identified = false;
     ticking = false;
+    if (!leading.jobs().isEmpty() && !leading.leased()) {
+      reason += "; its last heartbeat is older than node.deadAfter (" + Durations.format(config.deadAfter())
+          + "), so another node may have taken its jobs, and it had stopped acting on them";
+    }
     if (!leading.jobs().isEmpty()) {
       LOG.warn("node {} stops leading {}: {}", nodeId, labels(leading.jobs()), reason);
     } else {

@@ -119,8 +119,10 @@ final class Subscriber {
             return;
           }
           HistoryPage page = ar.result();
-          if (lastSent < page.prunedThrough()) {
-            // Events after `since` were deleted by retention: the client must re-read state from the API.
+          // Events after `since` were deleted by retention; or `since` is beyond the newest event, a position this
+          // ledger never gave out (another ledger's, a restored one's): going on from it would silently skip every
+          // event up to that number (issue 26). Either way the client re-reads state from the API, live events follow.
+          if (lastSent < page.prunedThrough() || lastSent > page.lastPubSeq()) {
             send(new JsonObject().put("type", "reset").put("seq", page.lastPubSeq()));
             lastSent = page.lastPubSeq();
             goLive();

@@ -56,6 +56,9 @@ public final class Replies {
   public static final Reply BDAT_SYNTAX = Reply.of(501, "5.5.4", "Syntax: BDAT <octets> [LAST]; closing, as the chunk cannot be skipped");
   public static final Reply BAD_SENDER = Reply.of(501, "5.1.7", "Bad sender address syntax");
   public static final Reply BAD_RECIPIENT = Reply.of(501, "5.1.3", "Bad recipient address syntax");
+  /** Malformed UTF-8 is not an address at all (RFC 6531 extends the syntax to UTF-8 only): bad syntax, SMTPUTF8 or not. */
+  public static final Reply SENDER_NOT_UTF8 = Reply.of(501, "5.1.7", "Sender address is not valid UTF-8");
+  public static final Reply RECIPIENT_NOT_UTF8 = Reply.of(501, "5.1.3", "Recipient address is not valid UTF-8");
   public static final Reply HELO_REQUIRED = Reply.of(501, "5.5.4", "HELO/EHLO requires a domain or address literal");
   public static final Reply AUTH_CANCELLED = Reply.of(501, "5.0.0", "Authentication cancelled");
   public static final Reply AUTH_BAD_BASE64 = Reply.of(501, "5.5.2", "Cannot decode the authentication response");

@@ -223,10 +223,10 @@ public final class SmtpSession {
     String args = space < 0 ? "" : text.substring(space + 1).trim();
     try {
       return switch (verb) {
-        case "EHLO" -> hello(args, true);
-        case "HELO" -> hello(args, false);
-        case "MAIL" -> mail(args);
-        case "RCPT" -> rcpt(args);
+        case "EHLO" -> hello(args, true, line.utf8());
+        case "HELO" -> hello(args, false, line.utf8());
+        case "MAIL" -> mail(args, line.utf8());
+        case "RCPT" -> rcpt(args, line.utf8());
         case "DATA" -> data(args, line.crlf());
         case "BDAT" -> bdat(args);
         case "RSET" -> rset(args);
@@ -246,8 +246,12 @@ public final class SmtpSession {
     }
   }
 
-  private Future<Step> hello(String args, boolean extended) {
-    if (args.isEmpty() || args.contains(" ")) {
+  /**
+   * {@code utf8}: whether the line's bytes are UTF-8. Those that are not were read as U+FFFD, and the name is kept (the
+   * Received: line, the ledger's {@code helo}): refused, so that nothing is recorded but the bytes received.
+   */
+  private Future<Step> hello(String args, boolean extended, boolean utf8) {
+    if (args.isEmpty() || args.contains(" ") || !utf8) {
       return reply(Replies.HELO_REQUIRED);
     }
     abortTransaction();
@@ -289,7 +293,8 @@ public final class SmtpSession {
     return settings.authAvailable() && authUser == null && (tls || settings.allowInsecureAuth());
   }
 
-  private Future<Step> mail(String args) {
+  /** {@code utf8}: as for {@link #hello}; an address that is not UTF-8 is refused, never relayed or recorded as U+FFFD. */
+  private Future<Step> mail(String args, boolean utf8) {
     if (helo == null) {
       return reply(Replies.NEED_HELO);
     }
@@ -301,6 +306,9 @@ public final class SmtpSession {
     }
     if (authUser == null && !setup.policy().mayRelayWithoutAuth(clientIp)) {
       return reply(settings.authAvailable() ? Replies.AUTH_REQUIRED : Replies.RELAY_DENIED);
+    }
+    if (!utf8) {
+      return reply(Replies.SENDER_NOT_UTF8);
     }
     Addresses.PathArgument argument = Addresses.splitPath(args.substring(5));
     String from = argument == null ? null : Addresses.mailbox(argument.path());
@@ -349,7 +357,7 @@ public final class SmtpSession {
         });
   }
 
-  private Future<Step> rcpt(String args) {
+  private Future<Step> rcpt(String args, boolean utf8) {
     if (txnBroken) {
       return reply(Replies.DOWNSTREAM_UNAVAILABLE);
     }
@@ -358,6 +366,9 @@ public final class SmtpSession {
     }
     if (!args.regionMatches(true, 0, "TO:", 0, 3)) {
       return reply(Replies.SYNTAX);
+    }
+    if (!utf8) {
+      return reply(Replies.RECIPIENT_NOT_UTF8);
     }
     Addresses.PathArgument argument = Addresses.splitPath(args.substring(3));
     String to = argument == null ? null : Addresses.mailbox(argument.path());

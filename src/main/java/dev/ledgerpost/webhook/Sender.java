@@ -91,17 +91,19 @@ final class Sender {
         var response = sent.result();
         status[0] = response.statusCode();
         Duration retryAfter = retryAfter(response.statusCode(), response.getHeader("retry-after"));
-        StringBuilder kept = new StringBuilder();
+        // Bytes, decoded once at the end: a chunk's length is in bytes, not characters (a non-ASCII body threw here,
+        // issue 26), and a character may be split between two chunks.
+        Buffer kept = Buffer.buffer();
         response.handler(chunk -> {
           if (kept.length() < KEPT_BODY) {
-            kept.append(chunk.toString(java.nio.charset.StandardCharsets.UTF_8), 0,
-                Math.min(chunk.length(), KEPT_BODY - kept.length()));
+            kept.appendBuffer(chunk, 0, Math.min(chunk.length(), KEPT_BODY - kept.length()));
           }
         });
         response.exceptionHandler(e -> done.tryComplete(new Outcome(status[0], null, retryAfter, System.nanoTime() - start)));
         response.endHandler(v -> {
           int code = response.statusCode();
-          String error = code >= 200 && code < 300 ? null : refusal(code, response.statusMessage(), kept.toString());
+          String error = code >= 200 && code < 300 ? null
+              : refusal(code, response.statusMessage(), kept.toString(java.nio.charset.StandardCharsets.UTF_8));
           done.tryComplete(new Outcome(code, error, retryAfter, System.nanoTime() - start));
         });
       });
@@ -109,7 +111,10 @@ final class Sender {
     return done.future().onComplete(x -> vertx.cancelTimer(timer));
   }
 
-  /** "HTTP 500 Internal Server Error: <the start of its body>", printable ASCII only. */
+  /**
+   * "HTTP 500 Internal Server Error: <the start of its body>", printable ASCII only (a character cut at the kept bytes'
+   * end decodes as U+FFFD and goes with the rest).
+   */
   private static String refusal(int code, String reason, String body) {
     String text = body.replaceAll("[^\\x20-\\x7E]+", " ").trim();
     return "HTTP " + code + (reason == null || reason.isEmpty() ? "" : " " + reason) + (text.isEmpty() ? "" : ": " + text);

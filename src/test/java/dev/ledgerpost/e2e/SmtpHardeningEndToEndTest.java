@@ -3,6 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import java.nio.charset.StandardCharsets;
@@ -55,6 +56,41 @@ class SmtpHardeningEndToEndTest {
     assertThat(everything).doesNotContain(evil, victim, "hidden " + tag, "legit body");
     assertThat(gateway.downstream().commands()).noneMatch(c -> c.contains(evil) || c.contains(victim));
     assertThat(gateway.downstream().bareLineEndings()).isEmpty();
+  }
+
+  /** Issue 26, item 12: such bytes were read as U+FFFD, and the replacement relayed and recorded as the address. */
+  @Test
+  void addressesThatAreNotUtf8AreRefusedAndNeitherRelayedNorRecorded() throws Exception {
+    byte[] latin1 = "j\u00fcrgen".getBytes(StandardCharsets.ISO_8859_1); // a Latin-1 client's bytes: not UTF-8
+    int before = gateway.downstream().messages().size();
+    try (SmtpTestClient client = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(client.reply()).startsWith("220 ");
+      assertThat(client.command("EHLO client.test")).startsWith("250");
+      client.sendBytes(concat("MAIL FROM:<", latin1, "@client.example> SMTPUTF8\r\n"));
+      assertThat(client.reply()).isEqualTo("501 5.1.7 Sender address is not valid UTF-8");
+      assertThat(client.command("MAIL FROM:<utf8-check@client.example> SMTPUTF8")).startsWith("250");
+      client.sendBytes(concat("RCPT TO:<", latin1, "@dest.example>\r\n"));
+      assertThat(client.reply()).isEqualTo("501 5.1.3 Recipient address is not valid UTF-8");
+      assertThat(client.command("RCPT TO:<j\u00fcrgen@dest.example>")).startsWith("250");
+      assertThat(client.command("DATA")).startsWith("354");
+      assertThat(client.command("Subject: utf8\r\n\r\nbody\r\n.")).startsWith("250 2.0.0 Ok: queued as ");
+    }
+    ScriptedSmtpServer.Received got = gateway.downstream().messages().get(before);
+    assertThat(got.recipients()).containsExactly("j\u00fcrgen@dest.example");
+    String everything = String.join("\n", gateway.downstream().commands());
+    assertThat(everything).doesNotContain("\ufffd");
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages WHERE mail_from LIKE '%\ufffd%'"))
+        .isZero();
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM recipients WHERE address LIKE '%\ufffd%'"))
+        .isZero();
+  }
+
+  private static byte[] concat(String head, byte[] middle, String tail) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    out.writeBytes(head.getBytes(StandardCharsets.US_ASCII));
+    out.writeBytes(middle);
+    out.writeBytes(tail.getBytes(StandardCharsets.US_ASCII));
+    return out.toByteArray();
   }
 
   @Test

@@ -191,6 +191,37 @@ class NotifyHubTest {
     }
   }
 
+  @Test
+  void aSinceBeyondTheNewestEventGetsResetToTheHeadAndTheEventsThatFollow() throws Exception {
+    UUID message = insertMessage("beyond-user");
+    insertEvents(message, 1, "head");
+    poll(() -> unpublished() == 0);
+    long head = lastPubSeq();
+    // A position this ledger never gave out (another ledger's, or one from before a restore): the client is told to
+    // re-read state, from the head on, instead of silently missing every event up to its number.
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=" + (head + 1000),
+        gateway.gateway().adminToken())) {
+      assertThat(ws.next(WAIT).getString("type")).isEqualTo("hello");
+      JsonObject reset = ws.next(WAIT);
+      assertThat(reset.getString("type")).as("%s", reset).isEqualTo("reset");
+      assertThat(reset.getLong("seq")).isEqualTo(head);
+      insertEvents(message, 3, "after");
+      for (int i = 1; i <= 3; i++) {
+        JsonObject e = ws.nextEvent(WAIT);
+        assertThat(e.getLong("seq")).isEqualTo(head + i);
+        assertThat(e.getString("id")).contains(":after:");
+      }
+    }
+  }
+
+  static long lastPubSeq() throws Exception {
+    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT last_pub_seq FROM outbox_publisher WHERE id = 1")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
   // --- helpers writing the ledger's tables directly, as another gateway process would
 
   static UUID insertMessage(String authUser) throws Exception {

@@ -133,6 +133,19 @@ class SmtpSessionTranscriptTest {
     return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
   }
 
+  /** A command line of ASCII text and raw bytes (ints), in order: for bytes that are not UTF-8. */
+  private static Line bytes(Object... parts) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    for (Object part : parts) {
+      if (part instanceof Integer b) {
+        out.write(b);
+      } else {
+        out.writeBytes(((String) part).getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    return new Line(out.toByteArray(), true, false, false);
+  }
+
   private static Line raw(String content, boolean crlf, boolean bareCr, boolean tooLong) {
     return new Line(content.getBytes(StandardCharsets.UTF_8), crlf, bareCr, tooLong);
   }
@@ -948,6 +961,40 @@ class SmtpSessionTranscriptTest {
       assertThat(say("MAIL FROM:<jürgen@client.example> SMTPUTF8")).isEqualTo("250 2.1.0 Sender OK");
       assertThat(relay.parameters.get(0).smtpUtf8()).isTrue();
       assertThat(say("RCPT TO:<sí@dest.example>")).startsWith("250 2.1.5");
+    }
+
+    /** Issue 26, item 12: bytes that are not UTF-8 were decoded to U+FFFD, then relayed and recorded as such. */
+    @Test
+    void aSenderThatIsNotUtf8IsRefusedWhateverItsParametersAndNothingReachesTheRelay() {
+      ehlo();
+
+      for (String parameters : List.of(" SMTPUTF8", "")) {
+        Step step = send(bytes("MAIL FROM:<j", 0xFC, "rgen@client.example>" + parameters));
+        assertThat(step.reply().toString()).as(parameters).isEqualTo("501 5.1.7 Sender address is not valid UTF-8");
+      }
+      // An overlong encoding of '@' and a lone continuation byte are not UTF-8 either.
+      assertThat(send(bytes("MAIL FROM:<a", 0xC0, 0x80, "b@client.example> SMTPUTF8")).reply().toString()).startsWith("501 5.1.7");
+      assertThat(send(bytes("MAIL FROM:<a", 0x80, "@client.example> SMTPUTF8")).reply().toString()).startsWith("501 5.1.7");
+      assertThat(relay.calls).isEmpty();
+      assertThat(say("MAIL FROM:<jürgen@client.example> SMTPUTF8")).isEqualTo("250 2.1.0 Sender OK");
+    }
+
+    @Test
+    void aRecipientThatIsNotUtf8IsRefusedAndTheTransactionGoesOn() {
+      ehlo();
+      assertThat(say("MAIL FROM:<jürgen@client.example> SMTPUTF8")).isEqualTo("250 2.1.0 Sender OK");
+
+      Step step = send(bytes("RCPT TO:<s", 0xED, 0xA0, 0x80, "@dest.example>")); // a UTF-16 surrogate, encoded
+      assertThat(step.reply().toString()).isEqualTo("501 5.1.3 Recipient address is not valid UTF-8");
+      assertThat(relay.calls).containsExactly("MAIL jürgen@client.example");
+      assertThat(say("RCPT TO:<sí@dest.example>")).startsWith("250 2.1.5");
+    }
+
+    @Test
+    void aHeloDomainThatIsNotUtf8IsRefusedAndNotKept() {
+      Step step = send(bytes("EHLO client", 0xFF, ".example"));
+      assertThat(step.reply().toString()).isEqualTo("501 5.5.4 HELO/EHLO requires a domain or address literal");
+      assertThat(say("MAIL FROM:<sender@client.example>")).startsWith("503 5.5.1");
     }
 
     @Test

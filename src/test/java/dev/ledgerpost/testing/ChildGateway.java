@@ -78,6 +78,19 @@ public final class ChildGateway implements AutoCloseable {
     }
   }
 
+  /**
+   * SIGSTOP: the process stops where it is (a long GC pause, a paused VM) while its kernel keeps its sockets open and
+   * answers TCP keepalives. {@link #close} sends SIGCONT first, so a stopped child can still be stopped cleanly.
+   */
+  public void freeze() throws Exception {
+    signal("STOP");
+  }
+
+  /** SIGCONT: a stopped process goes on from where it stood. */
+  public void thaw() throws Exception {
+    signal("CONT");
+  }
+
   /** This JVM's class path with absolute entries (the child runs in another directory). */
   private static String classPath() {
     List<String> entries = new ArrayList<>();
@@ -160,6 +173,11 @@ public final class ChildGateway implements AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     if (process.isAlive()) {
+      try {
+        thaw(); // a stopped JVM cannot run its shutdown hook: SIGTERM would wait for the SIGKILL
+      } catch (Exception | AssertionError e) {
+        // it ended meanwhile
+      }
       process.destroy();
       if (!process.waitFor(60, TimeUnit.SECONDS)) {
         process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
