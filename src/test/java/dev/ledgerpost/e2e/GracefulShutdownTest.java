@@ -78,6 +78,70 @@ class GracefulShutdownTest {
   }
 
   /**
+   * Issue 26, item 4, with a real process and SIGTERM: the smarthost has the message's final dot and gives its
+   * verdict only after {@code smtp.shutdownGrace} is over. The transaction is let finish (within
+   * {@code downstream.dataTimeout}): the client hears the smarthost's 250, then 421, and the row is SENT. Before the
+   * fix the grace's end closed the client bare and cut the smarthost connection, the row went UNKNOWN, and the
+   * client, having heard nothing, would send the message again.
+   */
+  @Test
+  void aMessagePastItsFinalDotWhenTheGraceEndsIsLetFinishAndSettlesSent() throws Exception {
+    Duration verdictAfter = Duration.ofSeconds(5); // the grace is 2 s: the verdict comes 3 s after it ended
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+        Promise<String> verdict = Promise.promise();
+        vertx.setTimer(verdictAfter.toMillis(), t -> verdict.complete("250 2.0.0 Ok: queued as SLOW" + n));
+        bodyArrived.countDown();
+        return verdict.future();
+      }
+    }));
+    String url = dev.ledgerpost.testing.TestDatabase.newDatabase();
+    java.nio.file.Path dir = GatewayHarness.tempDir("child-stop-");
+    String yaml = dev.ledgerpost.testing.ChildGateway.config(dir, downstream.port(), url)
+        .replace("smtp:\n", "smtp:\n  shutdownGrace: 2s\n")
+        .replace("downstream:\n", "downstream:\n  dataTimeout: 60s\n");
+    try (dev.ledgerpost.testing.ChildGateway child = dev.ledgerpost.testing.ChildGateway.start(dir, yaml, null)
+        .awaitReady(Duration.ofSeconds(120))) {
+      SmtpTestClient client = new SmtpTestClient(child.smtpPort());
+      client.reply();
+      CompletableFuture<List<String>> heard = CompletableFuture.supplyAsync(() -> {
+        List<String> replies = new java.util.ArrayList<>();
+        try (client) {
+          replies.add(client.sendMail("a@example.com", List.of("b@example.net"),
+              "Message-ID: <stop@example.com>\r\nSubject: past the dot at SIGTERM\r\n\r\nbody"));
+          for (String r = readReply(client); r != null; r = readReply(client)) {
+            replies.add(r);
+          }
+        } catch (Exception e) {
+          replies.add("client error: " + e);
+        }
+        return replies;
+      });
+      assertThat(bodyArrived.await(30, TimeUnit.SECONDS)).isTrue();
+
+      child.signal("TERM");
+      child.awaitExit(Duration.ofSeconds(60));
+      assertThat(child.log("Ledgerpost stopped")).as("a clean stop").hasSize(1);
+
+      assertThat(statuses(url)).as("the message's row").containsExactly("SENT");
+      List<String> replies = heard.get(30, TimeUnit.SECONDS);
+      assertThat(replies).hasSize(2);
+      assertThat(replies.get(0)).startsWith("250 2.0.0 Ok: queued as ").contains("SLOW1");
+      assertThat(replies.get(1)).isEqualTo("421 4.3.2 Service shutting down, try again later");
+      assertThat(child.log("message(s) past the final dot wait for the smarthost's verdict")).hasSize(1);
+    }
+    assertThat(downstream.messages()).hasSize(1);
+  }
+
+  /** The ledger's message statuses, oldest first. */
+  private static List<String> statuses(String url) throws Exception {
+    String all = dev.ledgerpost.testing.LedgerRows.string(url,
+        "SELECT coalesce(string_agg(status::text, ',' ORDER BY id), '') FROM messages");
+    return all == null || all.isEmpty() ? List.of() : List.of(all.split(","));
+  }
+
+  /**
    * Many sessions in every state when the stop begins, and new connections arriving while it does: every
    * client that speaks after the stop began hears {@code 421 4.3.2} before the connection ends. Idle ones
    * and those between commands of a transaction at once; one in DATA after its message's answer; one whose
