@@ -134,6 +134,41 @@ class GracefulShutdownTest {
     assertThat(downstream.messages()).hasSize(1);
   }
 
+  /**
+   * The other half of item 4: what is not past its final dot when the grace ends does not hold the stop. A MAIL the
+   * smarthost would answer only long after the grace is cut then (its connection closed, nothing was sent for a
+   * message): the client hears 451 4.4.1 and 421 4.3.2, and the stop ends without waiting for the smarthost.
+   */
+  @Test
+  void aTransactionBeforeItsFinalDotIsCutWhenTheGraceEnds() throws Exception {
+    Promise<String> mailReply = Promise.promise(); // never given: the smarthost sits on MAIL
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> mailLater(String from) {
+        return from.startsWith("slow@") ? mailReply.future() : Future.succeededFuture("250 2.1.0 Sender ok");
+      }
+    }));
+    java.util.Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("smtp.shutdownGrace", "2s");
+    GatewayHarness gateway = GatewayHarness.start(vertx, o);
+    SmtpTestClient client = new SmtpTestClient(gateway.smtpPort());
+    client.reply();
+    assertThat(client.command("EHLO client.test")).startsWith("250");
+    client.send("MAIL FROM:<slow@example.com>\r\n");
+    Poll.until(Duration.ofSeconds(10), "MAIL at the smarthost",
+        () -> downstream.commands().contains("MAIL FROM:<slow@example.com>"));
+
+    Future<Void> stopping = gateway.gateway().stop();
+
+    assertThat(client.reply()).startsWith("451 4.4.1 ");
+    assertThat(client.reply()).isEqualTo("421 4.3.2 Service shutting down, try again later");
+    assertThat(client.closedByServer()).isTrue();
+    stopping.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    assertThat(mailReply.future().isComplete()).as("the smarthost never answered MAIL").isFalse();
+    Poll.until(Duration.ofSeconds(10), "every smarthost connection closed", () -> downstream.openConnections() == 0);
+    client.close();
+  }
+
   /** The ledger's message statuses, oldest first. */
   private static List<String> statuses(String url) throws Exception {
     String all = dev.ledgerpost.testing.LedgerRows.string(url,
