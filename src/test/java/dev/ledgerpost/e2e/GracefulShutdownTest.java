@@ -169,6 +169,36 @@ class GracefulShutdownTest {
     client.close();
   }
 
+  /** The same for the send API: a send whose final dot is at the smarthost when the grace ends gets its verdict. */
+  @Test
+  void aSendPastItsFinalDotWhenTheGraceEndsIsAnsweredWithTheVerdict() throws Exception {
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+        Promise<String> verdict = Promise.promise();
+        vertx.setTimer(4000, t -> verdict.complete("250 2.0.0 Ok: queued as SLOW" + n)); // 2 s after the grace
+        bodyArrived.countDown();
+        return verdict.future();
+      }
+    }));
+    java.util.Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("smtp.shutdownGrace", "2s");
+    o.put("api.keysFile", dev.ledgerpost.testing.SendClient.keysFile(java.util.Map.of("stop-key", "stopper")).toString());
+    GatewayHarness gateway = GatewayHarness.start(vertx, o);
+    CompletableFuture<java.net.http.HttpResponse<String>> answer = new dev.ledgerpost.testing.SendClient(gateway.httpPort())
+        .sendAsync("stop-key", null, new io.vertx.core.json.JsonObject().put("from", "a@example.com")
+            .put("to", new io.vertx.core.json.JsonArray().add("b@example.net")).put("subject", "past the dot").put("text", "t"));
+    assertThat(bodyArrived.await(30, TimeUnit.SECONDS)).isTrue();
+
+    Future<Void> stopping = gateway.gateway().stop();
+
+    java.net.http.HttpResponse<String> r = answer.get(30, TimeUnit.SECONDS);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    assertThat(new io.vertx.core.json.JsonObject(r.body()).getString("status")).isEqualTo("SENT");
+    GatewayHarness.await(stopping);
+    assertThat(statuses((String) o.get("ledger.url"))).containsExactly("SENT");
+  }
+
   /** The ledger's message statuses, oldest first. */
   private static List<String> statuses(String url) throws Exception {
     String all = dev.ledgerpost.testing.LedgerRows.string(url,
