@@ -342,8 +342,9 @@ public final class SendApi {
       drained.tryComplete();
     }
     long timer = vertx.setTimer(Math.max(1, grace.toMillis()), t -> relay.stop());
-    return drained.future().timeout(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).otherwise((Void) null)
-        .eventually(() -> {
+    Future<Void> answered = drained.future().timeout(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .otherwise((Void) null); // past the bound, the connections close regardless
+    return answered.eventually(() -> {
       vertx.cancelTimer(timer);
       return relay.close();
     });
