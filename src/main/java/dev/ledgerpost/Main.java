@@ -89,7 +89,8 @@ public final class Main implements Callable<Integer> {
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       LOG.info("shutting down: no new mail accepted, transactions in flight may finish");
-      long bound = cfg.smtp().shutdownGrace().toSeconds() + 30;
+      // The intakes' stop is the long one (the grace, then a final dot's verdict); the rest gets 30 s more.
+      long bound = cfg.intakeStopBound().toSeconds() + 30;
       try {
         await(gateway.stop().eventually(vertx::close), bound);
         LOG.info("Ledgerpost stopped");

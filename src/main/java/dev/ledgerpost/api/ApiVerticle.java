@@ -292,7 +292,9 @@ public final class ApiVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    Future<Void> sends = send == null ? Future.succeededFuture() : send.close(shared.sendSetup().config().smtp().shutdownGrace());
+    GatewayConfig config = shared.sendSetup().config();
+    Future<Void> sends = send == null ? Future.succeededFuture()
+        : send.close(config.smtp().shutdownGrace(), config.intakeStopBound());
     return sends.eventually(() -> server == null ? Future.succeededFuture() : server.close());
   }
 }

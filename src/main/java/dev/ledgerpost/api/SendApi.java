@@ -330,14 +330,21 @@ public final class SendApi {
     }
   }
 
-  /** No new sends; those in flight may finish within {@code grace}, then the downstream connections close. */
-  Future<Void> close(Duration grace) {
+  /**
+   * No new sends; those in flight may finish within {@code grace}. Then the relay closes every smarthost connection
+   * but those whose final dot is at the smarthost: the sends on them end with nothing delivered (answered 503), and
+   * those past the final dot get their verdict, within {@code downstream.dataTimeout}, and its answer (issue 26: cut,
+   * they went UNKNOWN). Waits at most {@code bound} for the last answer, then closes the connections.
+   */
+  Future<Void> close(Duration grace, Duration bound) {
     drained = Promise.promise();
     if (inFlight == 0) {
       drained.tryComplete();
     }
-    long timer = vertx.setTimer(Math.max(1, grace.toMillis()), t -> drained.tryComplete());
-    return drained.future().eventually(() -> {
+    long timer = vertx.setTimer(Math.max(1, grace.toMillis()), t -> relay.stop());
+    Future<Void> answered = drained.future().timeout(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .otherwise((Void) null); // past the bound, the connections close regardless
+    return answered.eventually(() -> {
       vertx.cancelTimer(timer);
       return relay.close();
     });

@@ -49,6 +49,8 @@ final class DownstreamConnection {
   private final Promise<Void> socketClosed = Promise.promise();
   private boolean closed;
   private long idleSince;
+  /** The reply to a final dot (or BDAT LAST) is awaited: the smarthost may be delivering the message. */
+  private boolean awaitingVerdict;
 
   private DownstreamConnection(Vertx vertx, NetSocket socket, GatewayConfig.Smarthost target) {
     this.vertx = vertx;
@@ -155,6 +157,22 @@ final class DownstreamConnection {
     long timer = vertx.setTimer(timeout.toMillis(), t -> fail("no downstream reply within " + timeout.toMillis() + " ms"));
     pending.add(new Pending(promise, timer));
     return promise.future();
+  }
+
+  /**
+   * Awaits the reply to the final dot (or to BDAT LAST), whose bytes were just written: until it comes, cutting
+   * this connection would leave the message's fate unknown ({@link DownstreamPool#stop}).
+   */
+  Future<DownstreamReply> expectVerdict(Duration timeout) {
+    Future<DownstreamReply> verdict = expect(timeout);
+    awaitingVerdict = !verdict.isComplete();
+    // Registered first, so it runs before the transaction's own handler gives the connection back.
+    return verdict.onComplete(ar -> awaitingVerdict = false);
+  }
+
+  /** True while a final dot's reply is awaited ({@link #expectVerdict}). */
+  boolean awaitingVerdict() {
+    return awaitingVerdict;
   }
 
   /** Writes raw bytes; the future says whether they reached the socket (not the peer). */

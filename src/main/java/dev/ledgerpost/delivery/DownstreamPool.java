@@ -8,7 +8,9 @@ import io.vertx.core.net.NetClientOptions;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Smarthost connections kept open between transactions, so a busy gateway does not pay a TCP
@@ -33,7 +35,11 @@ final class DownstreamPool {
   private final DownstreamSlots slots;
   private final SmarthostHealth health;
   private final Deque<DownstreamConnection> idle = new ArrayDeque<>();
+  /** Every connection this pool opened that is not closed yet, idle or in use. */
+  private final Set<DownstreamConnection> open = new LinkedHashSet<>();
   private final long evictTimer;
+  /** {@link #stop} began: nothing new is opened or kept. */
+  private boolean stopping;
 
   DownstreamPool(Vertx vertx, GatewayConfig.Downstream config, String hostname, DownstreamSlots slots, SmarthostHealth health) {
     this.vertx = vertx;
@@ -49,6 +55,9 @@ final class DownstreamPool {
   }
 
   Future<Lease> borrow() {
+    if (stopping) {
+      return Future.failedFuture(new DownstreamUnavailable("the gateway is stopping", null));
+    }
     GatewayConfig.Smarthost preferred = health.preferred();
     DownstreamConnection c;
     while ((c = idle.pollLast()) != null) {
@@ -62,6 +71,9 @@ final class DownstreamPool {
 
   /** A new connection, to the first smarthost in {@link SmarthostHealth#order()} that can be opened. */
   Future<Lease> fresh() {
+    if (stopping) {
+      return Future.failedFuture(new DownstreamUnavailable("the gateway is stopping", null));
+    }
     return open(health.order(), 0, new ArrayList<>());
   }
 
@@ -74,7 +86,15 @@ final class DownstreamPool {
     return DownstreamConnection.open(vertx, client, config, target, hostname).transform(ar -> {
       if (ar.succeeded()) {
         DownstreamConnection conn = ar.result();
-        conn.closedFuture().onComplete(v -> slot.release());
+        open.add(conn);
+        conn.closedFuture().onComplete(v -> {
+          open.remove(conn);
+          slot.release();
+        });
+        if (stopping) { // the stop began while it was being opened: nothing was sent for a message on it
+          conn.quit();
+          return Future.failedFuture(new DownstreamUnavailable("the gateway is stopping", null));
+        }
         health.answered(target);
         health.learned(target, conn.extensions());
         return Future.succeededFuture(new Lease(conn, false));
@@ -102,7 +122,7 @@ final class DownstreamPool {
     // At the cap an idle connection would keep another client (or another event loop's pool) from
     // opening one: close it instead, and its slot comes free. One to a host new connections no longer
     // go to first would not be reused: close it too.
-    if (c.usable() && idle.size() < config.maxIdle() && !slots.full() && c.target().equals(health.preferred())) {
+    if (!stopping && c.usable() && idle.size() < config.maxIdle() && !slots.full() && c.target().equals(health.preferred())) {
       c.idle();
       idle.addLast(c);
     } else {
@@ -122,12 +142,36 @@ final class DownstreamPool {
     });
   }
 
-  Future<Void> close() {
+  /**
+   * The end of a stop's grace (docs/design.md §4.7): nothing new is opened or kept, and every connection is closed
+   * except one whose final dot is already at the smarthost. Cut, that one would leave its message UNKNOWN and its
+   * client resending it; it is left to its verdict, bounded by {@code downstream.dataTimeout}, and closes when it
+   * comes back. A transaction cut here had sent no final dot: nothing of it was delivered (its message settles
+   * FAILED_TEMP "lost before the final dot", or its MAIL or RCPT fails, and its client hears a 451). Completes
+   * when every connection is closed.
+   */
+  Future<Void> stop() {
+    stopping = true;
     vertx.cancelTimer(evictTimer);
-    DownstreamConnection c;
-    while ((c = idle.poll()) != null) {
-      c.quit();
+    List<DownstreamConnection> wereIdle = List.copyOf(idle);
+    idle.clear();
+    wereIdle.forEach(DownstreamConnection::quit);
+    List<Future<Void>> finishing = new ArrayList<>();
+    for (DownstreamConnection conn : List.copyOf(open)) {
+      if (!conn.awaitingVerdict() && !wereIdle.contains(conn)) {
+        conn.close();
+      }
+      finishing.add(conn.closedFuture());
     }
-    return client.close();
+    return Future.join(finishing).mapEmpty();
+  }
+
+  /** How many connections are past their final dot and waiting for the smarthost's verdict. */
+  int awaitingVerdict() {
+    return (int) open.stream().filter(DownstreamConnection::awaitingVerdict).count();
+  }
+
+  Future<Void> close() {
+    return stop().eventually(client::close);
   }
 }

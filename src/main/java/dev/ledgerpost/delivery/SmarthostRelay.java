@@ -115,6 +115,20 @@ public final class SmarthostRelay implements Relay {
   /** DSN parameters for a connection that does not offer DSN: refused for now (RFC 3461 leaves no silent drop to a relay that cannot notify). */
   static final DownstreamReply NOT_NOW_DSN = new DownstreamReply(451, "4.3.3", "Downstream does not offer DSN now; try again");
 
+  /**
+   * A stop's grace is over: connections are closed except those whose final dot is at the smarthost, which get
+   * their verdict (at most {@code downstream.dataTimeout}). Completes when every connection is closed.
+   */
+  public Future<Void> stop() {
+    return pool.stop();
+  }
+
+  /** Messages past their final dot whose smarthost verdict is awaited now. */
+  public int awaitingVerdict() {
+    return pool.awaitingVerdict();
+  }
+
+  /** {@link #stop}, then the client itself. */
   public Future<Void> close() {
     return pool.close();
   }

@@ -89,7 +89,7 @@ final class SmtpClientTransaction implements WireTransaction {
       lastWritten = connection.write(body);
     }
     Future<Void> written = lastWritten;
-    return connection.expect(config.dataTimeout()).transform(vr -> {
+    return connection.expectVerdict(config.dataTimeout()).transform(vr -> {
       if (vr.succeeded()) {
         DownstreamReply reply = vr.result();
         if (reply.code() == 421) {
@@ -147,7 +147,7 @@ final class SmtpClientTransaction implements WireTransaction {
       connection.write(Buffer.buffer(trace));
       connection.write(body);
       Future<Void> dotWritten = connection.write(FINAL_DOT.copy());
-      return connection.expect(config.dataTimeout()).transform(vr -> {
+      return connection.expectVerdict(config.dataTimeout()).transform(vr -> {
         if (vr.succeeded()) {
           DownstreamReply reply = vr.result();
           if (reply.code() == 421) {

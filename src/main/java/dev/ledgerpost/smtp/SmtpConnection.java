@@ -336,6 +336,10 @@ final class SmtpConnection {
         return;
       }
       session.tlsStarted(cipher(socket));
+      if (graceOver) {
+        close(Replies.SHUTTING_DOWN); // the stop's grace ended during the handshake: no new session now
+        return;
+      }
       pump();
     });
   }
@@ -353,10 +357,10 @@ final class SmtpConnection {
   }
 
   /**
-   * The grace is over. Called just before Vert.x closes what is left, so that a client still in a
-   * transaction (silent, or in the middle of DATA) hears 421 4.3.2 instead of a bare close; its
-   * transaction is aborted, as the 421 says. A command still being answered (a delivery waiting for the
-   * downstream) gets its answer and then the 421, if it comes before Vert.x's close.
+   * The grace is over: a client still in a transaction (silent, or in the middle of DATA) hears 421 4.3.2 and
+   * its transaction is aborted, as the 421 says. A command still being answered gets its answer and then the 421:
+   * a message past its final dot its verdict (SmtpVerticle#stop lets it finish), anything else the 451 of a
+   * smarthost connection the stop closed.
    */
   void lastCall() {
     onShutdown();

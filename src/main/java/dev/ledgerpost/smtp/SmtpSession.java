@@ -79,6 +79,8 @@ public final class SmtpSession {
   }
 
   private static final Future<Step> SILENT = Future.succeededFuture(Step.SILENT);
+  /** The answer to a step that came back after the connection ended: nobody hears it. */
+  private static final Step GONE = new Step(null, Action.CLOSE);
 
   /**
    * What every session of one SMTP verticle shares: the settings, the verticle's relay, the authenticator, which
@@ -101,6 +103,11 @@ public final class SmtpSession {
   private int authFailures;
   private AuthExchange auth;
   private boolean draining;
+  /**
+   * The connection is gone ({@link #closed()}). A step still in flight when it went comes back to a session nobody
+   * reads: a transaction it brings (MAIL's downstream begin) must be released, never kept.
+   */
+  private boolean ended;
 
   // The mail transaction.
   private RelayTransaction txn;
@@ -190,8 +197,13 @@ public final class SmtpSession {
     authUser = null; // RFC 3207 §4.2: an identity given in clear is knowledge to discard
   }
 
-  /** The connection is gone: release whatever the transaction holds downstream. */
+  /**
+   * The connection is gone: release whatever the transaction holds downstream. A step in flight is not cut: a RCPT
+   * under way is followed by the abort's RSET on its connection; a MAIL under way has no transaction yet, and
+   * {@link #mail} releases the one it brings; a body past its final dot goes on to its verdict and the ledger.
+   */
   public void closed() {
+    ended = true;
     data = null;
     readingChunk = false;
     abortTransaction();
@@ -336,7 +348,13 @@ public final class SmtpSession {
                 parameters.binaryMime(), parameters.ret(), parameters.envid()))
         .map(t -> {
           if (!t.mailReply().positive()) {
-            return Step.reply(Replies.mirror(t.mailReply(), "1.0"));
+            return Step.reply(Replies.mirror(t.mailReply(), "1.0")); // a refused transaction holds no connection
+          }
+          if (ended) {
+            // The client hung up while MAIL was on its way: kept here, the connection would be held until the
+            // smarthost dropped it (issue 26: a few such clients took every downstream.maxConnections slot).
+            t.abort();
+            return GONE;
           }
           txn = t;
           declaredSize = parameters.declaredSize();

@@ -17,6 +17,7 @@ import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,9 +57,6 @@ public final class SmtpVerticle extends VerticleBase {
           smarthosts, draining);
     }
   }
-
-  /** Vert.x's shutdown event cuts at the grace; the sessions' own last call comes this much earlier. */
-  private static final long LAST_CALL_MS = 500;
 
   private final Shared shared;
   private final int port;
@@ -201,18 +199,31 @@ public final class SmtpVerticle extends VerticleBase {
    * Graceful: sessions are told (421 4.3.2 to new commands), transactions in flight finish within the grace.
    * Every client that speaks after this began hears 421 4.3.2 before its connection ends: the sessions
    * are drained here, not only by Vert.x's shutdown event (which misses a connection accepted while the
-   * listener closes: those are refused with 421 above), and when the grace is over the sessions still open
-   * are told 421 just before Vert.x closes them (it would close them bare).
+   * listener closes: those are refused with 421 above).
+   *
+   * <p>When the grace is over, every session that is not waiting for an answer is told 421 and closed, and the
+   * relay closes every smarthost connection but those whose final dot is already at the smarthost: their
+   * transactions end with nothing delivered and their clients hear a 451, then 421. A message past its final dot
+   * is let finish (issue 26: cut, it went UNKNOWN and its client sent it again): its verdict comes within
+   * {@code downstream.dataTimeout}, is settled and answered, then 421. Vert.x's own cut, for anything still open,
+   * comes only at {@link GatewayConfig#intakeStopBound}.
    */
   @Override
   public Future<?> stop() {
     shared.draining().set(true); // every instance refuses new connections from now on
     List.copyOf(open.values()).forEach(SmtpConnection::onShutdown);
-    long grace = shared.config().smtp().shutdownGrace().toMillis();
-    long lastCall = vertx.setTimer(Math.max(1, grace - Math.min(LAST_CALL_MS, grace / 2)),
-        t -> List.copyOf(open.values()).forEach(SmtpConnection::lastCall));
-    return server.shutdown(grace, TimeUnit.MILLISECONDS).eventually(() -> {
-      vertx.cancelTimer(lastCall);
+    Duration grace = shared.config().smtp().shutdownGrace();
+    long graceOver = vertx.setTimer(Math.max(1, grace.toMillis()), t -> {
+      List.copyOf(open.values()).forEach(SmtpConnection::lastCall);
+      relay.stop();
+      int finishing = relay.awaitingVerdict();
+      if (finishing > 0) {
+        LOG.info("smtp.shutdownGrace ({}) is over: {} message(s) past the final dot wait for the smarthost's verdict, "
+            + "at most downstream.dataTimeout ({})", grace, finishing, shared.config().downstream().dataTimeout());
+      }
+    });
+    return server.shutdown(shared.config().intakeStopBound().toMillis(), TimeUnit.MILLISECONDS).eventually(() -> {
+      vertx.cancelTimer(graceOver);
       return relay.close();
     });
   }

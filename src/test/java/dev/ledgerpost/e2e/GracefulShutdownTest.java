@@ -78,6 +78,135 @@ class GracefulShutdownTest {
   }
 
   /**
+   * Issue 26, item 4, with a real process and SIGTERM: the smarthost has the message's final dot and gives its
+   * verdict only after {@code smtp.shutdownGrace} is over. The transaction is let finish (within
+   * {@code downstream.dataTimeout}): the client hears the smarthost's 250, then 421, and the row is SENT. Before the
+   * fix the grace's end closed the client bare and cut the smarthost connection, the row went UNKNOWN, and the
+   * client, having heard nothing, would send the message again.
+   */
+  @Test
+  void aMessagePastItsFinalDotWhenTheGraceEndsIsLetFinishAndSettlesSent() throws Exception {
+    Duration verdictAfter = Duration.ofSeconds(5); // the grace is 2 s: the verdict comes 3 s after it ended
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+        Promise<String> verdict = Promise.promise();
+        vertx.setTimer(verdictAfter.toMillis(), t -> verdict.complete("250 2.0.0 Ok: queued as SLOW" + n));
+        bodyArrived.countDown();
+        return verdict.future();
+      }
+    }));
+    String url = dev.ledgerpost.testing.TestDatabase.newDatabase();
+    java.nio.file.Path dir = GatewayHarness.tempDir("child-stop-");
+    String yaml = dev.ledgerpost.testing.ChildGateway.config(dir, downstream.port(), url)
+        .replace("smtp:\n", "smtp:\n  shutdownGrace: 2s\n")
+        .replace("downstream:\n", "downstream:\n  dataTimeout: 60s\n");
+    try (dev.ledgerpost.testing.ChildGateway child = dev.ledgerpost.testing.ChildGateway.start(dir, yaml, null)
+        .awaitReady(Duration.ofSeconds(120))) {
+      SmtpTestClient client = new SmtpTestClient(child.smtpPort());
+      client.reply();
+      CompletableFuture<List<String>> heard = CompletableFuture.supplyAsync(() -> {
+        List<String> replies = new java.util.ArrayList<>();
+        try (client) {
+          replies.add(client.sendMail("a@example.com", List.of("b@example.net"),
+              "Message-ID: <stop@example.com>\r\nSubject: past the dot at SIGTERM\r\n\r\nbody"));
+          for (String r = readReply(client); r != null; r = readReply(client)) {
+            replies.add(r);
+          }
+        } catch (Exception e) {
+          replies.add("client error: " + e);
+        }
+        return replies;
+      });
+      assertThat(bodyArrived.await(30, TimeUnit.SECONDS)).isTrue();
+
+      child.signal("TERM");
+      child.awaitExit(Duration.ofSeconds(60));
+      assertThat(child.log("Ledgerpost stopped")).as("a clean stop").hasSize(1);
+
+      assertThat(statuses(url)).as("the message's row").containsExactly("SENT");
+      List<String> replies = heard.get(30, TimeUnit.SECONDS);
+      assertThat(replies).hasSize(2);
+      assertThat(replies.get(0)).startsWith("250 2.0.0 Ok: queued as ").contains("SLOW1");
+      assertThat(replies.get(1)).isEqualTo("421 4.3.2 Service shutting down, try again later");
+      assertThat(child.log("message(s) past the final dot wait for the smarthost's verdict")).hasSize(1);
+    }
+    assertThat(downstream.messages()).hasSize(1);
+  }
+
+  /**
+   * The other half of item 4: what is not past its final dot when the grace ends does not hold the stop. A MAIL the
+   * smarthost would answer only long after the grace is cut then (its connection closed, nothing was sent for a
+   * message): the client hears 451 4.4.1 and 421 4.3.2, and the stop ends without waiting for the smarthost.
+   */
+  @Test
+  void aTransactionBeforeItsFinalDotIsCutWhenTheGraceEnds() throws Exception {
+    Promise<String> mailReply = Promise.promise(); // never given: the smarthost sits on MAIL
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> mailLater(String from) {
+        return from.startsWith("slow@") ? mailReply.future() : Future.succeededFuture("250 2.1.0 Sender ok");
+      }
+    }));
+    java.util.Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("smtp.shutdownGrace", "2s");
+    GatewayHarness gateway = GatewayHarness.start(vertx, o);
+    SmtpTestClient client = new SmtpTestClient(gateway.smtpPort());
+    client.reply();
+    assertThat(client.command("EHLO client.test")).startsWith("250");
+    client.send("MAIL FROM:<slow@example.com>\r\n");
+    Poll.until(Duration.ofSeconds(10), "MAIL at the smarthost",
+        () -> downstream.commands().contains("MAIL FROM:<slow@example.com>"));
+
+    Future<Void> stopping = gateway.gateway().stop();
+
+    assertThat(client.reply()).startsWith("451 4.4.1 ");
+    assertThat(client.reply()).isEqualTo("421 4.3.2 Service shutting down, try again later");
+    assertThat(client.closedByServer()).isTrue();
+    stopping.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    assertThat(mailReply.future().isComplete()).as("the smarthost never answered MAIL").isFalse();
+    Poll.until(Duration.ofSeconds(10), "every smarthost connection closed", () -> downstream.openConnections() == 0);
+    client.close();
+  }
+
+  /** The same for the send API: a send whose final dot is at the smarthost when the grace ends gets its verdict. */
+  @Test
+  void aSendPastItsFinalDotWhenTheGraceEndsIsAnsweredWithTheVerdict() throws Exception {
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+        Promise<String> verdict = Promise.promise();
+        vertx.setTimer(4000, t -> verdict.complete("250 2.0.0 Ok: queued as SLOW" + n)); // 2 s after the grace
+        bodyArrived.countDown();
+        return verdict.future();
+      }
+    }));
+    java.util.Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("smtp.shutdownGrace", "2s");
+    o.put("api.keysFile", dev.ledgerpost.testing.SendClient.keysFile(java.util.Map.of("stop-key", "stopper")).toString());
+    GatewayHarness gateway = GatewayHarness.start(vertx, o);
+    CompletableFuture<java.net.http.HttpResponse<String>> answer = new dev.ledgerpost.testing.SendClient(gateway.httpPort())
+        .sendAsync("stop-key", null, new io.vertx.core.json.JsonObject().put("from", "a@example.com")
+            .put("to", new io.vertx.core.json.JsonArray().add("b@example.net")).put("subject", "past the dot").put("text", "t"));
+    assertThat(bodyArrived.await(30, TimeUnit.SECONDS)).isTrue();
+
+    Future<Void> stopping = gateway.gateway().stop();
+
+    java.net.http.HttpResponse<String> r = answer.get(30, TimeUnit.SECONDS);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    assertThat(new io.vertx.core.json.JsonObject(r.body()).getString("status")).isEqualTo("SENT");
+    GatewayHarness.await(stopping);
+    assertThat(statuses((String) o.get("ledger.url"))).containsExactly("SENT");
+  }
+
+  /** The ledger's message statuses, oldest first. */
+  private static List<String> statuses(String url) throws Exception {
+    String all = dev.ledgerpost.testing.LedgerRows.string(url,
+        "SELECT coalesce(string_agg(status::text, ',' ORDER BY id), '') FROM messages");
+    return all == null || all.isEmpty() ? List.of() : List.of(all.split(","));
+  }
+
+  /**
    * Many sessions in every state when the stop begins, and new connections arriving while it does: every
    * client that speaks after the stop began hears {@code 421 4.3.2} before the connection ends. Idle ones
    * and those between commands of a transaction at once; one in DATA after its message's answer; one whose

@@ -69,6 +69,14 @@ public final class ScriptedSmtpServer {
       return "250 2.1.0 Sender ok";
     }
 
+    /**
+     * The reply to MAIL when it is not at once (a slow smarthost): nothing more is read on that connection
+     * until it is written, so replies stay in the order of the commands.
+     */
+    default Future<String> mailLater(String from) {
+      return Future.succeededFuture(mail(from));
+    }
+
     default String rcpt(String to) {
       return "250 2.1.5 Recipient ok";
     }
@@ -87,6 +95,7 @@ public final class ScriptedSmtpServer {
   private final List<Received> received = new CopyOnWriteArrayList<>();
   private final AtomicInteger dataCommands = new AtomicInteger();
   private final AtomicInteger connections = new AtomicInteger();
+  private final AtomicInteger open = new AtomicInteger();
   private final List<String> commands = new CopyOnWriteArrayList<>();
   private final List<String> bareLineEndings = new CopyOnWriteArrayList<>();
   private final List<String> authentications = new CopyOnWriteArrayList<>();
@@ -129,6 +138,11 @@ public final class ScriptedSmtpServer {
     return connections.get();
   }
 
+  /** Connections open now: made and not yet closed, by either side. */
+  public int openConnections() {
+    return open.get();
+  }
+
   /** Every command line received (outside DATA bodies), without its CRLF, from all connections in order. */
   public List<String> commands() {
     return Collections.unmodifiableList(commands);
@@ -160,6 +174,7 @@ public final class ScriptedSmtpServer {
 
   private void session(NetSocket socket) {
     int connection = connections.incrementAndGet();
+    open.incrementAndGet();
     State st = new State();
     RecordParser parser = RecordParser.newDelimited("\n");
     st.parser = parser;
@@ -175,6 +190,7 @@ public final class ScriptedSmtpServer {
       parser.handle(data);
     });
     socket.closeHandler(v -> {
+      open.decrementAndGet();
       if (st.lastWasCr) {
         bareLineEnding(connection, st, st.offset - 1, "bare CR at the end of the connection");
       }
@@ -261,14 +277,24 @@ public final class ScriptedSmtpServer {
       reply(socket, "250 downstream.test");
     } else if (upper.startsWith("MAIL FROM:")) {
       String from = path(line);
-      String reply = script.mail(from);
-      if (reply.startsWith("2")) {
-        st.from = from;
-        st.rcpts = new ArrayList<>();
-        st.envelope = new ArrayList<>(List.of(line));
-        st.chunks = null;
+      Future<String> later = script.mailLater(from);
+      boolean waiting = !later.isComplete();
+      if (waiting) {
+        st.parser.pause(); // what the client pipelined after MAIL waits for MAIL's reply
       }
-      reply(socket, reply);
+      later.onComplete(ar -> {
+        String reply = ar.succeeded() ? ar.result() : "451 4.3.0 script failed";
+        if (reply.startsWith("2")) {
+          st.from = from;
+          st.rcpts = new ArrayList<>();
+          st.envelope = new ArrayList<>(List.of(line));
+          st.chunks = null;
+        }
+        reply(socket, reply);
+        if (waiting) {
+          st.parser.resume();
+        }
+      });
     } else if (upper.startsWith("RCPT TO:")) {
       String to = path(line);
       String reply = script.rcpt(to);
