@@ -143,7 +143,7 @@ export function mount(container, ctx) {
       if (matches) {
         rows.set(id, {
           id, status: 'PENDING', version: d.version, intake: d.intake, mailFrom: d.mailFrom, messageId: d.messageId,
-          receivedAt: frame.at, settledAt: null, size: null, recipients: null, touched: performance.now(), flash: true,
+          receivedAt: frame.at, settledAt: null, size: null, recipientCount: null, touched: performance.now(), flash: true,
         });
         render();
       }
@@ -159,18 +159,18 @@ export function mount(container, ctx) {
     const sorted = [...rows.values()].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     syncRows(tbody, sorted, {
       key: (r) => r.id,
-      signature: (r) => `${r.version}|${r.recipients !== null}|${r.receivedAt}`,
+      signature: (r) => `${r.version}|${r.recipientCount !== null}|${r.receivedAt}`,
       build: (r) => h('tr', {}, h('td', {}, h('a', {href: `#/message/${r.id}`}, timeEl(r.receivedAt)))),
       update: (tr, r) => {
         tr.dataset.version = String(r.version);
         tr.dataset.status = r.status;
-        tr.dataset.filled = String(r.recipients !== null); // size and recipients come with the next read of the page
+        tr.dataset.filled = String(r.recipientCount !== null); // size and recipients come with the next read of the page
         tr.firstChild.firstChild.replaceChildren(timeEl(r.receivedAt));
         append(tr, [
           h('td', {}, statusBadge(r.status)),
           h('td', {class: 'addr'}, r.mailFrom === '' ? '<>' : r.mailFrom ?? ''),
           h('td', {class: 'wide mono'}, r.messageId ?? ''),
-          h('td', {class: 'num'}, r.recipients ?? '…'),
+          h('td', {class: 'num'}, r.recipientCount ?? '…'),
           h('td', {class: 'num wide'}, r.size === null ? '…' : bytes(r.size)),
           h('td', {class: 'wide'}, r.intake ?? '')]);
       },

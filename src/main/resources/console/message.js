@@ -188,7 +188,7 @@ function drawFacts(dl, d, op) {
     row('Ledger id', h('span', {class: 'mono'}, d.id)),
     row('Message-ID', h('span', {class: 'mono'}, d.messageId ?? '(none)')),
     row('From', d.mailFrom === '' ? '<> (a bounce)' : d.mailFrom),
-    row('Recipients', String(d.recipients)),
+    row('Recipients', String(d.recipientCount)),
     row('Size', bytes(d.size)),
     row('Intake', d.intake),
     row('Client', d.clientIp ?? '(not recorded)', d.helo ? ` (HELO ${d.helo})` : ''),

@@ -1,5 +1,6 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.ledger.LedgerIds;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -10,6 +11,8 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
+import io.vertx.openapi.contract.Parameter;
+import io.vertx.openapi.validation.RequestParameter;
 import io.vertx.openapi.validation.RequestValidator;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatorErrorType;
@@ -137,9 +140,41 @@ final class ContractValidation {
         ar.result().attachTo(ctx);
         ctx.next();
       } else {
-        badRequest(ctx, ar.cause());
+        String id = notALedgerId(ctx, op);
+        if (id != null) {
+          Problem.send(ctx, 400, "Bad Request", id);
+        } else {
+          badRequest(ctx, ar.cause());
+        }
       }
     });
+  }
+
+  /**
+   * The ledger id parameter (a path's {id}, a filter's message: their schemas say {@code format: uuid}) that is not
+   * one, in an operator's words ({@link LedgerIds#notALedgerId}) rather than the pattern's "String does not match
+   * pattern"; null when every such parameter holds a ledger id, and the failure is elsewhere.
+   */
+  static String notALedgerId(RoutingContext ctx, Operation op) {
+    ContractRequest.Values values;
+    try {
+      values = ContractRequest.of(ctx.request(), op, Buffer.buffer());
+    } catch (RuntimeException e) {
+      return null; // a path that cannot be decoded: said by the validator's failure
+    }
+    for (Parameter p : op.getParameters()) {
+      Map<String, RequestParameter> in = switch (p.getIn()) {
+        case PATH -> values.getPathParameters();
+        case QUERY -> values.getQuery();
+        default -> Map.of();
+      };
+      RequestParameter value = in.get(p.getName());
+      if ("uuid".equals(p.getSchema().get("format")) && value != null && value.get() instanceof String s
+          && !LedgerIds.isLedgerId(s)) {
+        return LedgerIds.notALedgerId(s);
+      }
+    }
+    return null;
   }
 
   /**
