@@ -174,9 +174,11 @@ class PartitionMigrationTest {
   @Test
   void theLineOfAPopulatedLedgerCountsItsMessages() {
     LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
-    assertThat(v90.summary(1_234_567, "messages_before_y2026w51", Duration.ofMillis(2345)))
-        .isEqualTo("V90: the ledger is partitioned by week (docs/design.md §5.12) in 2345 ms; its 1,234,567 messages stay in "
+    assertThat(v90.summary(234_567, "messages_before_y2026w51", Duration.ofMillis(2345)))
+        .isEqualTo("V90: the ledger is partitioned by week (docs/design.md §5.12) in 2345 ms; its 234,567 messages stay in "
             + "messages_before_y2026w51, the longest lock took 0 ms");
+    assertThat(v90.summary(LedgerPartitionsMigration.COUNTED + 1, "messages_before_y2026w51", Duration.ofMillis(2345)))
+        .as("a long ledger is not counted to its end").contains("its more than 1,000,000 messages stay in");
   }
 
   static org.flywaydb.core.api.configuration.FluentConfiguration flyway(DatabaseTarget t, LedgerPartitionsMigration v90) {
