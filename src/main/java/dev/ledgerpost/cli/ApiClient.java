@@ -49,8 +49,8 @@ final class ApiClient {
   }
 
   /**
-   * --token, else LEDGERPOST_API_ADMINTOKEN, else the file the gateway generated its token into ({@code file} is asked
-   * only then: finding it reads the configuration).
+   * --token, else LEDGERPOST_API_ADMINTOKEN, else the file the gateway generated its token into ({@code where} is asked
+   * only then: finding it reads the configuration, which must not stand in the way of a token given).
    */
   static String token(String option, Map<String, String> env, java.util.function.Supplier<Path> where) throws NoToken {
     if (option != null && !option.isBlank()) {

@@ -301,7 +301,8 @@ public final class MessagesCommand {
               p.getLong("id"));
         }
       }
-      JsonArray recipients = m.getJsonArray("recipients", new JsonArray());
+      // A gateway older than openapi.yaml 0.2.0 has them as recipientList (and recipients is their count): docs/design.md §4.9.
+      JsonArray recipients = m.getValue("recipients") instanceof JsonArray a ? a : m.getJsonArray("recipientList", new JsonArray());
       out.printf("%n%-40s  %-22s  %-30s  %s%n", "RECIPIENT", "STATUS", "RCPT REPLY", "FINAL REPLY");
       for (int i = 0; i < recipients.size(); i++) {
         JsonObject r = recipients.getJsonObject(i);
