@@ -91,7 +91,7 @@ import json, sys, urllib.request
 port, token, mid = sys.argv[1:4]
 req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/messages/{mid}", headers={"Authorization": f"Bearer {token}"})
 m = json.load(urllib.request.urlopen(req, timeout=10))
-r = m["recipientList"][0]
+r = m["recipients"][0]
 assert r["rcptReply"].startswith("250") and r["reply"].startswith("250"), r
 print(m["status"])
 PY

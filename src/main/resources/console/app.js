@@ -81,6 +81,8 @@ async function signIn(e) {
 }
 
 function startSession() {
+  // The token lives in sessionStorage only: the hidden form must not keep a copy in the page.
+  $('token').value = '';
   $('sign-in').hidden = true;
   $('nav').hidden = false;
   $('session').hidden = false;

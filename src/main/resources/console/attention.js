@@ -17,7 +17,8 @@ export function mount(container, ctx) {
     h('thead', {}, h('tr', {},
       h('th', {scope: 'col'}, 'Message'), h('th', {scope: 'col'}, 'Status'), h('th', {scope: 'col'}, 'Age'),
       h('th', {scope: 'col'}, 'From'), h('th', {scope: 'col', class: 'wide'}, 'Received'),
-      h('th', {scope: 'col', class: 'num wide'}, 'Raised'))),
+      h('th', {scope: 'col', class: 'num wide', title: 'How often the stale watch raised it. It raises stale PENDING rows: '
+        + 'an UNKNOWN row shows 0 unless it was raised while it was PENDING (its alarm is the UNKNOWN gauge).'}, 'Raised'))),
     tbody);
   const summary = h('p', {class: 'where', id: 'attention-summary'});
   const empty = h('p', {class: 'empty', hidden: true}, 'Nothing needs attention: no stale PENDING and no UNKNOWN message.');
@@ -74,7 +75,7 @@ export function mount(container, ctx) {
           h('td', {class: 'age'}, age(r.ageSeconds)),
           h('td', {class: 'addr'}, r.mailFrom === '' ? '<>' : r.mailFrom),
           h('td', {class: 'wide'}, timeEl(r.receivedAt)),
-          h('td', {class: 'num wide'}, r.status === 'PENDING' ? String(r.staleRaises) : '')]);
+          h('td', {class: 'num wide'}, String(r.staleRaises ?? 0))]);
       },
     });
     empty.hidden = a.items.length > 0;

@@ -4,7 +4,7 @@
 // resolves each message through the single resolution's path and refuses when the count changed meanwhile.
 
 import {api, ProblemError, query, session} from './api.js';
-import {age, announce, h, localToIso, replace, statusBadge, timeEl, words} from './dom.js';
+import {age, announce, h, localToIso, replace, statusBadge, timeEl, words, zone} from './dom.js';
 
 const PREVIEW_ROWS = 10;
 
@@ -22,8 +22,8 @@ export function mount(container, ctx) {
   const filterForm = h('form', {id: 'bulk-filter', class: 'filters', 'aria-label': 'Which messages'},
     field('bulk-status', 'Status', status),
     field('bulk-sender', 'Sender', sender),
-    field('bulk-since', 'Received from', since),
-    field('bulk-until', 'Received before', until),
+    field('bulk-since', `Received from (${zone()})`, since),
+    field('bulk-until', `Received before (${zone()})`, until),
     h('div', {class: 'actions'}, h('button', {type: 'submit', id: 'bulk-preview'}, 'Preview')));
 
   const previewArea = h('div', {id: 'bulk-preview-area', 'aria-live': 'polite'});

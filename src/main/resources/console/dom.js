@@ -56,9 +56,27 @@ export function time(iso) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-/** A <time> element: local time shown, the instant with its zone in datetime (machines) and title (people). */
+/**
+ * The browser's offset from UTC at an instant (now by default) as a label: UTC, UTC+1, UTC+5:30, UTC-3. An offset,
+ * not a zone's name: the names browsers give (CET, GMT+1) differ by locale, and an operator comparing with a log
+ * line (which carries its offset) wants the number.
+ */
+export function zone(at = new Date()) {
+  const east = -at.getTimezoneOffset();
+  if (east === 0) return 'UTC';
+  const abs = Math.abs(east);
+  return `UTC${east > 0 ? '+' : '-'}${Math.floor(abs / 60)}${abs % 60 ? `:${String(abs % 60).padStart(2, '0')}` : ''}`;
+}
+
+/**
+ * A <time> element: local time with its offset from UTC shown (a time without one is ambiguous between an operator's
+ * browser and the gateway's logs), the instant in datetime (machines) and title (people).
+ */
 export function timeEl(iso) {
-  return iso ? h('time', {datetime: iso, title: iso}, time(iso)) : '';
+  if (!iso) return '';
+  const d = new Date(iso);
+  return h('time', {datetime: iso, title: iso}, time(iso),
+    Number.isNaN(d.getTime()) ? '' : [' ', h('span', {class: 'tz'}, zone(d))]);
 }
 
 export function age(seconds) {

@@ -6,7 +6,7 @@
 // turns a row back.
 
 import {api, query} from './api.js';
-import {append, bytes, h, isoToLocal, localToIso, replace, statusBadge, syncRows, throttle, timeEl} from './dom.js';
+import {append, bytes, h, isoToLocal, localToIso, replace, statusBadge, syncRows, throttle, timeEl, zone} from './dom.js';
 
 const PAGE = 50;
 const KNOWN_MAX = 2000;
@@ -32,7 +32,9 @@ export function mount(container, ctx) {
     h('caption', {class: 'visually-hidden'}, 'Messages, newest first'),
     h('thead', {}, h('tr', {},
       h('th', {scope: 'col'}, 'Received'), h('th', {scope: 'col'}, 'Status'), h('th', {scope: 'col'}, 'From'),
-      h('th', {scope: 'col', class: 'wide'}, 'Message-ID'), h('th', {scope: 'col', class: 'num'}, 'Rcpts'),
+      h('th', {scope: 'col'}, 'To'),
+      // No Subject column: the ledger keeps no header but the Message-ID (bodies are not stored).
+      h('th', {scope: 'col', class: 'wide'}, 'Message-ID'),
       h('th', {scope: 'col', class: 'num wide'}, 'Size'), h('th', {scope: 'col', class: 'wide'}, 'Intake'))),
     tbody);
   const empty = h('p', {class: 'empty', hidden: true}, 'No messages match.');
@@ -143,7 +145,8 @@ export function mount(container, ctx) {
       if (matches) {
         rows.set(id, {
           id, status: 'PENDING', version: d.version, intake: d.intake, mailFrom: d.mailFrom, messageId: d.messageId,
-          receivedAt: frame.at, settledAt: null, size: null, recipients: null, touched: performance.now(), flash: true,
+          receivedAt: frame.at, settledAt: null, size: null, recipientCount: null, firstRecipient: null,
+          touched: performance.now(), flash: true,
         });
         render();
       }
@@ -159,18 +162,18 @@ export function mount(container, ctx) {
     const sorted = [...rows.values()].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     syncRows(tbody, sorted, {
       key: (r) => r.id,
-      signature: (r) => `${r.version}|${r.recipients !== null}|${r.receivedAt}`,
+      signature: (r) => `${r.version}|${r.recipientCount !== null}|${r.receivedAt}`,
       build: (r) => h('tr', {}, h('td', {}, h('a', {href: `#/message/${r.id}`}, timeEl(r.receivedAt)))),
       update: (tr, r) => {
         tr.dataset.version = String(r.version);
         tr.dataset.status = r.status;
-        tr.dataset.filled = String(r.recipients !== null); // size and recipients come with the next read of the page
+        tr.dataset.filled = String(r.recipientCount !== null); // size and recipients come with the next read of the page
         tr.firstChild.firstChild.replaceChildren(timeEl(r.receivedAt));
         append(tr, [
           h('td', {}, statusBadge(r.status)),
           h('td', {class: 'addr'}, r.mailFrom === '' ? '<>' : r.mailFrom ?? ''),
+          h('td', {class: 'addr to'}, to(r)),
           h('td', {class: 'wide mono'}, r.messageId ?? ''),
-          h('td', {class: 'num'}, r.recipients ?? '…'),
           h('td', {class: 'num wide'}, r.size === null ? '…' : bytes(r.size)),
           h('td', {class: 'wide'}, r.intake ?? '')]);
       },
@@ -210,6 +213,13 @@ export function mount(container, ctx) {
   return view;
 }
 
+/** The To column: the first recipient, and how many more (the list carries one address and the count). */
+function to(r) {
+  if (r.recipientCount === null || r.recipientCount === undefined) return '…';
+  if (!r.firstRecipient) return '';
+  return r.recipientCount > 1 ? `${r.firstRecipient} +${r.recipientCount - 1}` : r.firstRecipient;
+}
+
 function filterForm(f) {
   const status = h('select', {id: 'filter-status', name: 'status'},
     h('option', {value: ''}, 'Any status'),
@@ -220,8 +230,8 @@ function filterForm(f) {
     h('div', {class: 'field'}, h('label', {for: 'filter-status'}, 'Status'), status),
     input('filter-sender', 'sender', 'Sender', 'text', f.sender, {placeholder: 'a@example.com', autocomplete: 'off'}),
     input('filter-recipient', 'recipient', 'Recipient', 'text', f.recipient, {placeholder: 'b@example.net', autocomplete: 'off'}),
-    input('filter-since', 'since', 'Received from', 'datetime-local', isoToLocal(f.since)),
-    input('filter-until', 'until', 'Received before', 'datetime-local', isoToLocal(f.until)),
+    input('filter-since', 'since', `Received from (${zone()})`, 'datetime-local', isoToLocal(f.since)),
+    input('filter-until', 'until', `Received before (${zone()})`, 'datetime-local', isoToLocal(f.until)),
     h('div', {class: 'actions'},
       h('button', {type: 'submit'}, 'Apply'),
       h('button', {type: 'button', class: 'secondary', id: 'filter-clear'}, 'Clear')));

@@ -98,9 +98,11 @@ export function mount(container, ctx) {
       confirmText,
       h('p', {class: 'hint'}, 'It is recorded with your name, the time and the note, and cannot be undone.'),
       h('div', {class: 'actions'}, cancel, confirm));
+    const intro = h('p', {id: 'resolve-intro'},
+      'The gateway cannot know what happened to this message; you can, from the downstream\'s log or the recipient.');
     const element = h('section', {class: 'resolve', 'aria-labelledby': 'resolve-title'},
       h('h2', {id: 'resolve-title'}, 'Resolve'),
-      h('p', {}, 'The gateway cannot know what happened to this message; you can, from the downstream\'s log or the recipient.'),
+      intro,
       form, done, dialog);
 
     form.addEventListener('submit', (e) => {
@@ -138,8 +140,11 @@ export function mount(container, ctx) {
         const r = await api(`/api/v1/messages/${id}/resolution`, {method: 'POST', body});
         session.setOperator(body.operator);
         form.remove();
+        intro.remove(); // it asked for what is now done
+        element.querySelector('#resolve-title').textContent = 'Resolved';
         done.hidden = false;
-        done.textContent = `Resolved: ${words(r.status)} (version ${r.version}), by ${r.resolution.operator}.`;
+        // words() of a RESOLVED_* status starts with "Resolved:" already
+        done.textContent = `${words(r.status)} (version ${r.version}), by ${r.resolution.operator}.`;
         announce(done.textContent);
         ctx.refreshBadge();
         load();
@@ -188,7 +193,7 @@ function drawFacts(dl, d, op) {
     row('Ledger id', h('span', {class: 'mono'}, d.id)),
     row('Message-ID', h('span', {class: 'mono'}, d.messageId ?? '(none)')),
     row('From', d.mailFrom === '' ? '<> (a bounce)' : d.mailFrom),
-    row('Recipients', String(d.recipients)),
+    row('Recipients', String(d.recipientCount)),
     row('Size', bytes(d.size)),
     row('Intake', d.intake),
     row('Client', d.clientIp ?? '(not recorded)', d.helo ? ` (HELO ${d.helo})` : ''),
@@ -264,7 +269,9 @@ function drawTimeline(ol, d, op) {
   const receipts = op.notify.receipts;
   item('notify', null, `Notify: ${op.notify.attempted} frame${op.notify.attempted === 1 ? '' : 's'} sent by this process`,
     receipts.length === 0
-      ? h('p', {}, 'No subscriber acknowledged its events.')
+      // The console is a subscriber too, but a view: it acknowledges nothing (docs/design.md §8.3), so "none" is normal.
+      ? h('p', {}, 'No receipts: receipts come from subscribers that acknowledge events (an application acting on them); '
+        + 'this console only shows them.')
       : h('ul', {class: 'replies'}, receipts.map((r) => h('li', {},
         `${r.subscriber}: ${r.state} (seq ${r.seq}) at `, timeEl(r.at)))));
 

@@ -1,5 +1,6 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.ledger.LedgerIds;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -11,6 +12,8 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
+import io.vertx.openapi.contract.Parameter;
+import io.vertx.openapi.validation.RequestParameter;
 import io.vertx.openapi.validation.RequestValidator;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatorErrorType;
@@ -128,7 +131,7 @@ final class ContractValidation {
   }
 
   /**
-   * Whether the JSON text has the escape of U+0000 ({@code \u0000}, hex digits in either case) anywhere: JSON
+   * Whether the JSON text has the escape of U+0000 (backslash, u, 0000) anywhere: JSON
    * cannot hold the character unescaped, so a body without it needs no walk (and no worker hop): one pass over
    * the bytes on the event loop, every send's cost. A hit may be an escaped backslash followed by "u0000";
    * the walk then tells.
@@ -196,7 +199,12 @@ final class ContractValidation {
         ar.result().attachTo(ctx);
         ctx.next();
       } else {
-        badRequest(ctx, ar.cause());
+        String id = notALedgerId(ctx, op);
+        if (id != null) {
+          Problem.send(ctx, 400, "Bad Request", id);
+        } else {
+          badRequest(ctx, ar.cause());
+        }
       }
     });
   }
@@ -212,6 +220,33 @@ final class ContractValidation {
       end--;
     }
     return path.substring(0, end);
+  }
+
+  /**
+   * The ledger id parameter (a path's {id}, a filter's message: their schemas say {@code format: uuid}) that is not
+   * one, in an operator's words ({@link LedgerIds#notALedgerId}) rather than the pattern's "String does not match
+   * pattern"; null when every such parameter holds a ledger id, and the failure is elsewhere.
+   */
+  static String notALedgerId(RoutingContext ctx, Operation op) {
+    ContractRequest.Values values;
+    try {
+      values = ContractRequest.of(ctx.request(), op, Buffer.buffer());
+    } catch (RuntimeException e) {
+      return null; // a path that cannot be decoded: said by the validator's failure
+    }
+    for (Parameter p : op.getParameters()) {
+      Map<String, RequestParameter> in = switch (p.getIn()) {
+        case PATH -> values.getPathParameters();
+        case QUERY -> values.getQuery();
+        default -> Map.of();
+      };
+      RequestParameter value = in.get(p.getName());
+      if ("uuid".equals(p.getSchema().get("format")) && value != null && value.get() instanceof String s
+          && !LedgerIds.isLedgerId(s)) {
+        return LedgerIds.notALedgerId(s);
+      }
+    }
+    return null;
   }
 
   /**

@@ -34,7 +34,8 @@ final class MessageJson {
         .put("mailFrom", s.mailFrom())
         .put("messageId", s.messageIdHeader())
         .put("size", s.size())
-        .put("recipients", s.recipients())
+        .put("recipientCount", s.recipientCount())
+        .put("firstRecipient", s.firstRecipient())
         .put("receivedAt", s.receivedAt() == null ? null : s.receivedAt().toString())
         .put("settledAt", s.settledAt() == null ? null : s.settledAt().toString());
   }
@@ -65,7 +66,7 @@ final class MessageJson {
         .put("downstreamReply", d.downstreamReply())
         .put("lastError", d.lastError())
         .put("sentSha256", d.sentSha256())
-        .put("recipientList", recipients)
+        .put("recipients", recipients) // recipientList before openapi.yaml 0.2.0 (docs/design.md §4.9)
         .put("resolution", resolution(d.resolution(), proposalList))
         .put("dsn", d.dsnRet() == null && d.dsnEnvid() == null ? null
             : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()))

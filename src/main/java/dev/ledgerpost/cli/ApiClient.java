@@ -48,8 +48,11 @@ final class ApiClient {
     }
   }
 
-  /** --token, else LEDGERPOST_API_ADMINTOKEN, else the file the gateway generated its token into. */
-  static String token(String option, Map<String, String> env, Path file) throws NoToken {
+  /**
+   * --token, else LEDGERPOST_API_ADMINTOKEN, else the file the gateway generated its token into ({@code where} is asked
+   * only then: finding it reads the configuration, which must not stand in the way of a token given).
+   */
+  static String token(String option, Map<String, String> env, java.util.function.Supplier<Path> where) throws NoToken {
     if (option != null && !option.isBlank()) {
       return option.trim();
     }
@@ -57,9 +60,11 @@ final class ApiClient {
     if (fromEnv != null && !fromEnv.isBlank()) {
       return fromEnv.trim();
     }
+    Path file = where.get();
     if (!Files.isReadable(file)) {
-      throw new NoToken("no API token: give --token, set LEDGERPOST_API_ADMINTOKEN, or run where " + file
-          + " is readable (it is " + file.toAbsolutePath() + (Files.exists(file) ? ", not readable)" : ", which does not exist)"));
+      throw new NoToken("no API token: give --token or --token-file, or set LEDGERPOST_API_ADMINTOKEN; the token file "
+          + file.toAbsolutePath() + (Files.exists(file) ? " is not readable"
+              : " does not exist (a gateway without api.adminToken writes it at its first start)"));
     }
     try {
       String token = Files.readString(file, StandardCharsets.UTF_8).trim();

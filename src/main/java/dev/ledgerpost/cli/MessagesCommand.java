@@ -1,6 +1,10 @@
 package dev.ledgerpost.cli;
 
 import dev.ledgerpost.cli.ApiClient.Reply;
+import dev.ledgerpost.config.AdminToken;
+import dev.ledgerpost.config.ConfigException;
+import dev.ledgerpost.config.ConfigLoader;
+import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -43,9 +47,28 @@ public final class MessagesCommand {
         description = "Admin bearer token (default: $LEDGERPOST_API_ADMINTOKEN, else the token file).")
     String token;
 
-    @Option(names = "--token-file", paramLabel = "FILE", defaultValue = "data/admin-token",
-        description = "File holding the admin token (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--token-file", paramLabel = "FILE",
+        description = "File holding the admin token (default: admin-token next to ledger.dataDir of the configuration, "
+            + "where the gateway generates it: data/admin-token with the shipped conf/gateway.yaml).")
     Path tokenFile;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+        description = "The gateway's configuration, for where its token file is (default: conf/gateway.yaml when it exists).")
+    Path config;
+
+    /**
+     * --token-file as given (a command-line path, relative to the working directory), else where the gateway generates its
+     * token: next to ledger.dataDir, resolved as the gateway resolves it (against the configuration file's directory, or
+     * the working directory without one; LEDGERPOST_LEDGER_DATADIR wins), so that it is found wherever the command runs.
+     */
+    Path tokenFile(Map<String, String> env) {
+      if (tokenFile != null) {
+        return tokenFile;
+      }
+      Path dataDir = ConfigLoader.pathKey(ConfigLoader.chosenFile(config), env, "ledger.dataDir")
+          .orElseThrow(() -> new ConfigException(java.util.List.of("ledger.dataDir is empty: give --token or --token-file")));
+      return AdminToken.fileNextTo(dataDir);
+    }
   }
 
   /** The exit status of a request that did not give a usable reply; its reason is printed already. */
@@ -70,8 +93,9 @@ public final class MessagesCommand {
   static Reply exchange(ApiOptions options, PrintWriter err, Request request) throws Failed, InterruptedException {
     ApiClient client;
     try {
-      client = new ApiClient(options.api, ApiClient.token(options.token, System.getenv(), options.tokenFile));
-    } catch (ApiClient.NoToken e) {
+      Map<String, String> env = System.getenv();
+      client = new ApiClient(options.api, ApiClient.token(options.token, env, () -> options.tokenFile(env)));
+    } catch (ApiClient.NoToken | ConfigException e) {
       err.println(e.getMessage());
       throw new Failed(USAGE);
     }
@@ -93,6 +117,11 @@ public final class MessagesCommand {
 
     abstract Reply send(ApiClient client) throws IOException, InterruptedException;
 
+    /** What is wrong with the arguments before anything is asked (a mistyped ledger id), or null. */
+    String check() {
+      return null;
+    }
+
     /** A 2xx answer, for the operator; the exit status. */
     abstract int print(JsonObject body, PrintWriter out);
 
@@ -105,6 +134,11 @@ public final class MessagesCommand {
     @Override
     public Integer call() throws Exception {
       PrintWriter err = spec.commandLine().getErr();
+      String wrong = check();
+      if (wrong != null) {
+        err.println(wrong);
+        return USAGE;
+      }
       Reply reply;
       try {
         reply = exchange(options, err, this::send);
@@ -189,6 +223,9 @@ public final class MessagesCommand {
     @Option(names = "--since", paramLabel = "TIME", description = "Only entries received since this ISO-8601 time, e.g. 2026-11-30T10:00:00Z.")
     String since;
 
+    @Option(names = "--ids", description = "Print only the ledger ids, one a line, e.g. ID=$(ledgerpost messages list --limit 1 --ids).")
+    boolean ids;
+
     ListMessages() {
       super("/api/v1/messages", "message");
     }
@@ -198,6 +235,19 @@ public final class MessagesCommand {
       query(path, "status", status == null ? null : status.name());
       query(path, "sender", sender);
       query(path, "since", since);
+    }
+
+    /** With --ids, the ids alone: no header, no count line, for a shell's $(...). */
+    @Override
+    void text(JsonObject body, PrintWriter out) {
+      if (!ids) {
+        super.text(body, out);
+        return;
+      }
+      JsonArray items = body.getJsonArray("items", new JsonArray());
+      for (int i = 0; i < items.size(); i++) {
+        out.println(items.getJsonObject(i).getString("id"));
+      }
     }
 
     @Override
@@ -216,6 +266,11 @@ public final class MessagesCommand {
   static final class Show extends Query {
     @Parameters(index = "0", paramLabel = "ID", description = "The message's ledger id.")
     String id;
+
+    @Override
+    String check() {
+      return ledgerId(id);
+    }
 
     @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {
@@ -246,7 +301,8 @@ public final class MessagesCommand {
               p.getLong("id"));
         }
       }
-      JsonArray recipients = m.getJsonArray("recipientList", new JsonArray());
+      // A gateway older than openapi.yaml 0.2.0 has them as recipientList (and recipients is their count): docs/design.md §4.9.
+      JsonArray recipients = m.getValue("recipients") instanceof JsonArray a ? a : m.getJsonArray("recipientList", new JsonArray());
       out.printf("%n%-40s  %-22s  %-30s  %s%n", "RECIPIENT", "STATUS", "RCPT REPLY", "FINAL REPLY");
       for (int i = 0; i < recipients.size(); i++) {
         JsonObject r = recipients.getJsonObject(i);
@@ -303,6 +359,11 @@ public final class MessagesCommand {
     OperatorOption operator;
 
     @Override
+    String check() {
+      return ledgerId(id);
+    }
+
+    @Override
     Reply send(ApiClient client) throws IOException, InterruptedException {
       JsonObject body = operator.body("note", note).put("outcome", outcome.name());
       return client.post("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/resolution", body, Map.of());
@@ -322,6 +383,11 @@ public final class MessagesCommand {
           r.getString("status"), r.getInteger("version"), r.getJsonObject("resolution").getString("operator"));
       return 0;
     }
+  }
+
+  /** Null for a ledger id (or none given), else the sentence the API would answer (docs/design.md §4.9). */
+  static String ledgerId(String id) {
+    return id == null || LedgerIds.isLedgerId(id) ? null : LedgerIds.notALedgerId(id);
   }
 
   static void query(StringBuilder path, String name, String value) {

@@ -41,6 +41,11 @@ public final class ReconcileCommand {
     }
 
     @Override
+    String check() {
+      return MessagesCommand.ledgerId(message);
+    }
+
+    @Override
     void filters(StringBuilder path) {
       MessagesCommand.query(path, "state", all ? null : state.name());
       MessagesCommand.query(path, "message", message);

@@ -46,7 +46,12 @@ public final class AdminToken implements Supplier<String> {
 
   /** Where a generated token lives: {@code admin-token} next to the embedded ledger's data directory. */
   public static Path file(GatewayConfig config) {
-    return Path.of(config.ledger().dataDir()).toAbsolutePath().getParent().resolve("admin-token");
+    return fileNextTo(Path.of(config.ledger().dataDir()));
+  }
+
+  /** {@code admin-token} next to a data directory: where the CLI looks for the token the gateway generated. */
+  public static Path fileNextTo(Path dataDir) {
+    return dataDir.toAbsolutePath().getParent().resolve("admin-token");
   }
 
   static String read(Path file) {

@@ -31,7 +31,8 @@ public final class Ledger {
       INSERT INTO outbox (event_id, message_id, type, payload) VALUES (#{eventId}, #{id}, #{type}, #{payload})""";
   private static final String SUMMARY_COLUMNS = """
       m.id, m.status, m.version, m.intake, m.mail_from, m.message_id_header, m.size_bytes, m.received_at, m.settled_at,
-      (SELECT count(*) FROM recipients r WHERE r.message_id = m.id) AS recipient_count""";
+      (SELECT count(*) FROM recipients r WHERE r.message_id = m.id) AS recipient_count,
+      (SELECT r.address FROM recipients r WHERE r.message_id = m.id ORDER BY r.idx LIMIT 1) AS first_recipient""";
   /** The filters both lists share after their own (status, time range), newest first from the cursor on. */
   private static final String FILTERS_AND_PAGE = """
 
@@ -165,6 +166,7 @@ public final class Ledger {
         row.getString("message_id_header"),
         row.getLong("size_bytes"),
         row.getLong("recipient_count").intValue(),
+        row.getString("first_recipient"),
         row.getOffsetDateTime("received_at"),
         row.getOffsetDateTime("settled_at"));
   }

@@ -9,6 +9,11 @@ import java.util.UUID;
  */
 public final class LedgerIds {
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** A ledger id as the API takes one (openapi.yaml's MessageId): a UUID in its 8-4-4-4-12 hex form, any case. */
+  private static final java.util.regex.Pattern TEXT =
+      java.util.regex.Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+  /** What a ledger id looks like, for people who typed something else (a UUIDv7, as the gateway issues them). */
+  public static final String EXAMPLE = "0193a5c2-7c1e-7d4a-9b1e-3f2a1c4b5d6e";
 
   private LedgerIds() {}
 
@@ -25,6 +30,21 @@ public final class LedgerIds {
   /** The instant in an id's first 48 bits, whatever its version: the time an id bound (from {@link #lowest}) stands for. */
   public static java.time.Instant instant(UUID id) {
     return java.time.Instant.ofEpochMilli(id.getMostSignificantBits() >>> 16);
+  }
+
+  /** Whether {@code text} is a ledger id as the API takes one. */
+  public static boolean isLedgerId(String text) {
+    return text != null && TEXT.matcher(text).matches();
+  }
+
+  /**
+   * The one sentence for an id that is not one, the API's (a 400's detail) and the CLI's alike: what was given (cut at
+   * 80 characters) and what a ledger id looks like.
+   */
+  public static String notALedgerId(String given) {
+    String shown = given == null ? "" : given.length() > 80 ? given.substring(0, 80) + "…" : given;
+    return "not a ledger id: " + shown + " (a ledger id is a UUID such as " + EXAMPLE
+        + ", as in the 250 reply's \"queued as\" or `ledgerpost messages list`)";
   }
 
   public static UUID next() {

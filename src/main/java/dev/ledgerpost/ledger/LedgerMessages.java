@@ -123,7 +123,8 @@ public final class LedgerMessages {
       String mailFrom,
       String messageIdHeader,
       long size,
-      int recipients,
+      int recipientCount,
+      String firstRecipient,
       OffsetDateTime receivedAt,
       OffsetDateTime settledAt) {}
 

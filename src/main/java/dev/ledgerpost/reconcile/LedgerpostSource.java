@@ -113,7 +113,8 @@ final class LedgerpostSource implements EvidenceSource {
       return null;
     }
     Set<String> recipients = new HashSet<>();
-    JsonArray list = d.getJsonArray("recipientList", new JsonArray());
+    // A downstream Ledgerpost older than openapi.yaml 0.2.0 names the array recipientList (and recipients is its count).
+    JsonArray list = d.getValue("recipients") instanceof JsonArray a ? a : d.getJsonArray("recipientList", new JsonArray());
     for (int i = 0; i < list.size(); i++) {
       JsonObject r = list.getJsonObject(i);
       if (!"REJECTED".equals(r.getString("status"))) {

@@ -77,7 +77,7 @@ class MessagesCommandTest {
     Path missing = GatewayHarness.tempDir("cli-").resolve("admin-token");
     CommandLineRun noToken = run("messages", "stale", "--api", api(), "--token-file", missing.toString());
     assertThat(noToken.exit()).as("no token is a usage problem, not an unreachable gateway").isEqualTo(MessagesCommand.USAGE);
-    assertThat(noToken.err()).contains("no API token", missing + ", which does not exist").doesNotContain("cannot reach");
+    assertThat(noToken.err()).contains("no API token", missing + " does not exist").doesNotContain("cannot reach");
 
     CommandLineRun badStatus = run("messages", "list", "--status", "DELIVERED", "--token", "x");
     assertThat(badStatus.exit()).isEqualTo(2);
@@ -116,6 +116,61 @@ class MessagesCommandTest {
     CommandLineRun missing = run("messages", "show", UUID.randomUUID().toString(), "--api", api(), "--token", "test-admin-token");
     assertThat(missing.exit()).isEqualTo(MessagesCommand.REFUSED);
     assertThat(missing.err()).contains("404");
+  }
+
+  /** A mistyped id is said so before anything is asked: no token needed, no gateway reached (this --api is closed). */
+  @Test
+  void aMistypedIdIsNotALedgerIdAndNothingIsAsked() throws Exception {
+    int closedPort;
+    try (ServerSocket s = new ServerSocket(0)) {
+      closedPort = s.getLocalPort();
+    }
+    String api = "http://127.0.0.1:" + closedPort;
+    String typo = "0193a5c2-7c1e-7d4a-9b1e-3f2a1c4b5d6"; // one digit short
+    for (String[] args : new String[][] {
+        {"messages", "show", typo, "--api", api},
+        {"messages", "resolve", typo, "--outcome", "DELIVERED", "--note", "n", "--api", api},
+        {"reconcile", "list", "--message", typo, "--api", api}}) {
+      CommandLineRun r = run(args);
+      assertThat(r.exit()).as(String.join(" ", args)).isEqualTo(MessagesCommand.USAGE);
+      assertThat(r.err()).as(String.join(" ", args)).startsWith("not a ledger id: " + typo + " (a ledger id is a UUID such as ")
+          .doesNotContain("openapi.yaml", "pattern", "cannot reach", "no API token");
+    }
+    CommandLineRun upper = run("messages", "show", UUID.randomUUID().toString().toUpperCase(), "--api", api(),
+        "--token", "test-admin-token");
+    assertThat(upper.err()).as("a ledger id in capitals is one").contains("404");
+  }
+
+  /**
+   * Without --token or --token-file the token file is where the gateway generates it: next to ledger.dataDir, resolved
+   * against the configuration file's directory as every other path, not against the working directory.
+   */
+  @Test
+  void theDefaultTokenFileIsNextToTheConfiguredDataDirectory() throws Exception {
+    Path conf = GatewayHarness.tempDir("cli-conf-");
+    Files.writeString(conf.resolve("gateway.yaml"), "ledger:\n  dataDir: state/pg\n");
+    Files.createDirectories(conf.resolve("state"));
+    Files.writeString(conf.resolve("state/admin-token"), "test-admin-token\n");
+    CommandLineRun stale = run("messages", "stale", "--api", api(), "--config", conf.resolve("gateway.yaml").toString());
+    assertThat(stale.exit()).as(stale.err()).isZero();
+    assertThat(stale.out()).contains("0 pending, 0 stale");
+
+    Files.writeString(conf.resolve("other.yaml"), "ledger:\n  dataDir: elsewhere/pg\n");
+    CommandLineRun missing = run("messages", "stale", "--api", api(), "-c", conf.resolve("other.yaml").toString());
+    assertThat(missing.exit()).isEqualTo(MessagesCommand.USAGE);
+    assertThat(missing.err()).contains("no API token", conf.resolve("elsewhere/admin-token") + " does not exist");
+  }
+
+  /** The README's one-liner for the newest message's ledger id. */
+  @Test
+  void listWithIdsPrintsOnlyTheIdsForTheShell() throws Exception {
+    UUID older = dev.ledgerpost.ledger.LedgerIds.next();
+    UUID newer = dev.ledgerpost.ledger.LedgerIds.lowest(Instant.now().plusSeconds(1)); // above older, whatever the clock's grain
+    LedgerRows.insert(gateway.databaseUrl(), older, "SENT", "ACCEPTED", clock.instant(), "<older@example.com>");
+    LedgerRows.insert(gateway.databaseUrl(), newer, "SENT", "ACCEPTED", clock.instant(), "<newer@example.com>");
+    CommandLineRun newest = run("messages", "list", "--limit", "1", "--ids", "--api", api(), "--token", "test-admin-token");
+    assertThat(newest.exit()).as(newest.err()).isZero();
+    assertThat(newest.out()).isEqualTo(newer + System.lineSeparator());
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SendClient;
 import io.vertx.core.json.JsonObject;
@@ -54,9 +55,19 @@ class ApiContractTest {
     HttpResponse<String> limit = client.get("/api/v1/messages?limit=abc", token);
     SendClient.assertProblem(limit, 400);
     assertThat(new JsonObject(limit.body()).getString("detail")).contains("openapi.yaml");
-    HttpResponse<String> id = client.get("/api/v1/messages/not-a-uuid", token);
-    SendClient.assertProblem(id, 400);
-    assertThat(new JsonObject(id.body()).getString("detail")).contains("openapi.yaml");
+    // A mistyped ledger id is said so, wherever one is taken, not as the pattern's "String does not match pattern".
+    for (String path : new String[] {"/api/v1/messages/not-a-uuid", "/api/v1/operations/not-a-uuid",
+        "/api/v1/reconcile/proposals?message=not-a-uuid"}) {
+      HttpResponse<String> id = client.get(path, token);
+      SendClient.assertProblem(id, 400);
+      assertThat(new JsonObject(id.body()).getString("detail")).as(path)
+          .isEqualTo("not a ledger id: not-a-uuid (a ledger id is a UUID such as " + LedgerIds.EXAMPLE
+              + ", as in the 250 reply's \"queued as\" or `ledgerpost messages list`)");
+    }
+    HttpResponse<String> badId = client.post("/api/v1/messages/0193a5c2-7c1e-7d4a-9b1e/resolution", token,
+        "{\"outcome\": \"DELIVERED\", \"note\": \"seen in the smarthost log\"}");
+    SendClient.assertProblem(badId, 400);
+    assertThat(new JsonObject(badId.body()).getString("detail")).startsWith("not a ledger id: 0193a5c2-7c1e-7d4a-9b1e (");
     HttpResponse<String> resolution = client.post("/api/v1/messages/" + UUID.randomUUID() + "/resolution", token,
         "{\"outcome\": \"DELIVERED\", \"note\": \"seen in the smarthost log\", \"ticket\": 7}");
     SendClient.assertProblem(resolution, 400);

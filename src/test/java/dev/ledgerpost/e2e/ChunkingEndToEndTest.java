@@ -321,8 +321,8 @@ class ChunkingEndToEndTest {
         .isEqualTo("SUCCESS,DELAY rfc822;bob@example.net|NEVER -");
     JsonObject detail = new JsonObject(gateway.get("/api/v1/messages/" + id).body());
     assertThat(detail.getJsonObject("dsn")).isEqualTo(new JsonObject().put("ret", "HDRS").put("envid", "QQ+2B314159"));
-    assertThat(detail.getJsonArray("recipientList").getJsonObject(0).getString("dsnNotify")).isEqualTo("SUCCESS,DELAY");
-    assertThat(detail.getJsonArray("recipientList").getJsonObject(1).getString("dsnOrcpt")).isNull();
+    assertThat(detail.getJsonArray("recipients").getJsonObject(0).getString("dsnNotify")).isEqualTo("SUCCESS,DELAY");
+    assertThat(detail.getJsonArray("recipients").getJsonObject(1).getString("dsnOrcpt")).isNull();
   }
 
   @Test

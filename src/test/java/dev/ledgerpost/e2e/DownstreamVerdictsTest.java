@@ -76,9 +76,9 @@ class DownstreamVerdictsTest {
       JsonObject row = detail(ledgerId(reply));
       assertThat(row.getString("status")).isEqualTo("SENT");
       // The refused recipient is on record with its RCPT reply, the accepted one with the final reply.
-      assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("status")).isEqualTo("REJECTED");
-      assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("rcptReply")).startsWith("450 4.2.1");
-      assertThat(row.getJsonArray("recipientList").getJsonObject(1).getString("status")).isEqualTo("ACCEPTED");
+      assertThat(row.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo("REJECTED");
+      assertThat(row.getJsonArray("recipients").getJsonObject(0).getString("rcptReply")).startsWith("450 4.2.1");
+      assertThat(row.getJsonArray("recipients").getJsonObject(1).getString("status")).isEqualTo("ACCEPTED");
     }
   }
 
@@ -91,7 +91,7 @@ class DownstreamVerdictsTest {
   void permanentDataRefusalIsTheDownstream5yzAndRecordedFailedPerm() throws Exception {
     JsonObject row = refusedAtData("554 5.7.1 Message rejected as spam", "554 5.7.1 Downstream: Message rejected as spam",
         "FAILED_PERM");
-    assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("enhancedCode")).isEqualTo("5.7.1");
+    assertThat(row.getJsonArray("recipients").getJsonObject(0).getString("enhancedCode")).isEqualTo("5.7.1");
   }
 
   @Test
@@ -134,7 +134,7 @@ class DownstreamVerdictsTest {
     assertThat(sendWhileTheDownstreamAnswers(downstreamReply)).isEqualTo(heard);
     JsonObject row = latestRow(status);
     assertThat(row.getString("downstreamReply")).isEqualTo(downstreamReply);
-    assertThat(row.getJsonArray("recipientList").getJsonObject(0).getString("status")).isEqualTo(status);
+    assertThat(row.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo(status);
     return row;
   }
 

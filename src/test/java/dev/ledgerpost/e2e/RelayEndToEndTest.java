@@ -90,8 +90,11 @@ class RelayEndToEndTest {
     assertThat(json.getString("sha256")).isEqualTo(sha256(sent.toByteArray()));
     assertThat(json.getLong("size")).isEqualTo(sent.size());
     assertThat(json.getString("downstreamReply")).isEqualTo("250 2.0.0 Ok: queued as DS1");
-    JsonArray recipients = json.getJsonArray("recipientList");
+    // "its recipients" are `recipients`, as in the operation status; their count is `recipientCount` (openapi.yaml 0.2.0)
+    JsonArray recipients = json.getJsonArray("recipients");
     assertThat(recipients).hasSize(1);
+    assertThat(json.getInteger("recipientCount")).isEqualTo(1);
+    assertThat(json.fieldNames()).doesNotContain("recipientList");
     assertThat(recipients.getJsonObject(0).getString("address")).isEqualTo("bob@example.net");
     assertThat(recipients.getJsonObject(0).getString("status")).isEqualTo("ACCEPTED");
     assertThat(recipients.getJsonObject(0).getString("reply")).isEqualTo("250 2.0.0 Ok: queued as DS1");
@@ -100,6 +103,9 @@ class RelayEndToEndTest {
     assertThat(list.statusCode()).isEqualTo(200);
     JsonArray items = new JsonObject(list.body()).getJsonArray("items");
     assertThat(items.stream().map(o -> ((JsonObject) o).getString("id"))).contains(ledgerId);
+    JsonObject item = items.stream().map(o -> (JsonObject) o).filter(o -> o.getString("id").equals(ledgerId)).findFirst().orElseThrow();
+    assertThat(item.getInteger("recipientCount")).isEqualTo(1);
+    assertThat(item.getString("firstRecipient")).as("the list's To").isEqualTo("bob@example.net");
   }
 
   static String sha256(byte[] data) throws Exception {

@@ -158,8 +158,8 @@ class SendApiTest {
     assertThat(detail.getString("intake")).isEqualTo("HTTP");
     assertThat(detail.getString("authUser")).isEqualTo("alice");
     assertThat(detail.getString("messageId")).isEqualTo("<" + op + "@gateway.test>");
-    assertThat(detail.getJsonArray("recipientList")).hasSize(3);
-    assertThat(detail.getJsonArray("recipientList").stream().map(x -> ((JsonObject) x).getString("status")))
+    assertThat(detail.getJsonArray("recipients")).hasSize(3);
+    assertThat(detail.getJsonArray("recipients").stream().map(x -> ((JsonObject) x).getString("status")))
         .containsOnly("ACCEPTED");
   }
 

@@ -59,7 +59,7 @@ class LostConnectionTest {
       assertThat(opRecipient.getString("reply")).isNull();
       assertThat(op.getJsonObject("message").getString("downstreamReply")).isNull();
       io.vertx.core.json.JsonObject detail = new io.vertx.core.json.JsonObject(gateway.get("/api/v1/messages/" + id).body());
-      io.vertx.core.json.JsonObject detailRecipient = detail.getJsonArray("recipientList").getJsonObject(0);
+      io.vertx.core.json.JsonObject detailRecipient = detail.getJsonArray("recipients").getJsonObject(0);
       assertThat(detailRecipient.getString("rcptReply")).isEqualTo(opRecipient.getString("rcptReply"));
       assertThat(detailRecipient.getString("reply")).isNull();
       assertThat(detail.containsKey("resolution")).isTrue();

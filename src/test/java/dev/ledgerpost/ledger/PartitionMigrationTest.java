@@ -3,6 +3,7 @@ package dev.ledgerpost.ledger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TestDatabase;
 import java.sql.Connection;
@@ -144,6 +145,40 @@ class PartitionMigrationTest {
       }
     }
     assertThat(gateway.get("/api/v1/messages/" + relayed.get(0)).statusCode()).isEqualTo(200);
+  }
+
+  /**
+   * A new ledger is partitioned on its first start: the log says so in one short, calm line at INFO (that it was empty,
+   * how long it took); the timing of every step, a screenful, is at DEBUG only.
+   */
+  @Test
+  void aNewEmptyLedgerSaysInOneShortLineThatItWasPartitioned() throws Exception {
+    DatabaseTarget target = DatabaseTarget.fromUrl(TestDatabase.newDatabase(), Duration.ofMillis(1000));
+    LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
+    List<LogCapture.Line> lines;
+    try (LogCapture log = LogCapture.at(LedgerPartitionsMigration.class.getName(), ch.qos.logback.classic.Level.DEBUG)) {
+      flyway(target, v90).load().migrate();
+      lines = log.linesContaining("");
+    }
+    List<String> info = lines.stream().filter(l -> l.level().isGreaterOrEqual(ch.qos.logback.classic.Level.INFO))
+        .map(LogCapture.Line::message).toList();
+    assertThat(info).as("one line at INFO or above").singleElement().asString()
+        .startsWith("V90: the ledger is partitioned by week").contains(" ms; it was empty")
+        .doesNotContain("Timing[", "PT").hasSizeLessThan(120);
+    assertThat(lines).filteredOn(l -> l.level() == ch.qos.logback.classic.Level.DEBUG).map(LogCapture.Line::message)
+        .as("the steps' timings, for whoever measures").singleElement().asString().startsWith("V90 steps: ").contains("swap");
+    assertThat(v90.timings()).isNotEmpty();
+  }
+
+  /** A populated ledger's line counts its messages and names where they stay. */
+  @Test
+  void theLineOfAPopulatedLedgerCountsItsMessages() {
+    LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
+    assertThat(v90.summary(234_567, "messages_before_y2026w51", Duration.ofMillis(2345)))
+        .isEqualTo("V90: the ledger is partitioned by week (docs/design.md §5.12) in 2345 ms; its 234,567 messages stay in "
+            + "messages_before_y2026w51, the longest lock took 0 ms");
+    assertThat(v90.summary(LedgerPartitionsMigration.COUNTED + 1, "messages_before_y2026w51", Duration.ofMillis(2345)))
+        .as("a long ledger is not counted to its end").contains("its more than 1,000,000 messages stay in");
   }
 
   static org.flywaydb.core.api.configuration.FluentConfiguration flyway(DatabaseTarget t, LedgerPartitionsMigration v90) {

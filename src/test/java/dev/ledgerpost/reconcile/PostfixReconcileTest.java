@@ -98,7 +98,7 @@ class PostfixReconcileTest {
     // The resolution is the one an operator's would be: the resolutions row names the proposal; the recipients moved too.
     assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT proposal_id FROM resolutions WHERE message_id = '" + id + "'"))
         .isEqualTo(String.valueOf(proposal.getLong("id")));
-    assertThat(detail.getJsonArray("recipientList").getJsonObject(0).getString("status")).isEqualTo("RESOLVED_DELIVERED");
+    assertThat(detail.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo("RESOLVED_DELIVERED");
     assertThat(detail.getInteger("version")).isEqualTo(3);
   }
 
@@ -109,7 +109,7 @@ class PostfixReconcileTest {
     JsonObject proposal = detail.getJsonObject("resolution").getJsonObject("proposal");
     assertThat(proposal.getString("confidence")).isEqualTo("exact");
     assertThat(proposal.getString("evidenceRef")).isEqualTo(queueIdOf("<acc-2@example.com>"));
-    assertThat(detail.getJsonArray("recipientList")).hasSize(2);
+    assertThat(detail.getJsonArray("recipients")).hasSize(2);
   }
 
   @Test
@@ -125,7 +125,7 @@ class PostfixReconcileTest {
     assertThat(evidence.getString("verdict")).isEqualTo("REJECTED");
     assertThat(evidence.getString("summary")).contains("REJECTME").contains("5.7.1 message content rejected");
     assertThat(strings(evidence.getJsonArray("lines"))).anyMatch(l -> l.contains("postfix/cleanup") && l.contains(": reject: header Subject: REJECTME"));
-    assertThat(detail.getJsonArray("recipientList").getJsonObject(0).getString("status")).isEqualTo("RESOLVED_NOT_DELIVERED");
+    assertThat(detail.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo("RESOLVED_NOT_DELIVERED");
   }
 
   @Test

@@ -68,6 +68,11 @@ public record HeadlessChrome(ChromeDriver driver, Path profile) implements AutoC
         Map.of("features", List.of(Map.of("name", "prefers-color-scheme", "value", scheme))));
   }
 
+  /** The time zone the page's Date sees (an IANA id such as Asia/Kolkata; "" for the machine's own again). */
+  public void timeZone(String id) {
+    driver.executeCdpCommand("Emulation.setTimezoneOverride", Map.of("timezoneId", id));
+  }
+
   /** A wait on this browser that polls every 50 ms and ignores elements missing or replaced meanwhile (pages re-render). */
   public WebDriverWait await(Duration timeout) {
     WebDriverWait w = new WebDriverWait(driver, timeout, Duration.ofMillis(50));
