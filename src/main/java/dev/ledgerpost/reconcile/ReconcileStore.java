@@ -57,7 +57,7 @@ import dev.ledgerpost.metrics.AuditLog;
 public final class ReconcileStore implements LedgerStore {
   /** The open rows to reconcile; the WHERE starts with messages_open_idx's predicate, so only open rows are read. */
   private static final String CANDIDATES = """
-      WITH held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held) AS h(id)
+      WITH held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held || n.delivering) AS h(id)
                      WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => #{deadAfter})),
       c AS (
         SELECT m.id, m.status, m.version, m.message_id_header, m.mail_from, m.received_at, m.sent_sha256

@@ -151,12 +151,12 @@ public final class ReconcileVerticle extends VerticleBase {
   }
 
   /**
-   * What the smarthost did is only asked while this node's retry part says what it holds: a held outcome is being
-   * settled, never reconciled. No answer, no pass (a wrong resolution is worse than a late one).
+   * What the smarthost did is only asked while this node's retry part says what it holds: a held outcome, or a row
+   * still in delivery, is being settled, never reconciled. No answer, no pass (a wrong resolution is worse than a late one).
    */
   private Future<Set<UUID>> held() {
     return bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class, HELD_TIMEOUT)
-        .map(RetryMessages.HeldOutcomes::ids);
+        .map(RetryMessages.HeldOutcomes::all); // and the rows this node is still delivering
   }
 
   private Future<Void> reconcile(List<Candidate> due) {

@@ -33,11 +33,12 @@ class PostfixReconcileTest {
   /** The gateway relays to Postfix through the proxy; Postfix relays to the harness's smarthost, the next hop. */
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("downstream.replyTimeout", "2s")
       .with("downstream.dataTimeout", "2s")
-      .with("reconcile.pendingAge", "3s")
+      .with("reconcile.pendingAge", "5s")
       .with("reconcile.interval", "300ms")
       .with("reconcile.autoResolve", "exact")
-      .with("stale.threshold", "1s")
+      .with("stale.threshold", "5s")
       .with("stale.scanInterval", "200ms")
       .configure((g, o) -> {
         // The header check is read by Postfix's cleanup, which runs as postfix: its directory must be open to it.
