@@ -63,15 +63,21 @@ public final class NodeVerticle extends VerticleBase {
 
   private static final String IDENTITY = "SELECT pg_try_advisory_lock(%d, hashtext($1))".formatted(Job.NODE_LOCK_CLASS);
   private static final String HOLDER = "SELECT pid, hostname, extract(epoch FROM now() - heartbeat_at)::int AS age FROM nodes WHERE id = $1";
-  /** Held marks of an earlier run stay until the first heartbeat: the restarted retry part holds them again. */
+  /**
+   * Held marks of an earlier run stay until the first heartbeat: the restarted retry part holds them again. Its
+   * deliveries do not: they ended with that process.
+   */
   private static final String REGISTER = """
       INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, now(), now())
       ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid, started_at = now(),
-                                     heartbeat_at = now(), stopped_at = NULL, jobs = '{}'""";
-  /** $3 is null when the held outcomes did not change since the last heartbeat. */
-  private static final String BEAT = "UPDATE nodes SET heartbeat_at = now(), jobs = $2, held = coalesce($3, held) WHERE id = $1";
+                                     heartbeat_at = now(), stopped_at = NULL, jobs = '{}', delivering = '{}'""";
+  /** $3 ($4) is null when the held outcomes (the rows in delivery) did not change since the last heartbeat. */
+  private static final String BEAT = """
+      UPDATE nodes SET heartbeat_at = now(), jobs = $2, held = coalesce($3, held), delivering = coalesce($4, delivering)
+       WHERE id = $1""";
   private static final String TAKE = "SELECT j, pg_try_advisory_lock(%d, j) AS taken FROM unnest($1::int[]) AS j".formatted(Job.LOCK_CLASS);
-  private static final String LEAVE = "UPDATE nodes SET stopped_at = now(), heartbeat_at = now(), jobs = '{}', held = '{}' WHERE id = $1";
+  private static final String LEAVE = """
+      UPDATE nodes SET stopped_at = now(), heartbeat_at = now(), jobs = '{}', held = '{}', delivering = '{}' WHERE id = $1""";
   /**
    * Ends the lock session of every other node of this ledger whose heartbeat is older than $2 seconds
    * (node.deadAfter) and that holds a job lock: its session is the one holding its identity lock, in this database.
@@ -111,6 +117,7 @@ public final class NodeVerticle extends VerticleBase {
   private boolean stopping;
   private long timer = -1;
   private Set<UUID> lastHeld;
+  private Set<UUID> lastDelivering;
   /** A problem that repeats every tick while it lasts: one line a minute. */
   private final ThrottledWarning problems = new ThrottledWarning(LOG);
   private Bus bus;
@@ -228,13 +235,17 @@ public final class NodeVerticle extends VerticleBase {
       }
     });
     return held()
-        .compose(held -> {
+        .compose(marks -> {
           long sent = System.nanoTime(); // the lease counts from before the row's heartbeat_at, never after it
           return c.preparedQuery(BEAT).execute(Tuple.of(nodeId, labels(leading.jobs()).toArray(new String[0]),
-                  held == null ? null : held.toArray(new UUID[0])))
+                  marks.held() == null ? null : marks.held().toArray(new UUID[0]),
+                  marks.delivering() == null ? null : marks.delivering().toArray(new UUID[0])))
               .map(x -> {
-                if (held != null) {
-                  lastHeld = held;
+                if (marks.held() != null) {
+                  lastHeld = marks.held();
+                }
+                if (marks.delivering() != null) {
+                  lastDelivering = marks.delivering();
                 }
                 if (conn == c) {
                   leading.renew(sent, config.deadAfter());
@@ -354,16 +365,24 @@ public final class NodeVerticle extends VerticleBase {
     }
     leading.loseAll();
     lastHeld = null; // the next connection writes them again
+    lastDelivering = null;
     if (c != null) {
       end(c);
     }
   }
 
-  /** The outcomes the retry part holds, or null when they did not change (or it did not answer). */
-  private Future<Set<UUID>> held() {
+  /** What the heartbeat writes: each null when it did not change (or the retry part did not answer). */
+  private record Marks(Set<UUID> held, Set<UUID> delivering) {}
+
+  /**
+   * The outcomes the retry part holds and the rows this node is delivering (docs/design.md §8.1, §9.2): other nodes'
+   * stale watches and reconcile jobs leave both alone while this node's heartbeat is alive. A row is stale only after
+   * stale.threshold, far longer than a heartbeat, so one opened since the last heartbeat is never at risk.
+   */
+  private Future<Marks> held() {
     return bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class, ANSWER_TIMEOUT.dividedBy(5))
-        .map(h -> h.ids().equals(lastHeld) ? null : h.ids())
-        .otherwise(e -> null);
+        .map(h -> new Marks(h.ids().equals(lastHeld) ? null : h.ids(), h.delivering().equals(lastDelivering) ? null : h.delivering()))
+        .otherwise(e -> new Marks(null, null));
   }
 
   private static Job byKey(int key) {

@@ -357,11 +357,7 @@ public final class ConfigLoader {
       problems.add("node.deadAfter: at least 3 x node.heartbeatInterval (" + Durations.format(beat.multipliedBy(3))
           + "), or one late heartbeat makes a live node look dead");
     }
-    if (values.get("reconcile.pendingAge") instanceof Duration age && values.get("downstream.dataTimeout") instanceof Duration data
-        && age.compareTo(data) <= 0) {
-      problems.add("reconcile.pendingAge: " + Durations.format(age) + " must be longer than downstream.dataTimeout ("
-          + Durations.format(data) + "): a PENDING row that young may still be waiting for its final reply");
-    }
+    deliveryBoundChecks(values, problems);
     if (values.get("smtp.proxyProtocol") instanceof GatewayConfig.ProxyProtocol p && p != GatewayConfig.ProxyProtocol.NONE
         && values.get("smtp.proxyNetworks") instanceof List<?> proxies && proxies.isEmpty()) {
       problems.add("smtp.proxyProtocol: needs smtp.proxyNetworks (the proxies' addresses); a header from any other peer is refused");
@@ -375,6 +371,24 @@ public final class ConfigLoader {
     if (user != null && !user.isEmpty() && values.get("downstream.starttls") == GatewayConfig.StartTls.NONE
         && !isLoopback((String) values.get("downstream.host"))) {
       LOG.warn("downstream.username is set with downstream.starttls=none: the password crosses the network in clear text");
+    }
+  }
+
+  /**
+   * A row stays PENDING while its body goes downstream: up to downstream.replyTimeout for DATA's 354, then up to
+   * downstream.dataTimeout for the body and the reply to the final dot (docs/design.md §1.4). A stale watch or a
+   * reconcile job that looks at younger rows would raise or reconcile deliveries still under way (§8.1, §8.4).
+   */
+  private static void deliveryBoundChecks(Map<String, Object> values, List<String> problems) {
+    if (!(values.get("downstream.replyTimeout") instanceof Duration reply && values.get("downstream.dataTimeout") instanceof Duration data)) {
+      return;
+    }
+    Duration bound = reply.plus(data);
+    for (String key : List.of("stale.threshold", "reconcile.pendingAge")) {
+      if (values.get(key) instanceof Duration age && age.compareTo(bound) <= 0) {
+        problems.add(key + ": " + Durations.format(age) + " must be longer than downstream.replyTimeout + downstream.dataTimeout ("
+            + Durations.format(bound) + "): a PENDING row that young may still be in delivery");
+      }
     }
   }
 

@@ -72,6 +72,8 @@ public final class RelayContract {
   Future<DeliveryOutcome> deliver(WireTransaction wire, Envelope envelope, MessageData message, Opening opening) {
     long started = System.nanoTime();
     Open open = open(opening, envelope, message);
+    // In delivery from before its row can exist until it is settled or handed over: no stale raise, no reconcile (§8.1).
+    services.outcomes().delivering(open.id());
     return openLedger(open, opening)
         .transform(ar -> {
           if (ar.failed()) {
@@ -85,6 +87,7 @@ public final class RelayContract {
         .recover(e -> {
           // Every step above maps its failures to an outcome; reaching here is a bug. Nothing is known.
           LOG.error("relay contract for {} failed unexpectedly", open.id(), e);
+          services.outcomes().deliveryAbandoned(open.id()); // its row, if any, is the stale watch's to raise
           return Future.failedFuture(e);
         })
         .onSuccess(outcome -> services.metrics().delivery(outcome.metric(), System.nanoTime() - started));

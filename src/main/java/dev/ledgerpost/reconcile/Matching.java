@@ -22,10 +22,12 @@ import java.util.stream.Collectors;
  * contradicts the row (another Message-ID, another sender, a recipient the row does not have, another hash of the
  * sent bytes). It is then {@code exact} when the Message-ID and the envelope (sender and recipients) match, or the
  * hash of the bytes the smarthost was sent matches, or the source knows the row for certain; {@code weak} when only
- * the Message-ID, or only the envelope, matches. Two different pieces of evidence that fit one row equally well (a
- * client that sent the same message twice) make the finding weak, unless all but one are explained by other rows:
- * {@code claimed} holds the queue ids other rows' recorded replies name ("queued as ...") and the evidence of other
- * rows' proposals.
+ * the Message-ID, or only the envelope, matches. Evidence another row holds is never this row's: {@code claimed}
+ * holds the queue ids other rows' recorded replies name ("queued as ...") and the evidence of other rows' proposals,
+ * and the job always passes them (a client that heard 451 and sent the message again has two rows and two queue ids,
+ * and a single sighting left after the other row's is no proof that it is this row's). Two different pieces of
+ * evidence that still fit one row equally well make the finding weak, and so does a rival at the chosen one's source
+ * that has no verdict (a copy that reached the smarthost and was never queued: it may be this row's own attempt).
  */
 final class Matching {
   static final String MESSAGE_ID = "message-id";
@@ -62,14 +64,15 @@ final class Matching {
 
   static Optional<Finding> find(Candidate c, List<Sighting> sightings, Duration window, Set<String> claimed) {
     List<Fit> fits = new ArrayList<>();
+    List<Fit> open = new ArrayList<>();
     for (Sighting s : sightings) {
       if (claimed.contains(s.ref()) || claimed.contains(s.source() + ":" + s.ref())) {
         continue;
       }
-      fit(c, s, window).ifPresent(fits::add);
+      fit(c, s, window).ifPresent(f -> (s.verdict() == Sighting.Verdict.NONE ? open : fits).add(f));
     }
     if (fits.isEmpty()) {
-      return Optional.empty();
+      return Optional.empty(); // a copy without a verdict says nothing of what became of it
     }
     Confidence best = fits.stream().anyMatch(f -> f.confidence() == Confidence.EXACT) ? Confidence.EXACT : Confidence.WEAK;
     // One piece of evidence per source and ref: the same queue id seen twice is one sighting.
@@ -84,6 +87,8 @@ final class Matching {
     List<Fit> others = ranked.subList(1, ranked.size()).stream()
         .filter(f -> f.sighting().source().equals(chosen.sighting().source()) || f.sighting().verdict() != chosen.sighting().verdict())
         .collect(Collectors.toList());
+    // A copy that reached the same smarthost and went no further, whatever its fit: it may be this row's attempt.
+    open.stream().filter(f -> f.sighting().source().equals(chosen.sighting().source())).forEach(others::add);
     return Optional.of(new Finding(chosen, others.isEmpty() ? best : Confidence.WEAK, List.copyOf(others)));
   }
 
@@ -99,8 +104,8 @@ final class Matching {
     }
     matched.add(TIME);
     boolean messageId = false;
-    if (s.messageId() != null && c.messageIdHeader() != null) {
-      if (!bare(s.messageId()).equals(bare(c.messageIdHeader()))) {
+    if (!s.messageIds().isEmpty() && c.messageIdHeader() != null) {
+      if (!anyMessageId(s, c.messageIdHeader())) {
         return Optional.empty();
       }
       messageId = true;
@@ -148,6 +153,12 @@ final class Matching {
 
   private static Duration distance(Candidate c, Sighting s) {
     return s.at() == null ? Duration.ZERO : Duration.between(c.receivedAt().toInstant(), s.at()).abs();
+  }
+
+  /** Whether the source saw this Message-ID on the message, as any of the ones it logged. */
+  static boolean anyMessageId(Sighting s, String messageId) {
+    String wanted = bare(messageId);
+    return s.messageIds().stream().anyMatch(m -> bare(m).equals(wanted));
   }
 
   /** A Message-ID without its angle brackets and surrounding blanks. */

@@ -72,7 +72,8 @@ final class PostfixLog {
     Instant firstAt;
     Instant queuedAt;
     Instant rejectedAt;
-    String messageId;
+    /** Every message-id= cleanup logged (one per Message-ID header: a message may carry two), in order. */
+    final Set<String> messageIds = new LinkedHashSet<>();
     String from;
     Integer nrcpt;
     boolean queued;
@@ -87,12 +88,15 @@ final class PostfixLog {
       this.queueId = queueId;
     }
 
-    /** ACCEPTED once queued (or delivered, or taken and discarded); REJECTED when refused after the dot; else null. */
+    /**
+     * ACCEPTED once queued (or delivered, or taken and discarded); REJECTED when refused after the dot; else NONE: it
+     * arrived and went no further (its connection was lost before the final dot, or it is still arriving).
+     */
     Sighting.Verdict verdict() {
       if (queued || delivered || action != null) {
         return Sighting.Verdict.ACCEPTED;
       }
-      return reject != null ? Sighting.Verdict.REJECTED : null;
+      return reject != null ? Sighting.Verdict.REJECTED : Sighting.Verdict.NONE;
     }
 
     Sighting sighting(String source) {
@@ -100,10 +104,11 @@ final class PostfixLog {
       Instant at = v == Sighting.Verdict.REJECTED ? rejectedAt : queuedAt != null ? queuedAt : firstAt;
       String summary = v == Sighting.Verdict.REJECTED
           ? "rejected after the final dot: " + reject
+          : v == Sighting.Verdict.NONE ? "arrived as " + queueId + " but was neither queued nor refused"
           : (queued ? "queued as " + queueId : action != null ? action + " (" + queueId + ")" : "delivered (" + queueId + ")")
               + (deliveries.isEmpty() ? "" : "; " + String.join("; ", deliveries));
       boolean all = nrcpt != null && recipients.size() == nrcpt && !recipients.isEmpty();
-      return new Sighting(source, "postfix-log", queueId, v, at, null, messageId, from, Set.copyOf(recipients), all, nrcpt,
+      return new Sighting(source, "postfix-log", queueId, v, at, null, List.copyOf(messageIds), from, Set.copyOf(recipients), all, nrcpt,
           null, summary, List.copyOf(lines));
     }
   }
@@ -282,7 +287,7 @@ final class PostfixLog {
     String text = l.text();
     Matcher m = MESSAGE_ID.matcher(text);
     if (m.matches()) {
-      rec.messageId = m.group(1).trim();
+      rec.messageIds.add(m.group(1).trim()); // every one: the ledger keeps the first header, Postfix logs each
       return;
     }
     Matcher q = QUEUED.matcher(text);

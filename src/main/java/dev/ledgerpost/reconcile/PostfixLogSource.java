@@ -62,17 +62,17 @@ final class PostfixLogSource implements EvidenceSource {
     }, false);
   }
 
-  /** Each record that says something goes to every row it may be (by Message-ID; by sender for rows without one). */
+  /**
+   * Each record goes to every row it may be (by any of its Message-IDs; by sender for rows without one). A record seen
+   * only arriving (verdict NONE: a transaction that never reached its final dot) goes too: it is no row's evidence, but
+   * a rival that keeps another copy's verdict from being taken as exactly this row's (docs/design.md §8.4).
+   */
   private Map<UUID, List<Sighting>> assign(List<Candidate> candidates, Map<String, PostfixLog.Record> records) {
     Map<UUID, List<Sighting>> found = new HashMap<>();
     for (PostfixLog.Record r : records.values()) {
-      if (r.verdict() == null) {
-        continue; // only seen arriving: neither queued nor refused (yet)
-      }
       Sighting s = r.sighting(config.name());
       for (Candidate c : candidates) {
-        boolean byId = c.messageIdHeader() != null && s.messageId() != null
-            && Matching.bare(c.messageIdHeader()).equals(Matching.bare(s.messageId()));
+        boolean byId = c.messageIdHeader() != null && Matching.anyMessageId(s, c.messageIdHeader());
         boolean bySender = c.messageIdHeader() == null && s.from() != null && Matching.address(s.from()).equals(Matching.address(c.mailFrom()));
         if (byId || bySender) {
           found.computeIfAbsent(c.id(), k -> new ArrayList<>()).add(s);

@@ -64,11 +64,16 @@ public final class ReconcileMessages {
   public record Candidates(List<Candidate> rows) {}
 
   /**
-   * The smarthost replies other rows recorded for copies of the same message (same Message-ID, received between
-   * {@code from} and {@code to}, another id), and the evidence other messages' proposals hold: a queue id named
-   * there is another row's, not this one's.
+   * Which of {@code evidence} other rows hold: the smarthost replies other rows recorded for copies of the same message
+   * (same Message-ID, or for a row without one the same sender and none; received between {@code from} and {@code to};
+   * another id) that name one of the refs, and the other messages' proposals of that evidence. A queue id named there is
+   * another row's, not this one's.
    */
-  public record ClaimedQuery(UUID id, String messageIdHeader, OffsetDateTime from, OffsetDateTime to) {}
+  public record ClaimedQuery(UUID id, String messageIdHeader, String mailFrom, OffsetDateTime from, OffsetDateTime to,
+      Set<EvidenceRef> evidence) {}
+
+  /** A piece of evidence as proposals name it: the source's configured name and its ref (a queue id, a downstream id). */
+  public record EvidenceRef(String source, String ref) {}
 
   public record Claimed(List<String> replies, Set<String> proposedRefs) {}
 

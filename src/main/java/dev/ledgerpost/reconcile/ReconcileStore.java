@@ -57,7 +57,7 @@ import dev.ledgerpost.metrics.AuditLog;
 public final class ReconcileStore implements LedgerStore {
   /** The open rows to reconcile; the WHERE starts with messages_open_idx's predicate, so only open rows are read. */
   private static final String CANDIDATES = """
-      WITH held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held) AS h(id)
+      WITH held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held || n.delivering) AS h(id)
                      WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => #{deadAfter})),
       c AS (
         SELECT m.id, m.status, m.version, m.message_id_header, m.mail_from, m.received_at, m.sent_sha256
@@ -85,11 +85,16 @@ public final class ReconcileStore implements LedgerStore {
   private static final String CLAIMED_REPLIES = """
       SELECT m.downstream_reply FROM messages m
        WHERE m.id >= #{low}::uuid AND m.id < #{high}::uuid AND m.id <> #{id}
-         AND m.message_id_header = #{mid} AND m.downstream_reply IS NOT NULL
+         AND (m.message_id_header = #{mid}
+              OR (#{mid}::text IS NULL AND m.message_id_header IS NULL AND lower(m.mail_from) = lower(#{from})))
+         AND m.downstream_reply IS NOT NULL
+         AND EXISTS (SELECT 1 FROM unnest(#{refs}::text[]) AS r(ref) WHERE strpos(m.downstream_reply, r.ref) > 0)
        LIMIT 100""";
+  /** Other messages' proposals of this evidence, by the (source, evidence_ref) index. */
   private static final String CLAIMED_PROPOSALS = """
       SELECT source, evidence_ref FROM reconcile_proposals
-       WHERE message_id <> #{id} AND state IN ('OPEN', 'ACCEPTED') AND evidence ->> 'messageId' = #{mid}
+       WHERE message_id <> #{id} AND state IN ('OPEN', 'ACCEPTED')
+         AND (source, evidence_ref) IN (SELECT * FROM unnest(#{sources}::text[], #{refs}::text[]))
        LIMIT 100""";
   private static final String MESSAGE_FOR_SHARE = "SELECT status, version FROM messages WHERE id = #{id} FOR SHARE";
   private static final String COLUMNS = """
@@ -182,13 +187,21 @@ public final class ReconcileStore implements LedgerStore {
     }
   }
 
+  /**
+   * Which of the evidence other rows hold (docs/design.md §8.4). The replies are matched to the refs loosely here (a
+   * substring) and exactly by the caller ({@code Matching.queuedAs}).
+   */
   Future<Claimed> claimed(ClaimedQuery q) {
-    if (q.messageIdHeader() == null) {
+    if (q.evidence().isEmpty()) {
       return Future.succeededFuture(new Claimed(List.of(), Set.of()));
     }
+    List<ReconcileMessages.EvidenceRef> evidence = List.copyOf(q.evidence());
     Map<String, Object> p = new HashMap<>();
     p.put("id", q.id());
     p.put("mid", q.messageIdHeader());
+    p.put("from", q.mailFrom());
+    p.put("sources", evidence.stream().map(ReconcileMessages.EvidenceRef::source).toArray(String[]::new));
+    p.put("refs", evidence.stream().map(ReconcileMessages.EvidenceRef::ref).toArray(String[]::new));
     p.put("low", LedgerIds.lowest(q.from().toInstant().minus(Duration.ofDays(1))));
     p.put("high", LedgerIds.lowest(q.to().toInstant().plusMillis(1)));
     return SqlTemplate.forQuery(pool, CLAIMED_REPLIES).execute(p).compose(replies -> {

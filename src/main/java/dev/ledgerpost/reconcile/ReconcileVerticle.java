@@ -151,12 +151,12 @@ public final class ReconcileVerticle extends VerticleBase {
   }
 
   /**
-   * What the smarthost did is only asked while this node's retry part says what it holds: a held outcome is being
-   * settled, never reconciled. No answer, no pass (a wrong resolution is worse than a late one).
+   * What the smarthost did is only asked while this node's retry part says what it holds: a held outcome, or a row
+   * still in delivery, is being settled, never reconciled. No answer, no pass (a wrong resolution is worse than a late one).
    */
   private Future<Set<UUID>> held() {
     return bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class, HELD_TIMEOUT)
-        .map(RetryMessages.HeldOutcomes::ids);
+        .map(RetryMessages.HeldOutcomes::all); // and the rows this node is still delivering
   }
 
   private Future<Void> reconcile(List<Candidate> due) {
@@ -199,15 +199,20 @@ public final class ReconcileVerticle extends VerticleBase {
     });
   }
 
-  /** The matching; when two pieces of evidence fit equally, the ledger says which are other rows' (their replies, proposals). */
+  /**
+   * The matching, always without the evidence other rows hold (their recorded replies, their proposals): a single
+   * sighting is no proof that it is this row's when another copy of the message has it (docs/design.md §8.4). The
+   * ledger is asked only when something fits at all; if it cannot answer, nothing is proposed this time.
+   */
   private Future<Optional<Matching.Finding>> finding(Candidate c, List<Sighting> sightings, Duration window) {
-    Optional<Matching.Finding> first = Matching.find(c, sightings, window, Set.of());
-    if (first.isEmpty() || !first.get().ambiguous()) {
-      return Future.succeededFuture(first);
+    if (Matching.find(c, sightings, window, Set.of()).isEmpty()) {
+      return Future.succeededFuture(Optional.empty());
     }
+    Set<ReconcileMessages.EvidenceRef> evidence = new java.util.HashSet<>();
+    sightings.forEach(s -> evidence.add(new ReconcileMessages.EvidenceRef(s.source(), s.ref())));
     OffsetDateTime received = c.receivedAt();
-    return bus.request(ReconcileMessages.CLAIMED, new ClaimedQuery(c.id(), c.messageIdHeader(), received.minus(window),
-            received.plus(window)), Claimed.class)
+    return bus.request(ReconcileMessages.CLAIMED, new ClaimedQuery(c.id(), c.messageIdHeader(), c.mailFrom(),
+            received.minus(window), received.plus(window), evidence), Claimed.class)
         .map(claimed -> {
           Set<String> refs = new java.util.HashSet<>(Matching.queuedAs(claimed.replies()));
           refs.addAll(claimed.proposedRefs());

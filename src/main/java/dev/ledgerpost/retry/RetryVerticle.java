@@ -80,6 +80,11 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
   private final OutcomeJournal.Opener opener;
   private final Backoff backoff;
   private final Map<UUID, Entry> held = new HashMap<>();
+  /**
+   * Rows the relay contract is delivering (docs/design.md §8.1): added from any event loop before the open, removed
+   * when the settle commits, or on this part's loop once a hand-over is held, so a row is always in one or the other.
+   */
+  private final Set<UUID> delivering = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final ArrayDeque<Entry> ready = new ArrayDeque<>();
   private final AtomicLong settled = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
@@ -125,7 +130,8 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
     journal = new OutcomeJournal(vertx, journalDir, config.journalCompactSize(), opener);
     return journal.recover().map(recovery -> {
       bus.serve(RetryMessages.JOURNAL, KnownOutcome.class, this::journalOnLoop);
-      bus.serve(RetryMessages.HELD, HeldQuery.class, q -> Future.succeededFuture(new HeldOutcomes(Set.copyOf(held.keySet()))));
+      bus.serve(RetryMessages.HELD, HeldQuery.class, q -> Future.succeededFuture(new HeldOutcomes(Set.copyOf(held.keySet()),
+          Set.copyOf(delivering))));
       vertx.eventBus().<KnownOutcome>localConsumer(KnownOutcome.ADDRESS, m -> handOverOnLoop(m.body()));
       vertx.eventBus().<OutcomeDone>localConsumer(RetryMessages.DONE, m -> done(m.body().id()));
       for (KnownOutcome o : recovery.open()) {
@@ -152,8 +158,19 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
   }
 
   @Override
+  public void delivering(UUID id) {
+    delivering.add(id);
+  }
+
+  @Override
+  public void deliveryAbandoned(UUID id) {
+    delivering.remove(id);
+  }
+
+  @Override
   public void settled(UUID id) {
     journal.settled(id);
+    delivering.remove(id); // settled: no longer PENDING, nothing to keep from the stale watch
   }
 
   @Override
@@ -164,6 +181,7 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
         held.put(id, new Entry(outcome, true, State.DELIVERING)); // on disk already: the hand-over only queues it
       }
       handOverOnLoop(outcome);
+      delivering.remove(id); // only now: retry.held, answered on this loop, sees it in one set or the other
     });
   }
 

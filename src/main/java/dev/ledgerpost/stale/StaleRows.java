@@ -34,9 +34,9 @@ import java.util.UUID;
  * by moving time.
  */
 public final class StaleRows implements LedgerStore {
-  /** The outcomes live nodes hold (their heartbeat is younger than #{deadAfter} seconds): nobody raises these. */
+  /** The outcomes live nodes hold and the rows they are delivering (heartbeat younger than #{deadAfter} s): nobody raises these. */
   private static final String HELD = """
-      held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held) AS h(id)
+      held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held || n.delivering) AS h(id)
                 WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => #{deadAfter}))""";
   private static final String COUNTS = "WITH " + HELD + """
 

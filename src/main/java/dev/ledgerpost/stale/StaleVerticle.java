@@ -189,10 +189,14 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
         });
   }
 
-  /** What the retry part holds is not stale: it knows the outcome and is getting it into the ledger. */
+  /**
+   * What the retry part holds is not stale: it knows the outcome and is getting it into the ledger; nor is a row this
+   * node is still delivering (its reply may take downstream.replyTimeout + dataTimeout). Other nodes say the same of
+   * theirs in their heartbeats (nodes.held, nodes.delivering).
+   */
   private Future<Set<UUID>> held() {
     return bus.request(RetryMessages.HELD, new HeldQuery(), HeldOutcomes.class, QUERY_TIMEOUT)
-        .map(HeldOutcomes::ids)
+        .map(HeldOutcomes::all)
         .otherwise(e -> {
           // Better a false alarm about a held row than silence about a stale one.
           LOG.warn("retry part did not say which outcomes it holds ({}); scanning as if it held none", e.getMessage());

@@ -33,6 +33,8 @@ class AttentionApiTest {
   static String url;
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "100ms")
+      // The stale watch's period as these tests count it; it must outlast a delivery (downstream timeouts).
+      .with("stale.threshold", "10m").with("downstream.replyTimeout", "2m").with("downstream.dataTimeout", "5m")
       .afterStart(g -> url = g.databaseUrl());
 
   @Test

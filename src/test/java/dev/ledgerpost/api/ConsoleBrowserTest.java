@@ -69,6 +69,8 @@ class ConsoleBrowserTest {
     }
   }).clock(clock)
       .with("stale.scanInterval", "100ms")
+      // The stale watch's period as these tests count it; it must outlast a delivery (downstream timeouts).
+      .with("stale.threshold", "10m").with("downstream.replyTimeout", "2m").with("downstream.dataTimeout", "5m")
       .with("node.id", "relay-1") // a name for the pictures, not this host's
       .configure((g, o) -> gatewayLog = g.closeAfter(LogCapture.of(org.slf4j.Logger.ROOT_LOGGER_NAME)))
       .afterStart(g -> {

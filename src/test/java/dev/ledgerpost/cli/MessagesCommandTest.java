@@ -25,7 +25,9 @@ class MessagesCommandTest {
   final MutableClock clock = new MutableClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
 
   @RegisterExtension
-  final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "100ms").clock(clock);
+  final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "100ms")
+      // The stale watch's period as these tests count it; it must outlast a delivery (downstream timeouts).
+      .with("stale.threshold", "10m").with("downstream.replyTimeout", "2m").with("downstream.dataTimeout", "5m").clock(clock);
 
   String api() {
     return "http://127.0.0.1:" + gateway.httpPort();

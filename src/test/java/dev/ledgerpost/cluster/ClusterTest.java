@@ -57,6 +57,8 @@ class ClusterTest {
         "smtp", List.of("proxyProtocol: v2", "proxyNetworks: [\"" + PROXY + "/32\"]"),
         "node", List.of("heartbeatInterval: " + HEARTBEAT.toMillis() + "ms", "deadAfter: 3s"),
         "stale", List.of("threshold: " + STALE_PERIOD.toSeconds() + "s", "scanInterval: 500ms"),
+        // stale.threshold must outlast a delivery (downstream.replyTimeout + dataTimeout); the scripted smarthost answers at once
+        "downstream", List.of("replyTimeout: 1s", "dataTimeout: 1s"),
         "notify", List.of("pollInterval: 500ms"))));
     cluster.start("a", "b", "c");
     List<String> servers = new ArrayList<>();

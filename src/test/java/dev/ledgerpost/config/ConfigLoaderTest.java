@@ -190,6 +190,26 @@ class ConfigLoaderTest {
         .singleElement().asString().startsWith("smtp.proxyNetworks:");
   }
 
+  @Test
+  void theStaleThresholdAndThePendingAgeMustOutlastADelivery() {
+    // Issue 26, item 5: a row stays PENDING through downstream.replyTimeout + downstream.dataTimeout (15m by default).
+    GatewayConfig defaults = ConfigLoader.fromSources(Map.of(), Map.of(), Map.of());
+    assertThat(defaults.stale().threshold()).isEqualTo(Duration.ofMinutes(20));
+    assertThat(defaults.reconcile().pendingAge()).isEqualTo(Duration.ofMinutes(30));
+    assertThat(problemsOf(Map.of("stale", Map.of("threshold", "10m")), Map.of())).singleElement().asString().isEqualTo(
+        "stale.threshold: 600s must be longer than downstream.replyTimeout + downstream.dataTimeout (900s): a PENDING row that "
+            + "young may still be in delivery");
+    assertThat(problemsOf(Map.of("downstream", Map.of("replyTimeout", "10m")), Map.of("LEDGERPOST_RECONCILE_PENDINGAGE", "20m")))
+        .containsExactly(
+            "stale.threshold: 1200s must be longer than downstream.replyTimeout + downstream.dataTimeout (1200s): a PENDING row "
+                + "that young may still be in delivery",
+            "reconcile.pendingAge: 1200s must be longer than downstream.replyTimeout + downstream.dataTimeout (1200s): a PENDING "
+                + "row that young may still be in delivery");
+    GatewayConfig shorter = ConfigLoader.fromSources(Map.of("downstream", Map.of("replyTimeout", "1m", "dataTimeout", "2m"),
+        "stale", Map.of("threshold", "181s"), "reconcile", Map.of("pendingAge", "4m")), Map.of(), Map.of());
+    assertThat(shorter.stale().threshold()).isEqualTo(Duration.ofSeconds(181));
+  }
+
   // --- errors
 
   @Test

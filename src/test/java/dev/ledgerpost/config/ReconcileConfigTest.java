@@ -95,7 +95,7 @@ class ReconcileConfigTest {
         "source 5: a ledgerpost source needs the url of its HTTP API",
         "source 6: a ledgerpost source needs a token",
         "source 8: name 'twice' is given to two sources",
-        "reconcile.pendingAge: 300s must be longer than downstream.dataTimeout (600s)");
+        "reconcile.pendingAge: 300s must be longer than downstream.replyTimeout + downstream.dataTimeout (900s)");
     ConfigException notJson = org.junit.jupiter.api.Assertions.assertThrows(ConfigException.class, () -> ConfigLoader.fromSources(
         Map.of(), Map.of("LEDGERPOST_RECONCILE_SOURCES", "{not json"), Map.of()));
     assertThat(notJson.problems()).singleElement().asString().startsWith("reconcile.sources: expected a JSON array of sources");

@@ -69,6 +69,20 @@ class StartupMessagesTest {
   }
 
   @Test
+  void aStaleThresholdShorterThanADeliveryIsAConfigurationErrorWithExitStatus2() throws Exception {
+    // Issue 26, item 5: with the default timeouts a row stays PENDING in delivery for up to 15 minutes.
+    Path dir = GatewayHarness.tempDir("short-threshold-");
+    try (ChildGateway child = ChildGateway.start(dir, config(dir, "0", TestDatabase.newDatabase(), "stale:", "  threshold: 10m"),
+        null)) {
+      assertThat(child.awaitExit(Duration.ofSeconds(60))).as(String.join("\n", child.lines())).isEqualTo(2);
+      assertThat(child.log("stale.threshold: 600s must be longer than downstream.replyTimeout + downstream.dataTimeout (900s): "
+          + "a PENDING row that young may still be in delivery")).hasSize(1);
+      assertThat(child.log("must be longer than")).hasSize(1);
+      noStackTrace(child);
+    }
+  }
+
+  @Test
   void withoutAConfigFileTheLogSaysSoAndAMisspeltVariableIsAnErrorNamingIt() throws Exception {
     Path dir = GatewayHarness.tempDir("no-config-");
     try (ChildGateway child = ChildGateway.run(dir, Map.of("LEDGERPOST_SMTP_IDLE_TIMEOUT", "1m", "LEDGERPOST_SMTP_PORT", "0",

@@ -136,6 +136,31 @@ class LedgerpostReconcileTest {
   }
 
   @Test
+  void aRowWithoutASentHashIsNotResolvedOnTheDownstreamRowOfAnotherCopy() throws Exception {
+    // Issue 26, item 1: a row whose sent bytes have no hash (PENDING rows never have one; an UNKNOWN row whose hashing
+    // failed) matches a downstream row by Message-ID and envelope only. The client's second copy went through (SENT,
+    // "queued as <the downstream's id>"): the downstream's row is that copy's, not this one's.
+    proxy.heal();
+    try {
+      assertThat(send("<lp-5@example.com>", "again")).startsWith("250 ");
+    } finally {
+      proxy.dropRepliesToFinalDot();
+    }
+    String downstreamId = LedgerRows.string(downstream.databaseUrl(),
+        "SELECT id FROM messages WHERE message_id_header = '<lp-5@example.com>'");
+    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT downstream_reply FROM messages WHERE message_id_header = "
+        + "'<lp-5@example.com>'")).contains("queued as " + downstreamId);
+    java.util.UUID first = java.util.UUID.randomUUID();
+    LedgerRows.insert(gateway.databaseUrl(), first, "UNKNOWN", "UNKNOWN", java.time.Instant.now().minusSeconds(5), "<lp-5@example.com>");
+    long before = gateway.gateway().reconcile().passes();
+    Poll.until(Duration.ofSeconds(30), "five reconcile passes after the row was written",
+        () -> gateway.gateway().reconcile().passes() >= before + 5);
+    assertThat(LedgerRows.status(gateway.databaseUrl(), first)).isEqualTo("UNKNOWN");
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM reconcile_proposals WHERE message_id = '" + first + "'"))
+        .isZero();
+  }
+
+  @Test
   void theListFiltersByMessageId() throws Exception {
     assertThat(send("<lp-4@example.com>", "filtered")).startsWith("451 4.4.2");
     String enc = URLEncoder.encode("<lp-4@example.com>", StandardCharsets.UTF_8);

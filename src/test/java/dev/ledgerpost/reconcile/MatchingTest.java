@@ -91,10 +91,10 @@ class MatchingTest {
     Matching.Finding f = Matching.find(c, List.of(downstream), WINDOW, Set.of()).orElseThrow();
     assertThat(f.confidence()).isEqualTo(Confidence.EXACT);
     assertThat(f.chosen().matched()).contains("sent-sha256");
-    Sighting own = new Sighting("ledger", "ledger", ID.toString(), Sighting.Verdict.ACCEPTED, null, ID, null, null, Set.of(), false, null,
+    Sighting own = new Sighting("ledger", "ledger", ID.toString(), Sighting.Verdict.ACCEPTED, null, ID, (String) null, null, Set.of(), false, null,
         null, "stored", List.of());
     assertThat(Matching.find(c, List.of(own), WINDOW, Set.of()).orElseThrow().confidence()).isEqualTo(Confidence.EXACT);
-    Sighting otherRow = new Sighting("ledger", "ledger", "x", Sighting.Verdict.ACCEPTED, null, UUID.randomUUID(), null, null, Set.of(),
+    Sighting otherRow = new Sighting("ledger", "ledger", "x", Sighting.Verdict.ACCEPTED, null, UUID.randomUUID(), (String) null, null, Set.of(),
         false, null, null, "stored", List.of());
     assertThat(Matching.find(c, List.of(otherRow), WINDOW, Set.of())).isEmpty();
   }
@@ -129,6 +129,41 @@ class MatchingTest {
     Sighting refused = new Sighting("pf2", "postfix-log", "Z9", Sighting.Verdict.REJECTED, RECEIVED, null, "<m1@example.com>",
         "a@example.com", Set.of("b@example.net"), false, null, null, "s", List.of());
     assertThat(Matching.find(c, List.of(log, refused), WINDOW, Set.of()).orElseThrow().confidence()).isEqualTo(Confidence.WEAK);
+  }
+
+  @Test
+  void aCopyWithoutAVerdictIsNoEvidenceButKeepsAnotherCopysVerdictFromBeingExact() {
+    // Issue 26, item 1: this row's transaction reached Postfix (Q1: a Message-ID, never queued) and the gateway died;
+    // the client's second copy, with the same Message-ID and envelope, was queued as Q2.
+    Candidate c = row("<m1@example.com>", List.of("b@example.net"), null);
+    Sighting lost = seen("Q1", Sighting.Verdict.NONE, RECEIVED, "<m1@example.com>", null, Set.of(), false, null);
+    Sighting second = queued("Q2", "<m1@example.com>", RECEIVED.plusSeconds(30));
+    assertThat(Matching.find(c, List.of(lost), WINDOW, Set.of())).as("no verdict, no proposal").isEmpty();
+    Matching.Finding f = Matching.find(c, List.of(lost, second), WINDOW, Set.of()).orElseThrow();
+    assertThat(f.chosen().sighting().ref()).isEqualTo("Q2");
+    assertThat(f.confidence()).as("Q1 may be this row's own attempt").isEqualTo(Confidence.WEAK);
+    assertThat(f.alternatives()).extracting(a -> a.sighting().ref()).containsExactly("Q1");
+    // The second copy's row recorded "queued as Q2": nothing is left to propose.
+    assertThat(Matching.find(c, List.of(lost, second), WINDOW, Matching.queuedAs(List.of("250 2.0.0 Ok: queued as Q2")))).isEmpty();
+    // Without a rival the same sighting would be exact: that is why the job always asks whose evidence is whose.
+    assertThat(Matching.find(c, List.of(second), WINDOW, Set.of()).orElseThrow().confidence()).isEqualTo(Confidence.EXACT);
+    // A rival at another source is another hop's business.
+    Sighting elsewhere = new Sighting("pf2", "postfix-log", "Z1", Sighting.Verdict.NONE, RECEIVED, null, "<m1@example.com>", null,
+        Set.of(), false, null, null, "s", List.of());
+    assertThat(Matching.find(c, List.of(elsewhere, second), WINDOW, Set.of()).orElseThrow().confidence()).isEqualTo(Confidence.EXACT);
+  }
+
+  @Test
+  void everyMessageIdTheSourceSawMatchesAndNoneOfThemContradicts() {
+    Sighting twoHeaders = new Sighting("pf", "postfix-log", "Q1", Sighting.Verdict.ACCEPTED, RECEIVED, null,
+        List.of("<first@example.com>", "<second@example.com>"), "a@example.com", Set.of("b@example.net"), true, 1, null, "s", List.of());
+    for (String header : List.of("<first@example.com>", "<second@example.com>")) {
+      Matching.Finding f = Matching.find(row(header, List.of("b@example.net"), null), List.of(twoHeaders), WINDOW, Set.of()).orElseThrow();
+      assertThat(f.confidence()).isEqualTo(Confidence.EXACT);
+      assertThat(f.chosen().matched()).contains("message-id");
+    }
+    assertThat(Matching.find(row("<third@example.com>", List.of("b@example.net"), null), List.of(twoHeaders), WINDOW, Set.of()))
+        .isEmpty();
   }
 
   @Test

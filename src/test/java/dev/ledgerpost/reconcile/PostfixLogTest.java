@@ -173,6 +173,43 @@ class PostfixLogTest {
     assertThat(PostfixLog.scan(files, UTC, later)).isEmpty();
   }
 
+  @Test
+  void aMessageWithTwoMessageIdHeadersKeepsBothAndMatchesTheFirst() throws Exception {
+    // Postfix's cleanup logs one message-id= per header; the ledger keeps the first header (issue 26, item 1).
+    Path dir = GatewayHarness.tempDir("postfix-two-ids-");
+    write(dir.resolve("maillog"), false, """
+        Dec 01 17:12:48 smarthost postfix/smtpd[100]: 7A1B2C3D4E: client=localhost[127.0.0.1]
+        Dec 01 17:12:48 smarthost postfix/cleanup[101]: 7A1B2C3D4E: message-id=<first@example.com>
+        Dec 01 17:12:48 smarthost postfix/cleanup[101]: 7A1B2C3D4E: message-id=<second@example.com>
+        Dec 01 17:12:48 smarthost postfix/qmgr[102]: 7A1B2C3D4E: from=<a@example.com>, size=512, nrcpt=1 (queue active)
+        """, "2026-12-01T18:00:00Z");
+    Map<String, PostfixLog.Record> byFirst = scan(dir.resolve("maillog"), Set.of("first@example.com"), Set.of());
+    assertThat(byFirst).containsOnlyKeys("7A1B2C3D4E");
+    Sighting s = byFirst.get("7A1B2C3D4E").sighting("pf");
+    assertThat(s.messageIds()).containsExactly("<first@example.com>", "<second@example.com>");
+    assertThat(s.messageId()).isEqualTo("<first@example.com>");
+    assertThat(s.json().getJsonArray("messageIds").getList()).containsExactly("<first@example.com>", "<second@example.com>");
+    ReconcileMessages.Candidate row = MatchingTest.row("<first@example.com>", List.of("b@example.net"), null);
+    assertThat(Matching.find(row, List.of(s), MatchingTest.WINDOW, Set.of()).orElseThrow().confidence())
+        .isEqualTo(ReconcileMessages.Confidence.EXACT);
+    assertThat(scan(dir.resolve("maillog"), Set.of("second@example.com"), Set.of())).containsOnlyKeys("7A1B2C3D4E");
+  }
+
+  @Test
+  void aTransactionLostBeforeItsFinalDotIsARecordWithoutAVerdict() throws Exception {
+    // smtpd and cleanup saw it arrive; the client's connection was lost before the final dot, so nothing was queued.
+    Path dir = GatewayHarness.tempDir("postfix-lost-");
+    write(dir.resolve("maillog"), false, """
+        Dec 01 17:12:48 smarthost postfix/smtpd[100]: 1A2B3C4D5E: client=localhost[127.0.0.1]
+        Dec 01 17:12:48 smarthost postfix/cleanup[101]: 1A2B3C4D5E: message-id=<lost@example.com>
+        Dec 01 17:12:58 smarthost postfix/smtpd[100]: lost connection after DATA (512 bytes) from localhost[127.0.0.1]
+        """, "2026-12-01T18:00:00Z");
+    Sighting s = scan(dir.resolve("maillog"), Set.of("lost@example.com"), Set.of()).get("1A2B3C4D5E").sighting("pf");
+    assertThat(s.verdict()).isEqualTo(Sighting.Verdict.NONE);
+    assertThat(s.summary()).contains("neither queued nor refused");
+    assertThat(s.at()).isEqualTo(Instant.parse("2026-12-01T17:12:48Z"));
+  }
+
   private static Map<String, PostfixLog.Record> scan(Path file, Set<String> messageIds, Set<String> senders) throws IOException {
     PostfixLog.Wanted wanted = new PostfixLog.Wanted(messageIds, senders, Instant.parse("2026-12-01T00:00:00Z"),
         Instant.parse("2026-12-02T00:00:00Z"));

@@ -33,11 +33,12 @@ class PostfixReconcileTest {
   /** The gateway relays to Postfix through the proxy; Postfix relays to the harness's smarthost, the next hop. */
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("downstream.replyTimeout", "2s")
       .with("downstream.dataTimeout", "2s")
-      .with("reconcile.pendingAge", "3s")
+      .with("reconcile.pendingAge", "5s")
       .with("reconcile.interval", "300ms")
       .with("reconcile.autoResolve", "exact")
-      .with("stale.threshold", "1s")
+      .with("stale.threshold", "5s")
       .with("stale.scanInterval", "200ms")
       .configure((g, o) -> {
         // The header check is read by Postfix's cleanup, which runs as postfix: its directory must be open to it.
@@ -58,6 +59,8 @@ class PostfixReconcileTest {
         send("<acc-1@example.com>", List.of("b@example.net"), "hello");
         send("<acc-2@example.com>", List.of("c@example.net", "d@example.net"), "hello both");
         send("<rej-1@example.com>", List.of("b@example.net"), "REJECTME please");
+        // Two Message-ID headers: Postfix logs both, the ledger keeps the first.
+        send("<two-1@example.com>\r\nMessage-ID: <two-1-second@example.com>", List.of("b@example.net"), "two ids");
       });
 
   private static void send(String messageId, List<String> to, String subject) throws Exception {
@@ -100,6 +103,18 @@ class PostfixReconcileTest {
         .isEqualTo(String.valueOf(proposal.getLong("id")));
     assertThat(detail.getJsonArray("recipients").getJsonObject(0).getString("status")).isEqualTo("RESOLVED_DELIVERED");
     assertThat(detail.getInteger("version")).isEqualTo(3);
+  }
+
+  @Test
+  void aMessageWithTwoMessageIdHeadersIsMatchedByTheFirstThatTheLedgerKept() throws Exception {
+    String id = idOf("<two-1@example.com>");
+    assertThat(logLines(": message-id=<two-1")).as("Postfix logs both headers").hasSize(2);
+    JsonObject detail = awaitStatus(id, "RESOLVED_DELIVERED");
+    JsonObject proposal = detail.getJsonObject("resolution").getJsonObject("proposal");
+    assertThat(proposal.getString("confidence")).isEqualTo("exact");
+    assertThat(proposal.getString("evidenceRef")).isEqualTo(queueIdOf("<two-1@example.com>"));
+    assertThat(proposal.getJsonObject("evidence").getJsonArray("messageIds").getList())
+        .containsExactly("<two-1@example.com>", "<two-1-second@example.com>");
   }
 
   @Test
@@ -153,25 +168,26 @@ class PostfixReconcileTest {
 
   @Test
   void nothingIsSentTwice() throws Exception {
-    for (String m : List.of("<acc-1@example.com>", "<acc-2@example.com>", "<rej-1@example.com>")) {
+    List<String> sent = List.of("<acc-1@example.com>", "<acc-2@example.com>", "<rej-1@example.com>", "<two-1@example.com>");
+    for (String m : sent) {
       awaitStatus(idOf(m), m.startsWith("<rej") ? "RESOLVED_NOT_DELIVERED" : "RESOLVED_DELIVERED");
     }
     long before = gateway.gateway().reconcile().passes();
     Poll.until(Duration.ofSeconds(30), "three more reconcile passes", () -> gateway.gateway().reconcile().passes() >= before + 3);
-    assertThat(proxy.repliesDropped()).isEqualTo(3);
-    for (String m : List.of("<acc-1@example.com>", "<acc-2@example.com>", "<rej-1@example.com>")) {
+    assertThat(proxy.repliesDropped()).isEqualTo(4);
+    for (String m : sent) {
       assertThat(logLines("message-id=" + m)).as("Postfix received %s once", m).hasSize(1);
       assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages WHERE message_id_header = '" + m + "'"))
           .isEqualTo(1);
       assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM reconcile_proposals p JOIN messages m "
           + "ON m.id = p.message_id WHERE m.message_id_header = '" + m + "'")).as("one proposal for %s", m).isEqualTo(1);
     }
-    Poll.until(Duration.ofSeconds(60), "Postfix to relay the two accepted messages to the next hop", () -> gateway.downstream().messages().size() >= 2);
+    Poll.until(Duration.ofSeconds(60), "Postfix to relay the three accepted messages to the next hop", () -> gateway.downstream().messages().size() >= 3);
     assertThat(gateway.downstream().messages()).extracting(r -> r.text().contains("Message-ID: <acc-1@example.com>")).containsOnlyOnce(true);
     assertThat(gateway.downstream().messages()).extracting(r -> r.text().contains("Message-ID: <acc-2@example.com>")).containsOnlyOnce(true);
     assertThat(gateway.downstream().messages()).noneMatch(r -> r.text().contains("<rej-1@example.com>"));
     assertThat(gateway.get("/metrics", null).body()).contains(
-        "ledgerpost_reconcile_proposals_total{confidence=\"exact\",outcome=\"delivered\"} 2.0",
+        "ledgerpost_reconcile_proposals_total{confidence=\"exact\",outcome=\"delivered\"} 3.0",
         "ledgerpost_reconcile_proposals_total{confidence=\"exact\",outcome=\"not_delivered\"} 1.0");
   }
 

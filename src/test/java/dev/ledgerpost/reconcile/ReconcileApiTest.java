@@ -33,8 +33,9 @@ class ReconcileApiTest {
   static String url;
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
+      .with("downstream.replyTimeout", "1s")
       .with("downstream.dataTimeout", "2s")
-      .with("reconcile.pendingAge", "3s")
+      .with("reconcile.pendingAge", "4s")
       .with("reconcile.interval", "200ms")
       .with("reconcile.sources", maillog.asSource("mx"))
       .afterStart(g -> url = g.databaseUrl());

@@ -32,6 +32,8 @@ class StaleWatchTest {
   @RegisterExtension
   final GatewayHarness gateway = GatewayHarness.extension()
       .with("stale.scanInterval", "100ms")
+      // The stale watch's period as these tests count it; it must outlast a delivery (downstream timeouts).
+      .with("stale.threshold", "10m").with("downstream.replyTimeout", "2m").with("downstream.dataTimeout", "5m")
       .with("ledger.lockTimeout", "250ms")
       .clock(clock);
   final LockingSmarthost smarthost = gateway.locking(gateway::databaseUrl);

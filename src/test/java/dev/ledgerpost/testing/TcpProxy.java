@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * connection at the wrong moment: {@link #cutWhenServerAnswers} drops one connection as soon as the
  * server sends it anything (its reply never arrives), and from then on refuses every connection until
  * {@link #heal()}; {@link #cutAll} cuts every connection at once; {@link #dropRepliesToFinalDot} drops the
- * reply of an SMTP server to each final dot. One thread per direction; every thread ends
- * when its sockets close.
+ * reply of an SMTP server to each final dot; {@link #holdFinalDots} keeps each final dot from the server, which
+ * waits for it. One thread per direction; every thread ends when its sockets close.
  */
 public final class TcpProxy implements AutoCloseable {
   private final String targetHost;
@@ -34,6 +34,9 @@ public final class TcpProxy implements AutoCloseable {
   private volatile boolean dropAfterDot;
   private final java.util.concurrent.atomic.AtomicInteger dotCuts = new java.util.concurrent.atomic.AtomicInteger();
   private static final byte[] FINAL_DOT = {'\r', '\n', '.', '\r', '\n'};
+  /** While set, a client's final dot, and all it sends after it, never reaches the server (see {@link #holdFinalDots}). */
+  private volatile boolean holdDots;
+  private final java.util.concurrent.atomic.AtomicInteger dotsHeld = new java.util.concurrent.atomic.AtomicInteger();
 
   /** One proxied connection: the client's socket and ours to the server. */
   private final class Pipe {
@@ -41,6 +44,8 @@ public final class TcpProxy implements AutoCloseable {
     final Socket upstream;
     /** The client sent "\r\n.\r\n": the server's next bytes are its reply to the final dot. */
     volatile boolean dotSent;
+    /** The client's final dot was held back: nothing more of the client's goes to the server. */
+    volatile boolean holding;
     /** The client's last bytes, to find a final dot split over two reads. */
     final byte[] tail = new byte[FINAL_DOT.length - 1];
     int tailLength;
@@ -117,6 +122,21 @@ public final class TcpProxy implements AutoCloseable {
     dropAfterDot = true;
   }
 
+  /**
+   * From now on (until {@link #heal}), an SMTP client's final dot never reaches the server: the message's bytes before
+   * it go on, the dot and everything the client sends afterwards are held back, so the server waits for the end of
+   * the message (Postfix: a queue id and a Message-ID, nothing queued) until the client's connection ends, which the
+   * server then sees as lost. Other connections go on.
+   */
+  public void holdFinalDots() {
+    holdDots = true;
+  }
+
+  /** How many final dots were held back. */
+  public int finalDotsHeld() {
+    return dotsHeld.get();
+  }
+
   /** How many connections lost the reply to their final dot. */
   public int repliesDropped() {
     return dotCuts.get();
@@ -125,6 +145,7 @@ public final class TcpProxy implements AutoCloseable {
   /** Connections are proxied again. */
   public void heal() {
     dropAfterDot = false;
+    holdDots = false;
     synchronized (thaw) {
       frozen = false;
       thaw.notifyAll();
@@ -177,6 +198,19 @@ public final class TcpProxy implements AutoCloseable {
           pipe.close(); // the reply to the final dot never reaches the client
           return;
         }
+        if (!fromServer && pipe.holding) {
+          continue; // the client's bytes after a held final dot
+        }
+        if (!fromServer && holdDots) {
+          int dot = finalDotAt(pipe, buf, n);
+          if (dot >= 0) {
+            pipe.holding = true;
+            dotsHeld.incrementAndGet();
+            out.write(buf, 0, dot); // the message up to its last line break; the "." and its CRLF stay here
+            out.flush();
+            continue;
+          }
+        }
         if (!fromServer && dropAfterDot && endsAFinalDot(pipe, buf, n)) {
           pipe.dotSent = true; // before the bytes go on: the server cannot answer before this is set
         }
@@ -196,6 +230,26 @@ public final class TcpProxy implements AutoCloseable {
     } finally {
       pipe.close();
     }
+  }
+
+  /**
+   * Where in these bytes the "." of a final dot ("\r\n.\r\n", possibly begun in the pipe's earlier bytes) is, or -1;
+   * 0 when it was already forwarded and only its line break is here. Keeps the last bytes for the next read.
+   */
+  private static int finalDotAt(Pipe pipe, byte[] buf, int n) {
+    int before = pipe.tailLength;
+    byte[] joined = new byte[before + n];
+    System.arraycopy(pipe.tail, 0, joined, 0, before);
+    System.arraycopy(buf, 0, joined, before, n);
+    int at = -1;
+    for (int i = 0; i + FINAL_DOT.length <= joined.length && at < 0; i++) {
+      if (java.util.Arrays.equals(joined, i, i + FINAL_DOT.length, FINAL_DOT, 0, FINAL_DOT.length)) {
+        at = Math.max(0, i + 2 - before);
+      }
+    }
+    pipe.tailLength = Math.min(pipe.tail.length, joined.length);
+    System.arraycopy(joined, joined.length - pipe.tailLength, pipe.tail, 0, pipe.tailLength);
+    return at;
   }
 
   /** Whether these bytes, after the pipe's earlier ones, contain "\r\n.\r\n"; keeps the last bytes for the next read. */
