@@ -83,6 +83,8 @@ public final class Gateway {
   private final Clock clock;
   /** Deployment ids in start order; the instances of one part form one group, stopped together. */
   private final List<List<String>> deployments = new ArrayList<>();
+  /** The groups of listening instances (SMTP, HTTP): the intakes, stopped together before the rest. */
+  private final List<List<String>> intakes = new ArrayList<>();
   private final AtomicLong handovers = new AtomicLong();
   private final PrometheusMeterRegistry registry;
   private final GatewayMetrics metrics;
@@ -345,6 +347,7 @@ public final class Gateway {
     List<V> made = new ArrayList<>();
     List<String> group = new ArrayList<>();
     deployments.add(group);
+    intakes.add(group);
     Future<Void> chain = Future.succeededFuture();
     for (int i = 0; i < n; i++) {
       V v = make.apply(bind);
@@ -368,19 +371,32 @@ public final class Gateway {
   }
 
   /**
-   * Stops SMTP first (gracefully: its instances all at once, each with the whole grace), then the API,
-   * the hub, the stale watch, the retry part (journal closed), the outbox relay, the ledger.
+   * Stops both intakes first and at once (SMTP and the API, every instance, one grace for all: stopped one after
+   * the other, the API admitted new sends for as long as SMTP's stop lasted, up to its final dots' verdicts, and its
+   * own stop then began a second grace past the bound {@code Main} waits for, issue 26), then the hub, the stale
+   * watch, the retry part (journal closed), the outbox relay, the ledger, in the reverse order of their start.
    */
   public Future<Void> stop() {
-    Future<Void> chain = Future.succeededFuture();
+    List<String> intakeIds = intakes.stream().flatMap(List::stream).toList();
+    Future<Void> chain = undeploy(intakeIds);
     for (int i = deployments.size() - 1; i >= 0; i--) {
-      List<String> group = List.copyOf(deployments.get(i));
-      chain = chain.eventually(() -> Future.join(group.stream().map(id -> vertx.undeploy(id).otherwise(e -> {
-        LOG.warn("undeploying {} failed", id, e);
-        return null;
-      })).toList()).mapEmpty());
+      List<String> group = deployments.get(i);
+      if (intakes.stream().noneMatch(intake -> intake == group)) { // by identity: two groups may hold equal lists
+        List<String> ids = List.copyOf(group);
+        chain = chain.eventually(() -> undeploy(ids));
+      }
     }
-    return chain.onComplete(ar -> deployments.clear());
+    return chain.onComplete(ar -> {
+      deployments.clear();
+      intakes.clear();
+    });
+  }
+
+  private Future<Void> undeploy(List<String> ids) {
+    return Future.join(ids.stream().map(id -> vertx.undeploy(id).otherwise(e -> {
+      LOG.warn("undeploying {} failed", id, e);
+      return null;
+    })).toList()).mapEmpty();
   }
 
   /**

@@ -372,6 +372,15 @@ public final class ConfigLoader {
         && !isLoopback((String) values.get("downstream.host"))) {
       LOG.warn("downstream.username is set with downstream.starttls=none: the password crosses the network in clear text");
     }
+    if (values.get("ledger.url") instanceof String url && !url.isBlank()
+        && values.get("ledger.archiveDir") instanceof String dir && !dir.isBlank()
+        && values.get("ledger.archiveKeyFile") instanceof String keyFile && keyFile.isBlank()) {
+      // A shared ledger may have other nodes: each would generate its own key, and none could authenticate (so
+      // reuse, or verify) another's exports. Nothing is lost (retention keeps what it cannot trust), but say so now.
+      LOG.warn("ledger.archiveKeyFile is not set on a ledger at ledger.url: this node signs its exports with a key of"
+          + " its own (archive-key next to ledger.dataDir); give every node of this ledger the same ledger.archiveKeyFile,"
+          + " or no node can verify another's exports");
+    }
   }
 
   /**

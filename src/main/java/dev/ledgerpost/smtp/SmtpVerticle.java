@@ -4,6 +4,7 @@ import dev.ledgerpost.smtp.tls.SharedServerTls;
 import dev.ledgerpost.smtp.proxy.ProxyHeader;
 import dev.ledgerpost.smtp.proxy.ProxyHeaderRead;
 import dev.ledgerpost.config.Cidr;
+import dev.ledgerpost.config.Durations;
 import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.delivery.DownstreamSlots;
 import dev.ledgerpost.delivery.SmarthostHealth;
@@ -219,7 +220,8 @@ public final class SmtpVerticle extends VerticleBase {
       int finishing = relay.awaitingVerdict();
       if (finishing > 0) {
         LOG.info("smtp.shutdownGrace ({}) is over: {} message(s) past the final dot wait for the smarthost's verdict, "
-            + "at most downstream.dataTimeout ({})", grace, finishing, shared.config().downstream().dataTimeout());
+            + "at most downstream.dataTimeout ({})", Durations.format(grace), finishing,
+            Durations.format(shared.config().downstream().dataTimeout()));
       }
     });
     return server.shutdown(shared.config().intakeStopBound().toMillis(), TimeUnit.MILLISECONDS).eventually(() -> {

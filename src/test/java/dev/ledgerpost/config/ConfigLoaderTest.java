@@ -463,4 +463,19 @@ class ConfigLoaderTest {
     assertThat(ConfigLoader.pathKey(null, Map.of(), "api.keysFile")).isEmpty();
     assertThat(ConfigLoader.pathKey(file, Map.of(), "notify.tokensFile")).isEmpty();
   }
+
+  /** Every node of a shared ledger generating its own archive key could not verify another's exports: said at start. */
+  @Test
+  void aSharedLedgerWithArchivesButNoArchiveKeyFileIsWarnedAtStart() throws Exception {
+    Path keyFile = Files.createTempFile("archive-key", "");
+    String warning = "ledger.archiveKeyFile is not set on a ledger at ledger.url";
+    try (dev.ledgerpost.testing.LogCapture log = dev.ledgerpost.testing.LogCapture.of(ConfigLoader.class.getName())) {
+      defaultsWith(Map.of("ledger.url", "postgresql://u:p@db.example:5432/ledger", "ledger.archiveDir", "/srv/archive"));
+      assertThat(log.linesContaining(warning)).hasSize(1);
+      defaultsWith(Map.of("ledger.url", "postgresql://u:p@db.example:5432/ledger", "ledger.archiveDir", "/srv/archive",
+          "ledger.archiveKeyFile", keyFile.toString()));
+      defaultsWith(Map.of("ledger.archiveDir", "/srv/archive")); // embedded: one node, its own key
+      assertThat(log.linesContaining(warning)).as("only the first of the three").hasSize(1);
+    }
+  }
 }

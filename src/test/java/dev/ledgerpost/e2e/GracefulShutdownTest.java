@@ -199,6 +199,61 @@ class GracefulShutdownTest {
     assertThat(statuses((String) o.get("ledger.url"))).containsExactly("SENT");
   }
 
+  /**
+   * Both intakes stop at once (issue 26 review): while SMTP's stop waits for a message's verdict, a send that
+   * arrives is refused with 503, not admitted and relayed. Stopped one after the other, the API took new sends for
+   * as long as SMTP's stop lasted, and its own stop then began a grace of its own past the bound the process waits.
+   */
+  @Test
+  void whileSmtpWaitsForAVerdictTheSendApiAlreadyRefusesNewSends() throws Exception {
+    ScriptedSmtpServer downstream = GatewayHarness.await(ScriptedSmtpServer.start(vertx, new ScriptedSmtpServer.Script() {
+      @Override
+      public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+        if (n > 1) {
+          return Future.succeededFuture("250 2.0.0 Ok: queued as AFTER" + n);
+        }
+        bodyArrived.countDown();
+        return finalReply.future();
+      }
+    }));
+    java.util.Map<String, Object> o = GatewayHarness.defaults(downstream.port());
+    o.put("api.keysFile", dev.ledgerpost.testing.SendClient.keysFile(java.util.Map.of("stop-key", "stopper")).toString());
+    GatewayHarness gateway = GatewayHarness.start(vertx, o);
+    SmtpTestClient busy = new SmtpTestClient(gateway.smtpPort());
+    busy.reply();
+    CompletableFuture<String> busyReply = CompletableFuture.supplyAsync(() -> {
+      try {
+        return busy.sendMail("a@example.com", List.of("b@example.net"), "Subject: in flight\r\n\r\nbody");
+      } catch (Exception e) {
+        return "client error: " + e;
+      }
+    });
+    assertThat(bodyArrived.await(20, TimeUnit.SECONDS)).isTrue();
+
+    Future<Void> stopping = gateway.gateway().stop();
+    assertThat(refusesConnections(gateway.smtpPort(), Duration.ofSeconds(10))).as("SMTP's stop began").isTrue();
+    // No send is in flight, so the API's stop may already have closed its listener: refused either way.
+    String refused;
+    try {
+      java.net.http.HttpResponse<String> r = new dev.ledgerpost.testing.SendClient(gateway.httpPort())
+          .sendAsync("stop-key", null, new io.vertx.core.json.JsonObject().put("from", "a@example.com")
+              .put("to", new io.vertx.core.json.JsonArray().add("b@example.net")).put("subject", "during the stop").put("text", "t"))
+          .get(30, TimeUnit.SECONDS);
+      refused = r.statusCode() + " " + r.body();
+    } catch (java.util.concurrent.ExecutionException e) {
+      assertThat(e.getCause()).isInstanceOf(java.net.ConnectException.class);
+      refused = "503 connection refused: shutting down";
+    }
+    assertThat(refused).startsWith("503").contains("shutting down");
+    assertThat(stopping.isComplete()).isFalse();
+
+    finalReply.complete("250 2.0.0 Ok: queued as LATE");
+    assertThat(busyReply.get(20, TimeUnit.SECONDS)).startsWith("250 2.0.0 Ok: queued as ");
+    GatewayHarness.await(stopping);
+    assertThat(downstream.messages()).as("only the message in flight went out").hasSize(1);
+    busy.close();
+  }
+
   /** The ledger's message statuses, oldest first. */
   private static List<String> statuses(String url) throws Exception {
     String all = dev.ledgerpost.testing.LedgerRows.string(url,
