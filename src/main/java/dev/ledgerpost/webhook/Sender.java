@@ -109,10 +109,32 @@ final class Sender {
     return done.future().onComplete(x -> vertx.cancelTimer(timer));
   }
 
-  /** "HTTP 500 Internal Server Error: <the start of its body>", printable ASCII only. */
-  private static String refusal(int code, String reason, String body) {
-    String text = body.replaceAll("[^\\x20-\\x7E]+", " ").trim();
+  /**
+   * "HTTP 500 Internal Server Error: <the start of its body>", printable ASCII only, in whole words: a body cut at
+   * {@link #KEPT_BODY} can end inside an address, and a piece of an address is what an erasure cannot find
+   * (docs/design.md §8.6), so the word the cut went through goes too; and a word with a character outside printable
+   * ASCII goes whole rather than in pieces ({@code jöhn@example.com} would leave {@code hn@example.com}).
+   */
+  static String refusal(int code, String reason, String body) {
+    String kept = body.length() > KEPT_BODY ? body.substring(0, KEPT_BODY) : body;
+    String text = kept.length() == KEPT_BODY ? kept.substring(0, wordEnd(kept)) : kept;
+    text = text.replaceAll("[\\t\\r\\n]", " ").replaceAll("[^\\s<>(),;:{}]*[^\\x20-\\x7E][^\\s<>(),;:{}]*", "?").trim();
     return "HTTP " + code + (reason == null || reason.isEmpty() ? "" : " " + reason) + (text.isEmpty() ? "" : ": " + text);
+  }
+
+  /**
+   * Where the last whole word of a cut text ends: before the last character that cannot be inside an address (a
+   * space, a bracket, a comma...), and before a quote left open there (a quoted local part may hold a space).
+   */
+  private static int wordEnd(String text) {
+    int end = text.length();
+    while (end > 0 && " \t\r\n<>(),;:{}".indexOf(text.charAt(end - 1)) < 0) {
+      end--;
+    }
+    if (text.substring(0, end).chars().filter(c -> c == '"').count() % 2 == 1) {
+      end = text.lastIndexOf('"', end - 1);
+    }
+    return end;
   }
 
   private static String describe(Throwable e) {
