@@ -3,9 +3,10 @@
 #
 # The suite runs real programs where users have them: HAProxy (PROXY protocol, cluster and deploy tests),
 # Postfix (interop and reconcile tests, private instances on loopback), Chromium with its chromedriver (the
-# console's browser tests), promtool from Debian's prometheus (the alert rules' unit test), openssl and
-# Python 3, and nodemailer from npm (client library test). On Debian or Ubuntu, run as root (or with sudo),
-# it installs the missing ones with apt-get and npm; elsewhere it prints what to install and stops (exit 2).
+# console's browser tests), promtool from Debian's prometheus (the alert rules' unit test), openssl, Python 3,
+# strace (it watches a child JVM create the generated secrets), and nodemailer from npm (client library test).
+# On Debian or Ubuntu, run as root (or with sudo), it installs the missing ones with apt-get and npm; elsewhere
+# it prints what to install and stops (exit 2).
 #
 #   scripts/test.sh                      install what is missing, then the whole suite
 #   scripts/test.sh -Dtest=ApiTest       arguments go to Maven
@@ -31,6 +32,7 @@ requirements=(
   "python3|python3"
   "nodejs|node"
   "npm|npm"
+  "strace|strace"
 )
 
 present() { if [[ $1 == /* ]]; then [ -x "$1" ]; else command -v "$1" >/dev/null 2>&1; fi; }

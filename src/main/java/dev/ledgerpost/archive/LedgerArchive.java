@@ -1,5 +1,6 @@
 package dev.ledgerpost.archive;
 
+import dev.ledgerpost.config.PrivateFiles;
 import dev.ledgerpost.ledger.DatabaseTarget;
 import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.ledger.Partitions;
@@ -118,7 +119,7 @@ public final class LedgerArchive {
     if (!NAME.matcher(name).matches()) {
       throw ArchiveRefused.badName(name);
     }
-    Files.createDirectories(dir);
+    PrivateFiles.createDirectories(dir); // an export holds addresses: 0700 directories, 0600 files from the first byte
     Path data = dir.resolve(name + Manifest.DATA_SUFFIX);
     Path manifestFile = dir.resolve(name + Manifest.SUFFIX);
     refuseExisting(data);
@@ -130,7 +131,7 @@ public final class LedgerArchive {
     FileChannel channel;
     try {
       // CREATE_NEW: two exports of one name never write one file; the second is refused here.
-      channel = FileChannel.open(partialData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      channel = PrivateFiles.open(partialData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     } catch (FileAlreadyExistsException e) {
       throw ArchiveRefused.exists(partialData, ": an export named " + name + " is being written now, or one that stopped "
           + "half way left this file (remove it and try again)");
@@ -141,9 +142,7 @@ public final class LedgerArchive {
       try (channel) {
         manifest = write(target, channel, fromId, toId, name, nodeId, clock).signed(key);
       }
-      Files.write(partialManifest, (manifest.toJson().encodePrettily() + "\n").getBytes(StandardCharsets.UTF_8),
-          StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-      force(partialManifest);
+      PrivateFiles.writeNew(partialManifest, (manifest.toJson().encodePrettily() + "\n").getBytes(StandardCharsets.UTF_8));
       // The data first, then the manifest: a manifest under its final name always has its whole file beside it.
       publish(partialData, data);
       publish(partialManifest, manifestFile);

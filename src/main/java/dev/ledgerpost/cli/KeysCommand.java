@@ -2,14 +2,16 @@ package dev.ledgerpost.cli;
 
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.ConfigLoader;
+import dev.ledgerpost.config.PrivateFiles;
 import dev.ledgerpost.send.ApiKeys;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Map;
@@ -107,22 +109,23 @@ public final class KeysCommand {
     }
   }
 
-  /** Appends one line, starting a new line first if the file does not end with one; a new file is made private. */
+  /**
+   * Appends one line, starting a new line first if the file does not end with one; a new file is owner-only from its
+   * first byte (PrivateFiles), and the line is on disk before the command says it was added.
+   */
   static void append(Path keys, String line) throws IOException {
-    Files.createDirectories(keys.toAbsolutePath().getParent());
-    boolean created = !Files.exists(keys);
+    PrivateFiles.createDirectories(keys.toAbsolutePath().getParent());
     String prefix = "";
-    if (!created && Files.size(keys) > 0) {
+    if (Files.exists(keys) && Files.size(keys) > 0) {
       byte[] all = Files.readAllBytes(keys);
       prefix = all[all.length - 1] == '\n' ? "" : "\n";
     }
-    Files.writeString(keys, prefix + line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-    if (created) {
-      try {
-        Files.setPosixFilePermissions(keys, PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException ignored) {
-        // not a POSIX file system
+    try (FileChannel ch = PrivateFiles.open(keys, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+      ByteBuffer b = ByteBuffer.wrap((prefix + line + "\n").getBytes(StandardCharsets.UTF_8));
+      while (b.hasRemaining()) {
+        ch.write(b);
       }
+      ch.force(true);
     }
   }
 }

@@ -1,10 +1,8 @@
 package dev.ledgerpost.config;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.List;
@@ -70,22 +68,18 @@ public final class AdminToken implements Supplier<String> {
     return tokens.get(0).value();
   }
 
+  /** Owner-only from its first byte and on disk before it is read (PrivateFiles); a second gateway reads the first's. */
   private static void generateIfMissing(Path file) {
     if (Files.exists(file)) {
       return;
     }
     try {
-      Files.createDirectories(file.getParent());
       byte[] random = new byte[24];
       new SecureRandom().nextBytes(random);
       String token = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
-      Files.writeString(file, token + "\n", StandardCharsets.UTF_8);
-      try {
-        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException ignored) {
-        // not a POSIX file system
+      if (PrivateFiles.writeSecret(file, token + "\n")) {
+        LOG.info("api.adminToken not configured: generated one into {}", file);
       }
-      LOG.info("api.adminToken not configured: generated one into {}", file);
     } catch (IOException e) {
       throw new ConfigException(List.of(KEY + ": not configured, and no token can be written to " + file + ": " + e.getMessage()));
     }

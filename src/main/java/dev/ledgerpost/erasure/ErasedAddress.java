@@ -1,6 +1,5 @@
 package dev.ledgerpost.erasure;
 
-import io.vertx.core.json.Json;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.util.HexFormat;
@@ -12,9 +11,10 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * One address to erase (docs/design.md §8.6): the keyed hash that replaces it, and the PostgreSQL regular expression
- * (ARE, matched case-insensitively) that finds it inside any text. It finds the address as written, as a JSON string
- * holds it (a quoted local part's quotes escaped) and as an ORCPT's xtext holds it ({@code +2B} for a plus, and
- * {@code +40} for an '@' where a client chose to); and
+ * (ARE, matched case-insensitively) that finds it inside any text. It finds the address as written, as JSON holds it
+ * at any depth (a quoted local part's quotes and backslashes escaped once in a JSON string, twice in a JSON string
+ * inside a JSON string such as a stored send answer's body, and so on) and as an ORCPT's xtext holds it ({@code +2B}
+ * for a plus, and {@code +40} for an '@' where a client chose to); and
  * only the whole address: {@code a@example.com} is not found inside {@code ba@example.com} or
  * {@code a@example.community}, but is inside {@code <a@example.com>}, {@code "a@example.com"} and
  * {@code rfc822;a@example.com}.
@@ -22,17 +22,21 @@ import javax.crypto.spec.SecretKeySpec;
 public record ErasedAddress(String hash, String pattern) {
   /** What may stand before a local part: atext and the dot. Anything else (<, ", ;, :, a space) ends it. */
   private static final String NOT_AFTER_LOCAL = "(?<![[:alnum:]!#$%&'*+/=?^_`{|}~.-])";
+  /**
+   * Before a quoted local part, a backslash too: the match takes the whole run of escaping backslashes before its
+   * opening quote, so that it never starts inside one and leaves half an escape behind (JSON that no longer reads).
+   */
+  private static final String NOT_AFTER_QUOTED_LOCAL = "(?<![[:alnum:]!#$%&'*+/=?^_`{|}~.\\\\-])";
   /** What may continue a domain: a letter, digit or hyphen, or a dot followed by one (a final dot ends a sentence). */
   private static final String NOT_BEFORE_DOMAIN = "(?![[:alnum:]-]|\\.[[:alnum:]-])";
 
   public static ErasedAddress of(byte[] key, String address) {
     Set<String> forms = new LinkedHashSet<>();
-    forms.add(literal(address));
-    String json = Json.encode(address);
-    forms.add(literal(json.substring(1, json.length() - 1)));
+    forms.add(escapedAtAnyDepth(address));
     forms.add(xtext(address));
     String any = String.join("|", forms);
-    return new ErasedAddress(hash(key, address), NOT_AFTER_LOCAL + "(?:" + any + ")" + NOT_BEFORE_DOMAIN);
+    String notAfter = address.startsWith("\"") ? NOT_AFTER_QUOTED_LOCAL : NOT_AFTER_LOCAL;
+    return new ErasedAddress(hash(key, address), notAfter + "(?:" + any + ")" + NOT_BEFORE_DOMAIN);
   }
 
   /** {@code erased:} and the HMAC-SHA256 (hex) of the lower-cased address: the same for every spelling of it. */
@@ -71,6 +75,28 @@ public record ErasedAddress(String hash, String pattern) {
   }
 
   /**
+   * The text matched literally, except the two characters JSON escapes in an address: n levels of JSON strings put
+   * 2^n - 1 backslashes before a quote and turn a backslash into 2^n. So a quote may follow any run of backslashes,
+   * and a backslash is one or more: the address as written (no backslash added), as a JSON string holds it, and as
+   * a JSON string inside a JSON string holds it (a stored send answer, docs/design.md §7.3), at any depth. Every other
+   * character of a valid address stands for itself in JSON (control characters are not valid; Vert.x and PostgreSQL
+   * leave non-ASCII unescaped).
+   */
+  static String escapedAtAnyDepth(String s) {
+    StringBuilder out = new StringBuilder();
+    s.codePoints().forEach(c -> out.append(anyDepth(c)));
+    return out.toString();
+  }
+
+  private static String anyDepth(int c) {
+    return switch (c) {
+      case '"' -> "\\\\*\"";
+      case '\\' -> "\\\\+";
+      default -> literal(new String(Character.toChars(c)));
+    };
+  }
+
+  /**
    * RFC 3461 xtext, as any client may have written it: '+', '=' and bytes outside 33..126 must be +XX (a UTF-8
    * address byte by byte), and any other character may be (bob+40example.net is bob@example.net).
    */
@@ -82,7 +108,7 @@ public record ErasedAddress(String hash, String pattern) {
       if (c < 33 || c > 126 || c == '+' || c == '=') {
         out.append(hex);
       } else {
-        out.append("(?:").append(literal(String.valueOf((char) c))).append('|').append(hex).append(')');
+        out.append("(?:").append(anyDepth(c)).append('|').append(hex).append(')');
       }
     }
     return out.toString();

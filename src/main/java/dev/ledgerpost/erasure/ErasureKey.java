@@ -3,13 +3,11 @@ package dev.ledgerpost.erasure;
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.CredentialFile;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.config.PrivateFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
@@ -60,7 +58,11 @@ public record ErasureKey(String configured, Path file, String fileKey) {
     return keys.get(0).value().getBytes(StandardCharsets.UTF_8);
   }
 
-  /** CREATE_NEW: two gateways sharing the directory never overwrite each other's key; the second reads the first's. */
+  /**
+   * Owner-only from its first byte, and on disk (the file and its directory) before its first use: a key lost to a
+   * crash after an erasure used it would make later erasures' hashes unrelated to earlier ones (PrivateFiles). Two
+   * gateways sharing the directory never overwrite each other's key; the second reads the first's.
+   */
   private static void generateIfMissing(Path file) {
     if (Files.exists(file)) {
       return;
@@ -68,17 +70,9 @@ public record ErasureKey(String configured, Path file, String fileKey) {
     byte[] random = new byte[32];
     new SecureRandom().nextBytes(random);
     try {
-      Files.createDirectories(file.getParent());
-      Files.writeString(file, HexFormat.of().formatHex(random) + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW,
-          StandardOpenOption.WRITE);
-      try {
-        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException ignored) {
-        // not a POSIX file system
+      if (PrivateFiles.writeSecret(file, HexFormat.of().formatHex(random) + "\n")) {
+        org.slf4j.LoggerFactory.getLogger(ErasureKey.class).info("{} not configured: generated one into {}", KEY, file);
       }
-      org.slf4j.LoggerFactory.getLogger(ErasureKey.class).info("{} not configured: generated one into {}", KEY, file);
-    } catch (FileAlreadyExistsException raced) {
-      // another gateway wrote it first: read that one
     } catch (IOException e) {
       throw new ConfigException(List.of(KEY + ": not configured, and no key can be written to " + file + ": " + e.getMessage()));
     }

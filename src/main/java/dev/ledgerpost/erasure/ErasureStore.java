@@ -20,6 +20,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Erasure (docs/design.md §8.6), a store on the ledger's context: one transaction replaces an address in every
@@ -52,6 +53,13 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
    * that an erasure and a settle of the same message wait for each other rather than deadlock.
    */
   private static final List<String> FIRST = List.of("messages", "recipients");
+  /**
+   * Columns whose values are two names joined by a '/', which is also a character of a local part: the hub's
+   * subscriber names are {@code <principal>/<client>} (docs/design.md §6.4), and a client may name itself after an
+   * address ({@code admin/ann@example.net}), where the pattern, which never starts inside a local part, does not see
+   * it. In these the part after the first '/' is matched on its own as well.
+   */
+  private static final Set<String> SLASH_JOINED = Set.of("notify_receipts.subscriber");
 
   private final Vertx vertx;
   private final Pool pool;
@@ -92,8 +100,10 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
         byTable.put(first, new ArrayList<>());
       }
       for (Row r : columns) {
-        byTable.computeIfAbsent(r.getString("table_name"), t -> new ArrayList<>())
-            .add(new Column(r.getString("column_name"), r.getString("type")));
+        String table = r.getString("table_name");
+        String column = r.getString("column_name");
+        byTable.computeIfAbsent(table, t -> new ArrayList<>())
+            .add(new Column(column, r.getString("type"), SLASH_JOINED.contains(table + "." + column)));
       }
       byTable.values().removeIf(List::isEmpty);
       Map<String, Long> rows = new LinkedHashMap<>();
@@ -116,15 +126,29 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
     });
   }
 
-  private record Column(String name, String type) {
+  private record Column(String name, String type, boolean slashJoined) {
     /** The column as text, for the match. */
     String text() {
       return type.equals("text") || type.equals("varchar") ? quoted(name) : quoted(name) + "::text";
     }
 
+    /** Where the column holds the address: anywhere in it, or (slash-joined) in the part after its first '/'. */
+    String matches() {
+      if (slashJoined) {
+        String q = quoted(name);
+        return "(" + q + " ~* $1 OR substr(" + q + ", strpos(" + q + ", '/') + 1) ~* $1)";
+      }
+      return text() + " ~* $1";
+    }
+
     /** The column with every occurrence replaced, as its own type (the hash needs no JSON or array quoting). */
     String replaced() {
       String q = quoted(name);
+      if (slashJoined) { // text: each part on its own (without a '/', the part after it is the whole value)
+        return "CASE WHEN strpos(" + q + ", '/') > 0 THEN regexp_replace(split_part(" + q + ", '/', 1), $1, $2, 'gi') || '/' "
+            + "|| regexp_replace(substr(" + q + ", strpos(" + q + ", '/') + 1), $1, $2, 'gi') ELSE regexp_replace(" + q
+            + ", $1, $2, 'gi') END";
+      }
       return switch (type) {
         case "json", "jsonb" -> "regexp_replace(" + q + "::text, $1, $2, 'gi')::" + type;
         case "_text", "_varchar" -> "ARRAY(SELECT regexp_replace(e, $1, $2, 'gi') FROM unnest(" + q
@@ -139,9 +163,9 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
     StringBuilder set = new StringBuilder();
     StringBuilder where = new StringBuilder();
     for (Column c : columns) {
-      set.append(set.isEmpty() ? "" : ", ").append(quoted(c.name())).append(" = CASE WHEN ").append(c.text())
-          .append(" ~* $1 THEN ").append(c.replaced()).append(" ELSE ").append(quoted(c.name())).append(" END");
-      where.append(where.isEmpty() ? "" : " OR ").append(c.text()).append(" ~* $1");
+      set.append(set.isEmpty() ? "" : ", ").append(quoted(c.name())).append(" = CASE WHEN ").append(c.matches())
+          .append(" THEN ").append(c.replaced()).append(" ELSE ").append(quoted(c.name())).append(" END");
+      where.append(where.isEmpty() ? "" : " OR ").append(c.matches());
     }
     return "UPDATE " + quoted(table) + " SET " + set + " WHERE " + where;
   }

@@ -1,5 +1,6 @@
 package dev.ledgerpost.lockfile;
 
+import dev.ledgerpost.config.PrivateFiles;
 import dev.ledgerpost.config.StartFailure;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -70,7 +71,7 @@ public final class LockFile implements AutoCloseable {
   public static LockFile acquire(String key, Path dir, Path file) {
     synchronized (LockFile.class) {
       try {
-        Files.createDirectories(file.getParent());
+        PrivateFiles.createDirectories(file.getParent()); // a directory a gateway owns: 0700 when it makes it
       } catch (IOException e) {
         throw new StartFailure(key + " " + dir + ": cannot create " + file.getParent() + " (" + e + ")", e);
       }

@@ -224,8 +224,18 @@ final class Subscriber {
       send(new JsonObject().put("type", "error").put("message", "expected {\"ack\": <seq>, \"state\": \"RECEIVED\"|\"READ\"}"));
       return;
     }
-    bus.request(OutboxMessages.RECEIPT, new OutboxMessages.Receipt(seq, name(), state), OutboxMessages.Receipt.class)
-        .onFailure(e -> send(new JsonObject().put("type", "error").put("message", "receipt not stored; send it again")));
+    // The ledger checks that this subscriber could see the event (its user's, or any for the admin token): a
+    // per-user token must not write facts into another user's operation status.
+    bus.request(OutboxMessages.RECEIPT, new OutboxMessages.Receipt(seq, name(), state, principal.user()),
+            OutboxMessages.ReceiptStored.class)
+        .onSuccess(r -> {
+          if (!r.stored()) {
+            send(new JsonObject().put("type", "error").put("ack", seq)
+                .put("message", "receipt not stored: no event " + seq + " exists that this subscriber can see"));
+          }
+        })
+        .onFailure(e -> send(new JsonObject().put("type", "error").put("ack", seq)
+            .put("message", "receipt not stored; send it again")));
   }
 
   private String name() {

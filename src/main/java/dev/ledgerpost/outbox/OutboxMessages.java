@@ -34,7 +34,17 @@ public final class OutboxMessages {
 
   public static final String RECEIPT = "ledger.outbox.receipt";
 
-  public record Receipt(long pubSeq, String subscriber, String state) {}
+  /**
+   * A subscriber's ack of the event {@code pubSeq}. {@code user} is the subscriber's user, whose events alone it may
+   * acknowledge; null for the admin token, which sees every event (docs/design.md §6.4).
+   */
+  public record Receipt(long pubSeq, String subscriber, String state, String user) {}
+
+  /**
+   * {@code stored}: the event exists and the subscriber may see it, so its receipt is stored (or already was);
+   * false: nothing was stored, and whether the seq is another user's or nobody's is not said.
+   */
+  public record ReceiptStored(boolean stored) {}
 
   /** Published (not requested) after a commit that wrote outbox rows: this process's ({@link OutboxWake}), or another's (LISTEN). */
   public static final String WAKE = "ledger.outbox.wake";

@@ -74,11 +74,23 @@ public final class OutboxStore implements LedgerStore {
       DELETE FROM outbox o USING doomed WHERE o.seq = doomed.seq RETURNING doomed.last""";
   private static final String PRUNED_THROUGH =
       "UPDATE outbox_publisher SET pruned_through = GREATEST(pruned_through, #{through}) WHERE id = 1";
+  /**
+   * Stores an ack only for an event the subscriber could see ($4: its user, null for the admin token): the same
+   * rule as the hub's fan-out, on the event's message's auth_user. Answers how many events matched (0 or 1); an ack
+   * already stored counts, so that a repeated ack is not refused.
+   */
   private static final String RECEIPT = """
-      INSERT INTO notify_receipts (pub_seq, message_id, subscriber, state)
-      SELECT $1, coalesce(o.message_id, o.message_ids[$1 - o.pub_seq + 1]), $2, $3 FROM outbox o
-       WHERE o.pub_seq <= $1 AND o.pub_seq > $1 - %d AND o.pub_seq + coalesce(cardinality(o.message_ids), 1) > $1
-      ON CONFLICT DO NOTHING""".formatted(MAX_EVENTS_PER_ROW);
+      WITH event AS (
+        SELECT coalesce(o.message_id, o.message_ids[$1 - o.pub_seq + 1]) AS message_id FROM outbox o
+         WHERE o.pub_seq <= $1 AND o.pub_seq > $1 - %d AND o.pub_seq + coalesce(cardinality(o.message_ids), 1) > $1),
+      visible AS (
+        SELECT e.message_id FROM event e LEFT JOIN messages m ON m.id = e.message_id
+         WHERE $4::text IS NULL OR m.auth_user = $4::text),
+      stored AS (
+        INSERT INTO notify_receipts (pub_seq, message_id, subscriber, state)
+        SELECT $1, message_id, $2, $3 FROM visible
+        ON CONFLICT DO NOTHING)
+      SELECT count(*) FROM visible""".formatted(MAX_EVENTS_PER_ROW);
   private static final String LAG =
       "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox WHERE published_at IS NULL";
 
@@ -98,7 +110,7 @@ public final class OutboxStore implements LedgerStore {
     ledger.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> publish(p.limit()));
     ledger.serve(OutboxMessages.HISTORY, History.class, this::history);
     ledger.serve(OutboxMessages.PRUNE, Prune.class, this::prune);
-    ledger.serve(OutboxMessages.RECEIPT, Receipt.class, r -> receipt(r).map(v -> r));
+    ledger.serve(OutboxMessages.RECEIPT, Receipt.class, this::receipt);
     ledger.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> lag());
     ledger.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> head());
     subscriber = PgSubscriber.subscriber(ledger.context().owner(), ledger.connectOptions()).reconnectPolicy(retries -> 1000L);
@@ -224,8 +236,9 @@ public final class OutboxStore implements LedgerStore {
     return pool.query(LAG).execute().map(rows -> new OutboxMessages.LagSeconds(rows.iterator().next().getDouble(0)));
   }
 
-  Future<Void> receipt(Receipt r) {
-    return pool.preparedQuery(RECEIPT).execute(Tuple.of(r.pubSeq(), r.subscriber(), r.state())).mapEmpty();
+  Future<OutboxMessages.ReceiptStored> receipt(Receipt r) {
+    return pool.preparedQuery(RECEIPT).execute(Tuple.of(r.pubSeq(), r.subscriber(), r.state(), r.user()))
+        .map(rows -> new OutboxMessages.ReceiptStored(rows.iterator().next().getLong(0) > 0));
   }
 
   private static OutboxEvent event(Row row) {

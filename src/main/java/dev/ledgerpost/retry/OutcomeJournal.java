@@ -3,6 +3,7 @@ package dev.ledgerpost.retry;
 import dev.ledgerpost.metrics.AuditEvent;
 import dev.ledgerpost.metrics.AuditLog;
 import dev.ledgerpost.bus.Hop;
+import dev.ledgerpost.config.PrivateFiles;
 import dev.ledgerpost.lockfile.LockFile;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -53,7 +54,8 @@ final class OutcomeJournal {
   interface Opener {
     FileChannel open(Path file) throws IOException;
 
-    Opener APPEND = file -> FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+    /** Owner-only from its first byte: the journal holds envelopes and replies, addresses among them. */
+    Opener APPEND = file -> PrivateFiles.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.APPEND);
   }
 
@@ -190,7 +192,7 @@ final class OutcomeJournal {
       } else {
         if (copy == null) {
           copy = dir.resolve(FILE + ".corrupt-" + System.currentTimeMillis());
-          Files.write(copy, data);
+          PrivateFiles.writeNew(copy, data);
         }
         AuditLog.of(AuditEvent.OUTCOME_JOURNAL_CORRUPT).with("file", file).with("offset", d.offset())
             .with("bytes", d.length()).with("copy", copy).log();
@@ -528,7 +530,8 @@ final class OutcomeJournal {
 
   /** Atomic replacement: write and fsync a temporary file, rename it over the journal, fsync the directory. */
   private long rewrite(List<byte[]> records) throws IOException {
-    try (FileChannel t = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+    // Created 0600 (the journal it replaces is then 0600 too, whatever an older version left).
+    try (FileChannel t = PrivateFiles.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
         StandardOpenOption.WRITE)) {
       for (byte[] r : records) {
         ByteBuffer b = ByteBuffer.wrap(r);

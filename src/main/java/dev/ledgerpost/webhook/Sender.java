@@ -94,7 +94,9 @@ final class Sender {
         // Bytes, decoded once at the end: a chunk's length is in bytes, not characters (a non-ASCII body threw here,
         // issue 26), and a character may be split between two chunks.
         Buffer kept = Buffer.buffer();
+        long[] received = {0};
         response.handler(chunk -> {
+          received[0] += chunk.length();
           if (kept.length() < KEPT_BODY) {
             kept.appendBuffer(chunk, 0, Math.min(chunk.length(), KEPT_BODY - kept.length()));
           }
@@ -103,7 +105,8 @@ final class Sender {
         response.endHandler(v -> {
           int code = response.statusCode();
           String error = code >= 200 && code < 300 ? null
-              : refusal(code, response.statusMessage(), kept.toString(java.nio.charset.StandardCharsets.UTF_8));
+              : refusal(code, response.statusMessage(), kept.toString(java.nio.charset.StandardCharsets.UTF_8),
+                  received[0] >= KEPT_BODY);
           done.tryComplete(new Outcome(code, error, retryAfter, System.nanoTime() - start));
         });
       });
@@ -112,12 +115,39 @@ final class Sender {
   }
 
   /**
-   * "HTTP 500 Internal Server Error: <the start of its body>", printable ASCII only (a character cut at the kept bytes'
-   * end decodes as U+FFFD and goes with the rest).
+   * "HTTP 500 Internal Server Error: <the start of its body>", printable ASCII only, in whole words: a body cut at
+   * {@link #KEPT_BODY} can end inside an address, and a piece of an address is what an erasure cannot find
+   * (docs/design.md §8.6), so the word the cut went through goes too; and a word with a character outside printable
+   * ASCII goes whole rather than in pieces ({@code jöhn@example.com} would leave {@code hn@example.com}).
    */
-  private static String refusal(int code, String reason, String body) {
-    String text = body.replaceAll("[^\\x20-\\x7E]+", " ").trim();
+  static String refusal(int code, String reason, String body) {
+    return refusal(code, reason, body.length() > KEPT_BODY ? body.substring(0, KEPT_BODY) : body, body.length() >= KEPT_BODY);
+  }
+
+  /**
+   * The same for a body already cut to its start ({@code cut}: the receiver sent more than that, or exactly that
+   * much, so the last word may be a piece). The cut is in bytes, so the kept text may be shorter than
+   * {@link #KEPT_BODY} characters: whether it was cut is said, not guessed from its length.
+   */
+  static String refusal(int code, String reason, String kept, boolean cut) {
+    String text = cut ? kept.substring(0, wordEnd(kept)) : kept;
+    text = text.replaceAll("[\\t\\r\\n]", " ").replaceAll("[^\\s<>(),;:{}]*[^\\x20-\\x7E][^\\s<>(),;:{}]*", "?").trim();
     return "HTTP " + code + (reason == null || reason.isEmpty() ? "" : " " + reason) + (text.isEmpty() ? "" : ": " + text);
+  }
+
+  /**
+   * Where the last whole word of a cut text ends: before the last character that cannot be inside an address (a
+   * space, a bracket, a comma...), and before a quote left open there (a quoted local part may hold a space).
+   */
+  private static int wordEnd(String text) {
+    int end = text.length();
+    while (end > 0 && " \t\r\n<>(),;:{}".indexOf(text.charAt(end - 1)) < 0) {
+      end--;
+    }
+    if (text.substring(0, end).chars().filter(c -> c == '"').count() % 2 == 1) {
+      end = text.lastIndexOf('"', end - 1);
+    }
+    return end;
   }
 
   private static String describe(Throwable e) {

@@ -89,6 +89,32 @@ class ErasedAddressTest {
     assertThat(erase(a, "rfc822;\"ann+20smith\"@example.com")).isEqualTo("rfc822;H");
   }
 
+  /**
+   * A stored send answer is a JSON string (the body) inside JSON (the answer), so a quoted local part's quotes are
+   * escaped twice there (issue 26, item 7); any other nesting escapes them more. Every level is found, and what is
+   * left is still JSON that reads back at every level.
+   */
+  @Test
+  void aQuotedLocalPartIsFoundAtEveryLevelOfJsonEscaping() throws Exception {
+    for (String a : new String[] {"\"john smith\"@example.net", "\"a\\\"b\"@example.net", "\"back\\\\slash\"@example.net"}) {
+      String text = a;
+      String expected = "H";
+      for (int level = 1; level <= 4; level++) {
+        text = new io.vertx.core.json.JsonObject().put("to", new io.vertx.core.json.JsonArray().add(text)).put("n", level)
+            .encode();
+        expected = new io.vertx.core.json.JsonObject().put("to", new io.vertx.core.json.JsonArray().add(expected))
+            .put("n", level).encode();
+        assertThat(erase(a, text)).as("%s at JSON level %d: %s", a, level, text).isEqualTo(expected);
+        assertThat(erase(a, "<" + text + ">")).isEqualTo("<" + expected + ">");
+      }
+    }
+    // Backslashes that are not the address's stay: a different address, and an escaped backslash before one.
+    assertThat(erase("\"john smith\"@example.net", "{\"to\":\"\\\\\\\"jon smith\\\"@example.net\"}"))
+        .isEqualTo("{\"to\":\"\\\\\\\"jon smith\\\"@example.net\"}");
+    assertThat(erase("\"john smith\"@example.net", "x\\\"john smith\\\"@example.net"))
+        .as("a local part glued to text before it is another address").isEqualTo("x\\\"john smith\\\"@example.net");
+  }
+
   @Test
   void literalsEscapeEverythingButLettersAndDigits() {
     assertThat(ErasedAddress.literal("a.b+c@d-é.com")).isEqualTo("a\\.b\\+c\\@d\\-é\\.com");

@@ -29,7 +29,8 @@ class NotifyHubTest {
 
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
-      .configure((g, o) -> o.put("notify.tokensFile", Credentials.eventTokens(Map.of("alice", "alice-token", "bob", "bob-token"))
+      .configure((g, o) -> o.put("notify.tokensFile", Credentials.eventTokens(Map.of("alice", "alice-token", "bob", "bob-token",
+          "carol", "carol-token", "dave", "dave-token"))
           .toString()))
       .with("notify.pollInterval", "200ms")
       .with("notify.sendQueueBytes", "16KB");
@@ -177,6 +178,67 @@ class NotifyHubTest {
       assertThat(receipt.getLong("seq")).isEqualTo(seq);
       assertThat(op.getString("readSource")).isEqualTo("primary");
       assertThat(op.getString("asOf")).isNotBlank();
+    }
+  }
+
+  /**
+   * Issue 26, item 6: a per-user token (carol's) acknowledges only events it could see. An ack of another user's event (or of
+   * a seq no event holds: the same answer, so that nobody learns which seqs are someone else's) stores nothing and is
+   * answered with an error frame naming the seq; the subscriber's own ack is stored as before.
+   */
+  @Test
+  void aPerUserTokenCannotAcknowledgeAnotherUsersEvents() throws Exception {
+    UUID carols = insertMessage("carol");
+    UUID daves = insertMessage("dave");
+    try (WsTestClient carol = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=0&client=forger", "carol-token")) {
+      assertThat(carol.next(WAIT).getString("subscriber")).isEqualTo("carol/forger");
+      insertEvents(daves, 1, "dave-ack");
+      insertEvents(carols, 1, "carol-ack");
+      JsonObject own = carol.nextEvent(WAIT);
+      assertThat(own.getString("messageId")).isEqualTo(carols.toString());
+      long davesSeq = seqOf(daves);
+      long nobodysSeq = seqOf(carols) + 1_000_000;
+
+      carol.send(new JsonObject().put("ack", davesSeq).put("state", "READ"));
+      JsonObject refused = carol.next(WAIT);
+      assertThat(refused.getString("type")).as(refused.encode()).isEqualTo("error");
+      assertThat(refused.getLong("ack")).isEqualTo(davesSeq);
+      assertThat(refused.getString("message")).contains("not stored", "can see");
+      carol.send(new JsonObject().put("ack", nobodysSeq).put("state", "RECEIVED"));
+      JsonObject unknown = carol.next(WAIT);
+      assertThat(unknown.getLong("ack")).isEqualTo(nobodysSeq);
+      assertThat(unknown.getString("message")).isEqualTo(refused.getString("message").replace(
+          String.valueOf(davesSeq), String.valueOf(nobodysSeq)));
+
+      carol.send(new JsonObject().put("ack", own.getLong("seq")).put("state", "READ"));
+      poll(() -> receipts(carols) == 1);
+      assertThat(receipts(daves)).as("no receipt for dave's event written by carol's token").isZero();
+      assertThat(carol.poll()).as("the subscriber's own ack is not refused").isNull();
+    }
+  }
+
+  static long seqOf(UUID message) throws Exception {
+    poll(() -> unpublished() == 0);
+    try (Connection c = TestDatabase.connect(gateway.databaseUrl());
+        PreparedStatement st = c.prepareStatement("SELECT max(pub_seq) FROM outbox_events WHERE message_id = ?")) {
+      st.setObject(1, message);
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  static long receipts(UUID message) {
+    try (Connection c = TestDatabase.connect(gateway.databaseUrl());
+        PreparedStatement st = c.prepareStatement("SELECT count(*) FROM notify_receipts WHERE message_id = ?")) {
+      st.setObject(1, message);
+      try (ResultSet rs = st.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -131,6 +131,41 @@ class OutcomeJournalTest {
     assertThat(JournalFormat.scan(Files.readAllBytes(again.file())).entries()).hasSize(2); // compacted at start
   }
 
+  /**
+   * Issue 26, item 12: the journal holds addresses (envelopes, replies), so the directories it makes are 0700 and
+   * every file it writes is 0600 from its creation: the journal, its start-up rewrite, and the copy of a damaged
+   * one. A journal an older version left 0644 is 0600 after the next start (the start rewrites it).
+   */
+  @Test
+  void theJournalItsRewriteAndACorruptCopyAreOwnerOnly() throws Exception {
+    java.util.Set<java.nio.file.attribute.PosixFilePermission> file =
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
+    java.util.Set<java.nio.file.attribute.PosixFilePermission> directory =
+        java.nio.file.attribute.PosixFilePermissions.fromString("rwx------");
+    Path root = dir;
+    dir = root.resolve("data").resolve("journal");
+    OutcomeJournal j = open(1 << 20, OutcomeJournal.Opener.APPEND);
+    on(() -> j.append(JournalFormatTest.outcome(UUID.randomUUID())));
+    assertThat(Files.getPosixFilePermissions(j.file())).as("the journal").isEqualTo(file);
+    assertThat(Files.getPosixFilePermissions(dir)).as("its directory").isEqualTo(directory);
+    assertThat(Files.getPosixFilePermissions(dir.getParent())).as("the data directory it made").isEqualTo(directory);
+    on(j::close);
+
+    // An older version's 0644 journal, with a damaged record between two good ones: rewritten 0600, copied 0600.
+    Files.write(j.file(), JournalFormatTest.concat(JournalFormat.outcome(JournalFormatTest.outcome(UUID.randomUUID()), 1),
+        "damaged record".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+        JournalFormat.outcome(JournalFormatTest.outcome(UUID.randomUUID()), 2)));
+    Files.setPosixFilePermissions(j.file(), java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    OutcomeJournal again = open(1 << 20, OutcomeJournal.Opener.APPEND);
+    assertThat(Files.getPosixFilePermissions(again.file())).as("the journal rewritten at start").isEqualTo(file);
+    try (var files = Files.list(dir)) {
+      List<Path> copies = files.filter(p -> p.getFileName().toString().startsWith(OutcomeJournal.FILE + ".corrupt-")).toList();
+      assertThat(copies).hasSize(1);
+      assertThat(Files.getPosixFilePermissions(copies.get(0))).as("the damaged journal's copy").isEqualTo(file);
+    }
+    on(again::close);
+  }
+
   @Test
   void whenTheStartUpRewriteFailsTheJournalIsKeptAsItIsWithoutItsTornTail() throws Exception {
     UUID a = UUID.randomUUID();

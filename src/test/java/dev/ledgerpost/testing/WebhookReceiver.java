@@ -25,14 +25,25 @@ public final class WebhookReceiver implements AutoCloseable {
   public record Request(String path, String id, String timestamp, String signature, String body,
       Map<String, List<String>> headers, int nthOfId, Instant at) {}
 
-  /** What to answer: a status and headers after {@code delayMillis}, or {@code hang}: never answer. */
-  public record Answer(int status, Map<String, String> headers, boolean hangs, long delayMillis) {
+  /**
+   * What to answer: a status, headers and a body ({@code "answer <status>"} unless given) after {@code delayMillis},
+   * or {@code hang}: never answer.
+   */
+  public record Answer(int status, Map<String, String> headers, boolean hangs, long delayMillis, String body) {
+    public Answer(int status, Map<String, String> headers, boolean hangs, long delayMillis) {
+      this(status, headers, hangs, delayMillis, "answer " + status);
+    }
+
     public static Answer of(int status) {
       return new Answer(status, Map.of(), false, 0);
     }
 
     public static Answer of(int status, Map<String, String> headers) {
       return new Answer(status, headers, false, 0);
+    }
+
+    public static Answer of(int status, String body) {
+      return new Answer(status, Map.of(), false, 0, body);
     }
 
     public static Answer after(long millis, int status) {
@@ -93,11 +104,11 @@ public final class WebhookReceiver implements AutoCloseable {
     }
     a.headers().forEach((k, v) -> req.response().putHeader(k, v));
     if (a.delayMillis() > 0) {
-      vertx.setTimer(a.delayMillis(), t -> req.response().setStatusCode(a.status()).end("answer " + a.status())
+      vertx.setTimer(a.delayMillis(), t -> req.response().setStatusCode(a.status()).end(a.body())
           .onComplete(x -> pathOpen.decrementAndGet()));
       return;
     }
-    req.response().setStatusCode(a.status()).end("answer " + a.status()).onComplete(x -> pathOpen.decrementAndGet());
+    req.response().setStatusCode(a.status()).end(a.body()).onComplete(x -> pathOpen.decrementAndGet());
   }
 
   public void script(Script s) {
