@@ -3,22 +3,16 @@ package dev.ledgerpost.archive;
 import dev.ledgerpost.config.ConfigException;
 import dev.ledgerpost.config.CredentialFile;
 import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.config.PrivateFiles;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileAttribute;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Set;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -110,53 +104,24 @@ public final class ArchiveKey {
   }
 
   /**
-   * 32 random bytes as hex, in a file that is 0600 from its first byte (created so, never restricted afterwards) and
-   * fsynced with its directory before anything is signed under it. Written under a temporary name and linked to its
-   * final one, which fails if the name exists: two gateways sharing the directory never see a half-written key, and
-   * the second reads the first's.
+   * 32 random bytes as hex, written as every generated secret is ({@link PrivateFiles#writeSecret}: 0600 from its
+   * first byte, fsynced with its directory before anything is signed under it, linked to its name so that two
+   * gateways sharing the directory never see a half-written key, and the second reads the first's).
    */
   private static void generateIfMissing(Path file) {
     if (Files.exists(file)) {
       return;
     }
     byte[] random = new byte[32];
-    SecureRandom rng = new SecureRandom();
-    rng.nextBytes(random);
-    Path dir = file.toAbsolutePath().getParent();
-    Path tmp = dir.resolve("." + file.getFileName() + "." + Long.toHexString(rng.nextLong()) + ".tmp");
+    new SecureRandom().nextBytes(random);
     try {
-      Files.createDirectories(dir);
-      try (FileChannel ch = create(tmp)) {
-        ch.write(ByteBuffer.wrap((HexFormat.of().formatHex(random) + "\n").getBytes(StandardCharsets.US_ASCII)));
-        ch.force(true);
-      }
-      try {
-        Files.createLink(file, tmp);
+      if (PrivateFiles.writeSecret(file, HexFormat.of().formatHex(random) + "\n")) {
         org.slf4j.LoggerFactory.getLogger(ArchiveKey.class).info("{} not configured: generated the archive key into {}",
             FILE_KEY, file);
-      } catch (FileAlreadyExistsException raced) {
-        // another gateway linked its key first: that one is read
-      } finally {
-        Files.deleteIfExists(tmp);
-      }
-      try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-        d.force(true);
-      } catch (IOException e) {
-        // a file system that cannot fsync a directory: the link is as durable as it makes it
       }
     } catch (IOException | UnsupportedOperationException e) {
       throw new ConfigException(List.of(FILE_KEY + ": not configured, and no archive key can be written to " + file + ": "
           + e.getMessage()));
-    }
-  }
-
-  private static FileChannel create(Path tmp) throws IOException {
-    Set<StandardOpenOption> options = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-    FileAttribute<?> owner = PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
-    try {
-      return FileChannel.open(tmp, options, owner);
-    } catch (UnsupportedOperationException notPosix) {
-      return FileChannel.open(tmp, options);
     }
   }
 }

@@ -30,7 +30,7 @@ class ExportFileModesTest {
     Path archive = GatewayHarness.tempDir("export-modes-").resolve("archive").resolve("ledger");
     UUID from = LedgerIds.lowest(start);
     UUID to = LedgerIds.lowest(Instant.now());
-    Manifest m = await(LedgerArchive.export(gateway.vertx(), gateway.gateway().ledgerTarget(), archive, from, to, "modes", "n"));
+    Manifest m = await(LedgerArchive.export(gateway.vertx(), gateway.gateway().ledgerTarget(), LedgerArchiveTest.KEY, archive, from, to, "modes", "n"));
     assertThat(m.totalRows()).as("an address is in it").isPositive();
 
     for (String name : new String[] {"modes" + Manifest.DATA_SUFFIX, "modes" + Manifest.SUFFIX}) {
