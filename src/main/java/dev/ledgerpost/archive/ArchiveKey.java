@@ -6,11 +6,9 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.PrivateFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
 import javax.crypto.Mac;
@@ -104,18 +102,13 @@ public final class ArchiveKey {
   }
 
   /**
-   * 32 random bytes as hex, written as every generated secret is ({@link PrivateFiles#writeSecret}: 0600 from its
+   * 32 random bytes as hex, written as every generated secret is ({@link PrivateFiles#generateKey}: 0600 from its
    * first byte, fsynced with its directory before anything is signed under it, linked to its name so that two
    * gateways sharing the directory never see a half-written key, and the second reads the first's).
    */
   private static void generateIfMissing(Path file) {
-    if (Files.exists(file)) {
-      return;
-    }
-    byte[] random = new byte[32];
-    new SecureRandom().nextBytes(random);
     try {
-      if (PrivateFiles.writeSecret(file, HexFormat.of().formatHex(random) + "\n")) {
+      if (PrivateFiles.generateKey(file)) {
         org.slf4j.LoggerFactory.getLogger(ArchiveKey.class).info("{} not configured: generated the archive key into {}",
             FILE_KEY, file);
       }

@@ -95,6 +95,19 @@ public final class PrivateFiles {
     }
   }
 
+  /**
+   * A new random key, 32 bytes as hex on one line, written into {@code file} as {@link #writeSecret} writes, unless
+   * the file exists; answers whether this call wrote it (the erasure key, the archive key).
+   */
+  public static boolean generateKey(Path file) throws IOException {
+    if (Files.exists(file)) {
+      return false;
+    }
+    byte[] random = new byte[32];
+    new SecureRandom().nextBytes(random);
+    return writeSecret(file, HexFormat.of().formatHex(random) + "\n");
+  }
+
   /** fsync of a directory: its entries (a new name, a rename) survive a crash. Where that is not possible, logged. */
   public static void syncDirectory(Path dir) throws IOException {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {

@@ -6,10 +6,7 @@ import dev.ledgerpost.config.GatewayConfig;
 import dev.ledgerpost.config.PrivateFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.List;
 
 /**
@@ -64,13 +61,8 @@ public record ErasureKey(String configured, Path file, String fileKey) {
    * gateways sharing the directory never overwrite each other's key; the second reads the first's.
    */
   private static void generateIfMissing(Path file) {
-    if (Files.exists(file)) {
-      return;
-    }
-    byte[] random = new byte[32];
-    new SecureRandom().nextBytes(random);
     try {
-      if (PrivateFiles.writeSecret(file, HexFormat.of().formatHex(random) + "\n")) {
+      if (PrivateFiles.generateKey(file)) {
         org.slf4j.LoggerFactory.getLogger(ErasureKey.class).info("{} not configured: generated one into {}", KEY, file);
       }
     } catch (IOException e) {

@@ -53,13 +53,7 @@ class GracefulShutdownTest {
 
     SmtpTestClient busy = new SmtpTestClient(port);
     busy.reply();
-    CompletableFuture<String> busyReply = CompletableFuture.supplyAsync(() -> {
-      try {
-        return busy.sendMail("a@example.com", List.of("b@example.net"), "Subject: in flight\r\n\r\nbody");
-      } catch (Exception e) {
-        return "client error: " + e;
-      }
-    });
+    CompletableFuture<String> busyReply = sendInBackground(busy);
     assertThat(bodyArrived.await(20, TimeUnit.SECONDS)).isTrue();
 
     Future<Void> stopping = gateway.gateway().stop();
@@ -221,13 +215,7 @@ class GracefulShutdownTest {
     GatewayHarness gateway = GatewayHarness.start(vertx, o);
     SmtpTestClient busy = new SmtpTestClient(gateway.smtpPort());
     busy.reply();
-    CompletableFuture<String> busyReply = CompletableFuture.supplyAsync(() -> {
-      try {
-        return busy.sendMail("a@example.com", List.of("b@example.net"), "Subject: in flight\r\n\r\nbody");
-      } catch (Exception e) {
-        return "client error: " + e;
-      }
-    });
+    CompletableFuture<String> busyReply = sendInBackground(busy);
     assertThat(bodyArrived.await(20, TimeUnit.SECONDS)).isTrue();
 
     Future<Void> stopping = gateway.gateway().stop();
@@ -252,6 +240,17 @@ class GracefulShutdownTest {
     GatewayHarness.await(stopping);
     assertThat(downstream.messages()).as("only the message in flight went out").hasSize(1);
     busy.close();
+  }
+
+  /** One message sent on {@code c} on a thread of its own: its final reply, or what went wrong on the client. */
+  private static CompletableFuture<String> sendInBackground(SmtpTestClient c) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return c.sendMail("a@example.com", List.of("b@example.net"), "Subject: in flight\r\n\r\nbody");
+      } catch (Exception e) {
+        return "client error: " + e;
+      }
+    });
   }
 
   /** The ledger's message statuses, oldest first. */
