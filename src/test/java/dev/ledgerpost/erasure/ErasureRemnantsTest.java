@@ -7,19 +7,13 @@ import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
-import dev.ledgerpost.testing.TestDatabase;
 import dev.ledgerpost.testing.WebhookReceiver;
 import dev.ledgerpost.testing.WsTestClient;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -99,8 +93,8 @@ class ErasureRemnantsTest {
         LedgerRows.count(url, "SELECT count(*) FROM webhook_attempts WHERE error LIKE 'HTTP 500%'") > 0);
     receiver.script(r -> WebhookReceiver.Answer.of(200));
 
-    assertThat(cellsHolding(url, "john smith")).as("before").containsKey("idempotency_keys.response");
-    assertThat(cellsHolding(url, SUBSCRIBER)).as("before").containsKey("notify_receipts.subscriber");
+    assertThat(LedgerRows.cellsHolding(url, "john smith")).as("before").containsKey("idempotency_keys.response");
+    assertThat(LedgerRows.cellsHolding(url, SUBSCRIBER)).as("before").containsKey("notify_receipts.subscriber");
     Map<String, String> hashes = new TreeMap<>();
     for (String address : List.of(QUOTED, SUBSCRIBER, CUT)) {
       HttpResponse<String> r = gateway.post("/api/v1/erasures", new JsonObject().put("address", address).encode(),
@@ -110,7 +104,7 @@ class ErasureRemnantsTest {
     }
 
     for (String part : List.of("john smith", "john", SUBSCRIBER, "ann.subscriber", CUT, "cut.me")) {
-      assertThat(cellsHolding(url, part)).as("what holds %s after the erasure", part).isEmpty();
+      assertThat(LedgerRows.cellsHolding(url, part)).as("what holds %s after the erasure", part).isEmpty();
     }
     assertThat(LedgerRows.string(url, "SELECT subscriber FROM notify_receipts")).isEqualTo("admin/" + hashes.get(SUBSCRIBER));
     assertThat(LedgerRows.string(url, "SELECT min(error) FROM webhook_attempts")).as("the error keeps its whole words")
@@ -121,36 +115,5 @@ class ErasureRemnantsTest {
     assertThat(replayed.statusCode()).as(replayed.body()).isEqualTo(200);
     assertThat(replayed.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(new JsonObject(replayed.body()).encode()).contains(hashes.get(QUOTED)).doesNotContain("john");
-  }
-
-  /** "table.column" -> how many of its values hold {@code needle} (ignoring case), in every table and view. */
-  static Map<String, Long> cellsHolding(String url, String needle) throws Exception {
-    Map<String, Long> found = new TreeMap<>();
-    try (Connection c = TestDatabase.connect(url)) {
-      List<String[]> columns = new ArrayList<>();
-      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("""
-          SELECT table_name, column_name FROM information_schema.columns
-           WHERE table_schema = current_schema() AND table_name <> 'flyway_schema_history'
-             AND (data_type IN ('text', 'character varying', 'character', 'json', 'jsonb')
-                  OR (data_type = 'ARRAY' AND udt_name IN ('_text', '_varchar')))""")) {
-        while (rs.next()) {
-          columns.add(new String[] {rs.getString(1), rs.getString(2)});
-        }
-      }
-      assertThat(columns).hasSizeGreaterThan(40);
-      for (String[] col : columns) {
-        try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM \"" + col[0] + "\" WHERE strpos(lower(\""
-            + col[1] + "\"::text), lower(?)) > 0")) {
-          st.setString(1, needle);
-          try (ResultSet rs = st.executeQuery()) {
-            rs.next();
-            if (rs.getLong(1) > 0) {
-              found.put(col[0] + "." + col[1], rs.getLong(1));
-            }
-          }
-        }
-      }
-    }
-    return found;
   }
 }

@@ -300,45 +300,9 @@ class ErasureTest {
             && LedgerRows.count(url(), "SELECT count(*) FROM messages WHERE status = 'PENDING'") == 0);
   }
 
-  /**
-   * Every column that can hold text, of every table and view but Flyway's history; a partitioned table through its
-   * parent, which reads its partitions.
-   */
-  List<String[]> textColumns(Connection c) throws SQLException {
-    List<String[]> columns = new ArrayList<>();
-    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("""
-        SELECT table_name, column_name FROM information_schema.columns
-         WHERE table_schema = current_schema() AND table_name <> 'flyway_schema_history'
-           AND table_name NOT IN (SELECT k.relname::text FROM pg_class k WHERE k.relispartition)
-           AND (data_type IN ('text', 'character varying', 'character', 'json', 'jsonb')
-                OR (data_type = 'ARRAY' AND udt_name IN ('_text', '_varchar')))
-         ORDER BY table_name, ordinal_position""")) {
-      while (rs.next()) {
-        columns.add(new String[] {rs.getString(1), rs.getString(2)});
-      }
-    }
-    assertThat(columns).as("the scan sees the ledger's columns").hasSizeGreaterThan(40);
-    return columns;
-  }
-
-  /** "table.column" -> how many of its values hold {@code needle}, ignoring case; columns without one are left out. */
+  /** "table.column" -> how many of its values hold {@code needle}, ignoring case ({@link LedgerRows#cellsHolding}). */
   Map<String, Long> cellsHolding(String needle) throws Exception {
-    Map<String, Long> found = new TreeMap<>();
-    try (Connection c = TestDatabase.connect(url())) {
-      for (String[] col : textColumns(c)) {
-        try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM \"" + col[0] + "\" WHERE strpos(lower(\"" + col[1]
-            + "\"::text), lower(?)) > 0")) {
-          st.setString(1, needle);
-          try (ResultSet rs = st.executeQuery()) {
-            rs.next();
-            if (rs.getLong(1) > 0) {
-              found.put(col[0] + "." + col[1], rs.getLong(1));
-            }
-          }
-        }
-      }
-    }
-    return found;
+    return LedgerRows.cellsHolding(url(), needle);
   }
 
   /** Per base table: its rows holding any of {@code needles} in any column (what the erasure must change). */
@@ -346,7 +310,7 @@ class ErasureTest {
     Map<String, List<String>> byTable = new TreeMap<>();
     try (Connection c = TestDatabase.connect(url())) {
       List<String> tables = baseTables(c);
-      for (String[] col : textColumns(c)) {
+      for (String[] col : LedgerRows.textColumns(c)) {
         if (tables.contains(col[0])) {
           for (String needle : needles) {
             byTable.computeIfAbsent(col[0], t -> new ArrayList<>()).add("strpos(lower(\"" + col[1] + "\"::text), lower(?)) > 0");

@@ -3,10 +3,14 @@ package dev.ledgerpost.testing;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -68,5 +72,48 @@ public final class LedgerRows {
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
       return rs.next() ? rs.getLong(1) : 0;
     }
+  }
+
+  /**
+   * Every column that can hold text, of every table and view but Flyway's history; a partitioned table through its
+   * parent, which reads its partitions. For the erasure tests: where an address could still be.
+   */
+  public static List<String[]> textColumns(Connection c) throws SQLException {
+    List<String[]> columns = new ArrayList<>();
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("""
+        SELECT table_name, column_name FROM information_schema.columns
+         WHERE table_schema = current_schema() AND table_name <> 'flyway_schema_history'
+           AND table_name NOT IN (SELECT k.relname::text FROM pg_class k WHERE k.relispartition)
+           AND (data_type IN ('text', 'character varying', 'character', 'json', 'jsonb')
+                OR (data_type = 'ARRAY' AND udt_name IN ('_text', '_varchar')))
+         ORDER BY table_name, ordinal_position""")) {
+      while (rs.next()) {
+        columns.add(new String[] {rs.getString(1), rs.getString(2)});
+      }
+    }
+    if (columns.size() <= 40) {
+      throw new AssertionError("the scan sees " + columns.size() + " text columns: not the ledger's (more than 40)");
+    }
+    return columns;
+  }
+
+  /** "table.column" -> how many of its values hold {@code needle}, ignoring case; columns without one are left out. */
+  public static Map<String, Long> cellsHolding(String url, String needle) throws Exception {
+    Map<String, Long> found = new TreeMap<>();
+    try (Connection c = TestDatabase.connect(url)) {
+      for (String[] col : textColumns(c)) {
+        try (PreparedStatement st = c.prepareStatement("SELECT count(*) FROM \"" + col[0] + "\" WHERE strpos(lower(\"" + col[1]
+            + "\"::text), lower(?)) > 0")) {
+          st.setString(1, needle);
+          try (ResultSet rs = st.executeQuery()) {
+            rs.next();
+            if (rs.getLong(1) > 0) {
+              found.put(col[0] + "." + col[1], rs.getLong(1));
+            }
+          }
+        }
+      }
+    }
+    return found;
   }
 }
