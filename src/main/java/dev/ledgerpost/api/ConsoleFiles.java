@@ -1,5 +1,9 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.platform.web.Problem;
+
+import dev.ledgerpost.platform.web.ClasspathFiles;
+
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

@@ -3,7 +3,7 @@ package dev.ledgerpost.chaos;
 import dev.ledgerpost.chaos.ChaosMessages.ChaosLock;
 import dev.ledgerpost.chaos.ChaosMessages.ChaosLocked;
 import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.LedgerException;
+import dev.ledgerpost.ledger.db.LedgerException;
 import dev.ledgerpost.ledger.LedgerStore;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,9 +1,9 @@
 package dev.ledgerpost.cli;
 
-import dev.ledgerpost.config.ConfigException;
-import dev.ledgerpost.config.ConfigLoader;
-import dev.ledgerpost.config.PrivateFiles;
-import dev.ledgerpost.send.ApiKeys;
+import dev.ledgerpost.platform.config.ConfigException;
+import dev.ledgerpost.platform.config.ConfigLoader;
+import dev.ledgerpost.platform.config.PrivateFiles;
+import dev.ledgerpost.platform.auth.ApiKeys;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;

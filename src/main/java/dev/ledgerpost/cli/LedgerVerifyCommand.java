@@ -1,10 +1,10 @@
 package dev.ledgerpost.cli;
 
-import dev.ledgerpost.archive.ArchiveKey;
-import dev.ledgerpost.archive.LedgerArchive;
-import dev.ledgerpost.archive.LedgerArchive.Verification;
-import dev.ledgerpost.config.ConfigException;
-import dev.ledgerpost.config.ConfigLoader;
+import dev.ledgerpost.operate.archive.ArchiveKey;
+import dev.ledgerpost.operate.archive.LedgerArchive;
+import dev.ledgerpost.operate.archive.LedgerArchive.Verification;
+import dev.ledgerpost.platform.config.ConfigException;
+import dev.ledgerpost.platform.config.ConfigLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;

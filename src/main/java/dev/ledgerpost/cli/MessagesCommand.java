@@ -1,9 +1,9 @@
 package dev.ledgerpost.cli;
 
 import dev.ledgerpost.cli.ApiClient.Reply;
-import dev.ledgerpost.config.AdminToken;
-import dev.ledgerpost.config.ConfigException;
-import dev.ledgerpost.config.ConfigLoader;
+import dev.ledgerpost.platform.auth.AdminToken;
+import dev.ledgerpost.platform.config.ConfigException;
+import dev.ledgerpost.platform.config.ConfigLoader;
 import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonArray;

@@ -1,6 +1,8 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.bus.Hop;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+
+import dev.ledgerpost.platform.bus.Hop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

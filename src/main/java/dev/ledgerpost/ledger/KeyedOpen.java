@@ -1,8 +1,11 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+
 import dev.ledgerpost.ledger.LedgerMessages.OpenKeyed;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
-import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;

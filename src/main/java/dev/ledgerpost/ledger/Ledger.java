@@ -1,5 +1,7 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.ledger.db.LedgerException;
+
 import dev.ledgerpost.ledger.LedgerMessages.Get;
 import dev.ledgerpost.ledger.LedgerMessages.ListQuery;
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;

@@ -1,7 +1,9 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgConnectOptions;

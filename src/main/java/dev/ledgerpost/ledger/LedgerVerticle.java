@@ -1,13 +1,17 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.bus.Bus;
-import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.ledger.db.EmbeddedDatabase;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.ledger.LedgerMessages.Get;
 import dev.ledgerpost.ledger.LedgerMessages.ListQuery;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
-import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.pgclient.PgBuilder;

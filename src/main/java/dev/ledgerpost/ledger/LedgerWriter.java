@@ -1,10 +1,13 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
-import dev.ledgerpost.metrics.GatewayMetrics;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;

@@ -1,5 +1,7 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.ledger.db.LedgerException;
+
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import io.vertx.core.Future;

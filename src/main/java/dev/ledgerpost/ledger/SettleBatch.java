@@ -1,5 +1,7 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.ledger.db.LedgerException;
+
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
 import io.vertx.core.Future;

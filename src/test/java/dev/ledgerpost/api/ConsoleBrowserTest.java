@@ -2,7 +2,7 @@ package dev.ledgerpost.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.stale.StaleGauges;
+import dev.ledgerpost.operate.stale.StaleGauges;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.HeadlessChrome;
 import dev.ledgerpost.testing.LedgerRows;

@@ -2,10 +2,10 @@ package dev.ledgerpost.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.bus.Bus;
+import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.retry.KnownOutcome;
+import dev.ledgerpost.relay.retry.KnownOutcome;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
@@ -134,7 +134,7 @@ class ResolutionApiTest {
     assertThat(resolve(id, "{\"outcome\": \"NOT_DELIVERED\", \"note\": \"bounced\"}", "X-Operator", "alice").statusCode())
         .isEqualTo(200);
 
-    try (LogCapture retry = LogCapture.of("dev.ledgerpost.retry.RetryVerticle")) {
+    try (LogCapture retry = LogCapture.of("dev.ledgerpost.relay.retry.RetryVerticle")) {
       KnownOutcome late = new KnownOutcome(new Settle(id, 1, MessageStatus.SENT, 1, 250, "2.0.0", "Ok", null),
           "<late@example.com>", true);
       Bus.of(gateway.vertx()).publish(KnownOutcome.ADDRESS, late);

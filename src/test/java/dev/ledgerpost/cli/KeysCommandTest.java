@@ -3,7 +3,7 @@ package dev.ledgerpost.cli;
 import static dev.ledgerpost.testing.CommandLineRun.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.send.ApiKeys;
+import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.testing.ChildGateway;
 import dev.ledgerpost.testing.CommandLineRun;
 import dev.ledgerpost.testing.SendClient;

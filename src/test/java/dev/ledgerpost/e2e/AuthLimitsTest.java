@@ -63,7 +63,7 @@ class AuthLimitsTest {
   @Test
   void guessesOverSeveralConnectionsWaitLongerEachTimeThenTheAddressIsBannedUntilTheWindowEnds() throws Exception {
     String attacker = "127.0.0.10";
-    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.auth.AuthThrottle")) {
+    try (LogCapture log = LogCapture.of("dev.ledgerpost.intake.smtp.auth.AuthThrottle")) {
       Timed first;
       Timed second;
       Timed third;

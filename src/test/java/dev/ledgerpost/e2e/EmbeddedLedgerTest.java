@@ -3,8 +3,8 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ledgerpost.lockfile.DirectoryInUse;
-import dev.ledgerpost.lockfile.LockFile;
+import dev.ledgerpost.platform.lockfile.DirectoryInUse;
+import dev.ledgerpost.platform.lockfile.LockFile;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SmtpTestClient;
 import io.vertx.core.json.JsonObject;

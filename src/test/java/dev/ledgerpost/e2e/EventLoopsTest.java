@@ -75,7 +75,7 @@ class EventLoopsTest {
     // All twenty are connected, on TLS and authenticated at the same time before any sends its message.
     CyclicBarrier together = new CyclicBarrier(sessions);
     List<CompletableFuture<Session>> running = new ArrayList<>();
-    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpSession")) {
+    try (LogCapture log = LogCapture.of("dev.ledgerpost.intake.smtp.SmtpSession")) {
       for (int i = 0; i < sessions; i++) {
         String address = "127.0.0." + (20 + i);
         running.add(CompletableFuture.supplyAsync(() -> session(address, together), threads));
@@ -107,7 +107,7 @@ class EventLoopsTest {
   void sequentialSmtpSessionsAlternateLoopsAndEachLoopHasItsOwnSmarthostPool() throws Exception {
     int before = gateway.downstream().connections();
     List<String> loops = new ArrayList<>();
-    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpSession")) {
+    try (LogCapture log = LogCapture.of("dev.ledgerpost.intake.smtp.SmtpSession")) {
       for (int i = 0; i < 3 * INSTANCES; i++) {
         Session s = session("127.0.0." + (60 + i), null);
         loops.add(threadsOfAuthenticatedClients(log).get(s.address()));

@@ -76,7 +76,7 @@ class ProxyProtocolTest {
   @ValueSource(strings = {"v2", "v1"})
   void behindHaproxyTheClientsAddressRelaysAndIsTheOneInTheReceivedHeaderTheLedgerAndTheLog(String route) throws Exception {
     String from = "sender-" + route + "@client.example";
-    try (LogCapture log = LogCapture.at("dev.ledgerpost.smtp.SmtpVerticle", Level.DEBUG);
+    try (LogCapture log = LogCapture.at("dev.ledgerpost.intake.smtp.SmtpVerticle", Level.DEBUG);
         SmtpTestClient client = via(route, "127.0.0.2")) {
       assertThat(client.reply()).startsWith("220 gateway.test");
       // No AUTH: 127.0.0.2 is in smtp.relayNetworks, HAProxy's 127.0.0.3 is not.
@@ -119,7 +119,7 @@ class ProxyProtocolTest {
   @Test
   void failedAuthIsLoggedAndBannedByTheClientsAddress() throws Exception {
     String auth = "AUTH PLAIN " + Base64.getEncoder().encodeToString("\0alice\0wrong".getBytes(StandardCharsets.UTF_8));
-    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpSession")) {
+    try (LogCapture log = LogCapture.of("dev.ledgerpost.intake.smtp.SmtpSession")) {
       try (SmtpTestClient c = via("v2", "127.0.0.8")) {
         assertThat(c.reply()).startsWith("220");
         assertThat(c.command("EHLO client.test")).startsWith("250");
@@ -145,7 +145,7 @@ class ProxyProtocolTest {
   void aProxyOutsideProxyNetworksIsNotBelievedItsConnectionIsClosedAndNothingRelayed() throws Exception {
     int before = gateway.downstream().messages().size();
     List<String> replies = new ArrayList<>();
-    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpConnection");
+    try (LogCapture log = LogCapture.of("dev.ledgerpost.intake.smtp.SmtpConnection");
         SmtpTestClient client = via("untrusted", "127.0.0.2")) {
       // The gateway greets a peer it does not expect a header from, and then meets one.
       for (String r = client.reply(); r != null; r = client.reply()) {
@@ -183,7 +183,7 @@ class ProxyProtocolTest {
 
   @Test
   void aMalformedHeaderFromATrustedProxyClosesTheConnectionBeforeAnyGreeting() throws Exception {
-    try (LogCapture log = LogCapture.of("dev.ledgerpost.smtp.SmtpVerticle");
+    try (LogCapture log = LogCapture.of("dev.ledgerpost.intake.smtp.SmtpVerticle");
         SmtpTestClient raw = new SmtpTestClient(gateway.smtpPort(), RAW_PROXY)) {
       raw.send("PROXY TCP4 127.0.0.256 127.0.0.1 5555 25\r\nEHLO client.test\r\n");
       assertThat(raw.reply()).isEqualTo(EXPECTED_HEADER);

@@ -1,5 +1,9 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -88,7 +92,7 @@ class GroupCommitTest {
     TransactionPolicy.Listener counting = (kind, cause, next) ->
         retries.computeIfAbsent(cause, k -> new AtomicInteger()).incrementAndGet();
     writer = new LedgerWriter(ledgerContext, pool, "test-node", counting, Duration.ofMillis(LOCK_TIMEOUT_MS),
-        dev.ledgerpost.metrics.GatewayMetrics.NOOP, commits::incrementAndGet);
+        dev.ledgerpost.platform.observability.GatewayMetrics.NOOP, commits::incrementAndGet);
   }
 
   @AfterAll

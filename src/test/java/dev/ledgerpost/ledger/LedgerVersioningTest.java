@@ -1,5 +1,9 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+
 import static dev.ledgerpost.ledger.GroupCommitTest.await;
 import static dev.ledgerpost.ledger.GroupCommitTest.failure;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,7 +42,7 @@ class LedgerVersioningTest {
     Migrations.migrate(target);
     pool = PgBuilder.pool().connectingTo(target.options()).using(vertx).build();
     ledger = new LedgerWriter(vertx.getOrCreateContext(), pool, "test-node", TransactionPolicy.Listener.NONE, Duration.ofMillis(250),
-        dev.ledgerpost.metrics.GatewayMetrics.NOOP, () -> {});
+        dev.ledgerpost.platform.observability.GatewayMetrics.NOOP, () -> {});
   }
 
   @AfterAll

@@ -1,8 +1,8 @@
 package dev.ledgerpost.testing;
 
 import dev.ledgerpost.Gateway;
-import dev.ledgerpost.config.ConfigLoader;
-import dev.ledgerpost.config.GatewayConfig;
+import dev.ledgerpost.platform.config.ConfigLoader;
+import dev.ledgerpost.platform.config.GatewayConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.net.URI;

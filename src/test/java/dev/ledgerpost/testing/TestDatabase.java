@@ -1,6 +1,6 @@
 package dev.ledgerpost.testing;
 
-import dev.ledgerpost.ledger.EmbeddedDatabase;
+import dev.ledgerpost.ledger.db.EmbeddedDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;

@@ -1,0 +1,78 @@
+package dev.ledgerpost.intake.http;
+
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
+import dev.ledgerpost.ledger.MessageStatus;
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * Event-bus messages of the HTTP send API's idempotency keys ({@link IdempotencyStore}, on the ledger's context).
+ * A key is claimed before the downstream transaction begins (so a concurrent duplicate hears 409 at once), bound
+ * to its ledger entry in the transaction that opens the ledger (the ledger's {@code OpenKeyed}), and finally given
+ * its answer or released.
+ */
+public final class IdempotencyMessages {
+  private IdempotencyMessages() {}
+
+  public static final String CLAIM = "ledger.idempotency.claim";
+
+  /**
+   * Claims {@code key} for a request whose canonical body hashes to {@code requestHash}. {@code lease} bounds
+   * how long the claim blocks the key if this process dies before it opens or releases it; {@code retention}
+   * is how long a key is remembered at all (older rows count as absent).
+   */
+  public record Claim(KeyRef ref, String requestHash, Duration lease, Duration retention) {}
+
+  public enum Decision {
+    /** The key is this request's: go ahead. */
+    CLAIMED,
+    /** Another request holds the key and may still be running: 409. */
+    BUSY,
+    /** The key was used with a different request body: 422. */
+    MISMATCH,
+    /** The key's answer is stored: replay it, send nothing. */
+    REPLAY,
+    /** The key is bound to a ledger entry but its answer was never stored (a crash, a failed update): answer from the ledger. */
+    DERIVED
+  }
+
+  /**
+   * The claim's result. {@code operationId} is the claimant's for CLAIMED, else the earlier request's.
+   * {@code response} is set for REPLAY; the message fields for DERIVED; {@code leaseLeft} for BUSY: how
+   * long the holder's lease still runs by the ledger's clock (after it the key answers, whatever became
+   * of its holder).
+   */
+  public record Claimed(
+      Decision decision,
+      UUID operationId,
+      String response,
+      MessageStatus messageStatus,
+      String messageIdHeader,
+      String downstreamReply,
+      Duration leaseLeft) {
+    public Claimed(Decision decision, UUID operationId, String response, MessageStatus messageStatus,
+        String messageIdHeader, String downstreamReply) {
+      this(decision, operationId, response, messageStatus, messageIdHeader, downstreamReply, null);
+    }
+  }
+
+  public static final String COMPLETE = "ledger.idempotency.complete";
+
+  /** Stores the answer given for a bound key (a JSON document: status, headers, body). */
+  public record Complete(KeyRef ref, String response) {}
+
+  public static final String RELEASE = "ledger.idempotency.release";
+
+  /** Forgets a claim whose request ended without a stored answer: the key may be used again. */
+  public record Release(KeyRef ref) {}
+
+  /** {@code changed} is false when the row was no longer this claimant's (taken over or expired). */
+  public record Done(boolean changed) {}
+
+  public static final String PRUNE = "ledger.idempotency.prune";
+
+  /** Deletes at most {@code batch} keys older than {@code retention}. */
+  public record Prune(Duration retention, int batch) {}
+
+  public record Pruned(int deleted) {}
+}

@@ -1,0 +1,179 @@
+package dev.ledgerpost.intake.http;
+
+import dev.ledgerpost.intake.http.IdempotencyMessages.Claim;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Claimed;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Complete;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Decision;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Done;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Prune;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Pruned;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Release;
+import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
+import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.db.TransactionPolicy;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.templates.SqlTemplate;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The SQL of idempotency keys (states in V30__idempotency_key_states.sql), a store on the ledger's context.
+ * Every operation is one transaction under the ledger's retry policy and is safe to run again after an
+ * ambiguous commit. The binding of a key to its entry is the ledger's keyed open (one statement with the open).
+ */
+public final class IdempotencyStore implements LedgerStore {
+  private static final String INSERT = """
+      INSERT INTO idempotency_keys (owner, key, request_hash, operation_id, state, lease_until, created_at, updated_at)
+      VALUES (#{owner}, #{key}, #{hash}, #{op}, 'IN_FLIGHT', now() + make_interval(secs => #{lease}), now(), now())
+      ON CONFLICT (owner, key) DO NOTHING""";
+  private static final String CURRENT = """
+      SELECT k.request_hash, k.operation_id, k.state, k.response::text AS response,
+             k.lease_until > now() AS leased,
+             GREATEST(0, extract(epoch FROM k.lease_until - now()))::float8 AS lease_left,
+             k.created_at <= now() - make_interval(secs => #{retention}) AS expired,
+             m.status, m.message_id_header, m.downstream_reply
+        FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id
+       WHERE k.owner = #{owner} AND k.key = #{key}
+         FOR UPDATE OF k""";
+  private static final String TAKE_OVER = """
+      UPDATE idempotency_keys
+         SET request_hash = #{hash}, operation_id = #{op}, state = 'IN_FLIGHT', message_id = NULL, response = NULL,
+             lease_until = now() + make_interval(secs => #{lease}), created_at = now(), updated_at = now()
+       WHERE owner = #{owner} AND key = #{key}""";
+  private static final String COMPLETE = """
+      UPDATE idempotency_keys SET state = 'COMPLETED', response = #{response}, updated_at = now()
+       WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op} AND state IN ('OPENED', 'COMPLETED')""";
+  private static final String RELEASE =
+      "DELETE FROM idempotency_keys WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op}";
+  private static final String PRUNE = """
+      WITH doomed AS (
+        SELECT owner, key FROM idempotency_keys
+         WHERE created_at < now() - make_interval(secs => #{seconds})
+         ORDER BY created_at
+         LIMIT #{batch}
+         FOR UPDATE SKIP LOCKED)
+      DELETE FROM idempotency_keys k USING doomed d WHERE k.owner = d.owner AND k.key = d.key""";
+
+  private final Pool pool;
+  private final TransactionPolicy policy;
+
+  public IdempotencyStore(LedgerAccess ledger) {
+    pool = ledger.pool();
+    policy = ledger.policy();
+    ledger.serve(IdempotencyMessages.CLAIM, Claim.class, this::claim);
+    ledger.serve(IdempotencyMessages.COMPLETE, Complete.class, this::complete);
+    ledger.serve(IdempotencyMessages.RELEASE, Release.class, this::release);
+    ledger.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
+  }
+
+  Future<Claimed> claim(Claim c) {
+    return policy.run("idempotency-claim", () -> pool.withTransaction(conn -> claimIn(conn, c)))
+        .recover(e -> Future.failedFuture(persistence("claim of an idempotency key", e)));
+  }
+
+  private Future<Claimed> claimIn(SqlConnection conn, Claim c) {
+    return claimIn(conn, c, 3);
+  }
+
+  private Future<Claimed> claimIn(SqlConnection conn, Claim c, int tries) {
+    Map<String, Object> p = params(c.ref());
+    p.put("hash", c.requestHash());
+    p.put("lease", seconds(c.lease()));
+    p.put("retention", seconds(c.retention()));
+    Claimed mine = new Claimed(Decision.CLAIMED, c.ref().operationId(), null, null, null, null);
+    return SqlTemplate.forUpdate(conn, INSERT).execute(p).compose(inserted -> {
+      if (inserted.rowCount() == 1) {
+        return Future.succeededFuture(mine);
+      }
+      // The insert waited for any concurrent claimant to commit, so the row it met is visible now.
+      return SqlTemplate.forQuery(conn, CURRENT).execute(p).compose(rows -> {
+        if (rows.size() == 0) {
+          // Released between our insert and our read: the key is free again, so try to insert once more.
+          return tries > 1 ? claimIn(conn, c, tries - 1)
+              : Future.failedFuture(new LedgerException(LedgerException.Kind.STALE, "idempotency key keeps vanishing"));
+        }
+        Row row = rows.iterator().next();
+        String status = row.getString("status");
+        MessageStatus messageStatus = status == null ? null : MessageStatus.valueOf(status);
+        Decision d = decide(row.getBoolean("expired"), row.getString("request_hash").equals(c.requestHash()),
+            row.getString("state"), row.getBoolean("leased"), messageStatus);
+        if (d == Decision.CLAIMED) {
+          return SqlTemplate.forUpdate(conn, TAKE_OVER).execute(p).map(x -> mine);
+        }
+        Duration leaseLeft = d == Decision.BUSY ? Duration.ofMillis(Math.round(row.getDouble("lease_left") * 1000)) : null;
+        return Future.succeededFuture(new Claimed(d, row.getUUID("operation_id"), row.getString("response"), messageStatus,
+            row.getString("message_id_header"), row.getString("downstream_reply"), leaseLeft));
+      });
+    });
+  }
+
+  /**
+   * What an existing key means for a new request carrying it. CLAIMED here means "take it over": the
+   * key is expired, or its holder died before opening the ledger (whatever body it had), or its message
+   * was definitely not delivered (FAILED_TEMP: the downstream said 4xx, or the connection dropped before
+   * the final dot).
+   */
+  static Decision decide(boolean expired, boolean sameRequest, String state, boolean leased, MessageStatus messageStatus) {
+    if (expired || state.equals("IN_FLIGHT") && !leased) {
+      return Decision.CLAIMED; // a dead claim never bound anything: the key has no meaning yet
+    }
+    if (!sameRequest) {
+      return Decision.MISMATCH;
+    }
+    return switch (state) {
+      case "IN_FLIGHT" -> Decision.BUSY;
+      case "OPENED" -> leased ? Decision.BUSY : messageStatus == MessageStatus.FAILED_TEMP ? Decision.CLAIMED : Decision.DERIVED;
+      case "COMPLETED" -> Decision.REPLAY;
+      default -> throw new IllegalStateException("unknown idempotency key state " + state);
+    };
+  }
+
+  Future<Done> complete(Complete c) {
+    Map<String, Object> p = params(c.ref());
+    p.put("response", new JsonObject(c.response())); // a JsonObject binds as jsonb; a String would become a JSON string
+    return policy.run("idempotency-complete", () -> pool.withTransaction(conn -> SqlTemplate.forUpdate(conn, COMPLETE).execute(p)))
+        .map(r -> new Done(r.rowCount() == 1))
+        .recover(e -> Future.failedFuture(persistence("answer of an idempotency key", e)));
+  }
+
+  Future<Done> release(Release r) {
+    Map<String, Object> p = params(r.ref());
+    return policy.run("idempotency-release", () -> pool.withTransaction(conn -> SqlTemplate.forUpdate(conn, RELEASE).execute(p)))
+        .map(x -> new Done(x.rowCount() == 1))
+        .recover(e -> Future.failedFuture(persistence("release of an idempotency key", e)));
+  }
+
+  Future<Pruned> prune(Prune p) {
+    Map<String, Object> params = new HashMap<>();
+    params.put("seconds", seconds(p.retention()));
+    params.put("batch", p.batch());
+    return SqlTemplate.forUpdate(pool, PRUNE).execute(params).map(r -> new Pruned(r.rowCount()));
+  }
+
+  private static Map<String, Object> params(KeyRef ref) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("owner", ref.owner());
+    p.put("key", ref.key());
+    p.put("op", ref.operationId());
+    return p;
+  }
+
+  private static double seconds(Duration d) {
+    return d.toMillis() / 1000.0;
+  }
+
+  private static LedgerException persistence(String what, Throwable e) {
+    if (e instanceof LedgerException le) {
+      return le;
+    }
+    return new LedgerException(LedgerException.Kind.PERSISTENCE, "ledger " + what + " failed: " + e.getMessage(), e);
+  }
+}

@@ -1,0 +1,63 @@
+package dev.ledgerpost.intake.http;
+
+import dev.ledgerpost.ledger.MessageJson;
+import dev.ledgerpost.operate.reconcile.ReconcileApi;
+
+import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
+import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.operate.resolutions.OperatorMessages.OperationFacts;
+import dev.ledgerpost.operate.resolutions.OperatorMessages.ReceiptView;
+import dev.ledgerpost.operate.reconcile.ReconcileMessages.ProposalView;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.List;
+
+/** GET /api/v1/operations/{id}: what is known of one submission, fact by fact (docs/design.md §4.6). */
+public final class OperationJson {
+  private OperationJson() {}
+
+  public static JsonObject of(OperationFacts facts, List<ProposalView> proposalList, Boolean retrying, List<String> retryingOn, int attempted) {
+    MessageDetail d = facts.message();
+    JsonArray recipients = new JsonArray();
+    for (RecipientView r : d.recipients()) {
+      // Both replies, named as the message detail names them: an RCPT "250" is not a delivery (UNKNOWN has no final reply).
+      recipients.add(new JsonObject().put("address", r.address()).put("status", r.status().name())
+          .put("rcptReply", r.rcptReply()).put("reply", MessageJson.reply(r)));
+    }
+    JsonArray receipts = new JsonArray();
+    for (ReceiptView r : facts.receipts()) {
+      receipts.add(new JsonObject().put("subscriber", r.subscriber()).put("state", r.state()).put("seq", r.pubSeq())
+          .put("at", r.at().toString()));
+    }
+    JsonArray proposals = new JsonArray();
+    proposalList.forEach(p -> proposals.add(ReconcileApi.json(p)));
+    boolean allPublished = facts.events() > 0 && facts.publishedEvents() == facts.events();
+    return new JsonObject()
+        .put("id", d.summary().id().toString())
+        .put("message", new JsonObject()
+            .put("state", "STORED")
+            .put("status", d.summary().status().name())
+            .put("version", d.summary().version())
+            .put("route", d.route())
+            .put("node", d.node())
+            .put("downstreamReply", d.downstreamReply())
+            .put("resolution", MessageJson.resolution(d.resolution(), proposalList))
+            .put("proposals", proposals))
+        .put("recipients", recipients)
+        .put("ledger", new JsonObject()
+            .put("settled", d.summary().status() != MessageStatus.PENDING)
+            .put("retrying", retrying)
+            .put("retryingOn", new JsonArray(retryingOn)))
+        .put("publish", new JsonObject()
+            .put("state", allPublished ? "PUBLISHED" : "PENDING")
+            .put("events", facts.events())
+            .put("published", facts.publishedEvents())
+            .put("lastSeq", facts.lastPubSeq()))
+        .put("notify", new JsonObject().put("attempted", attempted).put("receipts", receipts))
+        .put("readSource", "primary")
+        .put("asOf", OffsetDateTime.now(ZoneOffset.UTC).toString());
+  }
+}

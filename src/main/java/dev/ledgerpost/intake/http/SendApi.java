@@ -1,0 +1,356 @@
+package dev.ledgerpost.intake.http;
+
+import dev.ledgerpost.platform.web.Bearer;
+import dev.ledgerpost.platform.web.ContractValidation;
+import dev.ledgerpost.platform.web.Problem;
+
+import dev.ledgerpost.intake.http.SendAnswers.Decided;
+import dev.ledgerpost.intake.http.SendEnd.Broken;
+import dev.ledgerpost.intake.http.SendEnd.Delivered;
+import dev.ledgerpost.intake.http.SendEnd.RecipientsRefused;
+import dev.ledgerpost.intake.http.SendEnd.SenderRefused;
+import dev.ledgerpost.intake.http.SendEnd.Unavailable;
+import dev.ledgerpost.intake.http.SendEnd.Verdict;
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.relay.RelayTransaction;
+import dev.ledgerpost.relay.smarthost.DownstreamSlots;
+import dev.ledgerpost.relay.smarthost.SmarthostHealth;
+import dev.ledgerpost.relay.Opening;
+import dev.ledgerpost.relay.RelayContract;
+import dev.ledgerpost.relay.smarthost.SmarthostRelay;
+import dev.ledgerpost.relay.Submission;
+import dev.ledgerpost.intake.http.IdempotencyMessages;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Claim;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Claimed;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Decision;
+import dev.ledgerpost.intake.http.IdempotencyMessages.Done;
+import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
+import dev.ledgerpost.ledger.Intake;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
+import dev.ledgerpost.platform.auth.ApiKeys;
+import dev.ledgerpost.platform.auth.ApiKeys.ApiKey;
+import dev.ledgerpost.intake.http.InvalidSend;
+import dev.ledgerpost.intake.http.PreparedSend;
+import dev.ledgerpost.platform.auth.RateLimiter;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * POST /api/v1/messages: a send through the same relay contract as SMTP (MAIL, RCPT mirrored, then
+ * deliver: open the ledger, DATA, settle), answered once the downstream has answered, with an optional
+ * Idempotency-Key that makes a retry safe. Lives on the API verticle's event loop, like its relay.
+ */
+public final class SendApi {
+  private static final Logger LOG = LoggerFactory.getLogger(SendApi.class);
+  static final String OPERATION = "sendMessage";
+  static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+  private static final String API_KEY = "ledgerpost.apiKey";
+  /** Room for JSON around a base64 message (which is 4/3 of the message). */
+  private static final long JSON_OVERHEAD = 64 * 1024;
+
+  /**
+   * What the gateway hands every API instance's send API at start (keys were read on a worker): the same
+   * objects for all of them, so that the rate limit per key, the running keys and the smarthost connection
+   * cap hold per process, however many instances run.
+   */
+  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
+      DownstreamSlots downstreamSlots, SmarthostHealth smarthosts, RateLimiter limiter, Set<UUID> running) {
+
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
+        DownstreamSlots downstreamSlots, SmarthostHealth smarthosts) {
+      this(config, keys, hostname, contract, metrics, downstreamSlots, smarthosts, new RateLimiter(),
+          java.util.concurrent.ConcurrentHashMap.newKeySet());
+    }
+  }
+
+  private final Vertx vertx;
+  private final Bus bus;
+  private final ApiKeys keys;
+  private final RateLimiter limiter;
+  private final ContractValidation contract;
+  private final SmarthostRelay relay;
+  private final String hostname;
+  private final PreparedSend.Limits limits;
+  private final long bodyLimit;
+  private final Duration retention;
+  private final Duration claimLease;
+  private final Duration openLease;
+  private int inFlight;
+  /** Operation ids of the keyed requests running in this process (any instance): a 409 for one of them is a short wait. */
+  private final Set<UUID> running;
+  /** The embedded ledger is locked to this process: a key held by no request here is held by a dead one. */
+  private final boolean exclusiveLedger;
+  private Promise<Void> drained;
+
+  public SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
+    this.running = setup.running();
+    this.limiter = setup.limiter();
+    GatewayConfig config = setup.config();
+    GatewayConfig.Downstream downstream = config.downstream();
+    this.vertx = vertx;
+    this.bus = Bus.of(vertx);
+    this.keys = setup.keys();
+    this.contract = contract;
+    this.hostname = setup.hostname();
+    this.relay = new SmarthostRelay(vertx, downstream, hostname, setup.contract(), setup.downstreamSlots(),
+        setup.smarthosts());
+    long max = config.smtp().maxMessageSize();
+    this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
+    this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;
+    this.retention = config.api().idempotencyRetention();
+    this.exclusiveLedger = config.ledger().embedded();
+    // Leases only decide how long a key of a request that died with its process answers 409: safety
+    // never rests on them (a claim taken over makes the old claimant's open fail, before any DATA).
+    this.claimLease = downstream.connectTimeout().plus(downstream.replyTimeout().multipliedBy(2));
+    this.openLease = downstream.dataTimeout().plus(downstream.replyTimeout()).plusMinutes(1);
+  }
+
+  public void mount(Router router) {
+    router.post("/api/v1/messages").handler(this::admit);
+    router.post("/api/v1/messages") // vertx-web wants a body handler first in its route
+        .handler(BodyHandler.create(false).setBodyLimit(bodyLimit))
+        .handler(this::send)
+        .failureHandler(this::failure);
+  }
+
+  /** The API key behind a request's bearer token, if it is one (not the admin token). */
+  public Optional<ApiKey> apiKey(RoutingContext ctx) {
+    return keys.authenticate(Bearer.token(ctx.request()));
+  }
+
+  /** Authentication and the rate limit come before the body is read: nobody unknown or too fast costs us memory. */
+  private void admit(RoutingContext ctx) {
+    Optional<ApiKey> key = apiKey(ctx);
+    if (key.isEmpty()) {
+      Problem.unauthorized(ctx, "ledgerpost-send", "a valid send API key is required as a bearer token");
+      return;
+    }
+    long wait = limiter.acquire(key.get().id(), key.get().rate());
+    if (wait > 0) {
+      ctx.response().putHeader("Retry-After", String.valueOf(wait));
+      Problem.send(ctx, 429, "Too Many Requests", "this API key sends at most " + key.get().rate()
+          + " request(s) per second; retry after " + wait + " s");
+      return;
+    }
+    if (drained != null) {
+      SendAnswers.shuttingDown().write(ctx);
+      return;
+    }
+    ctx.put(API_KEY, key.get());
+    ctx.next();
+  }
+
+  private void send(RoutingContext ctx) {
+    String type = ctx.request().getHeader("Content-Type");
+    if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
+      Problem.send(ctx, 415, "Unsupported Media Type", "the body must be application/json");
+      return;
+    }
+    contract.validate(ctx, OPERATION).onComplete(v -> {
+      if (v.failed()) {
+        contract.badRequest(ctx, v.cause());
+        return;
+      }
+      prepare(ctx, ctx.get(API_KEY), v.result().body(), v.result().header(IDEMPOTENCY_KEY));
+    });
+  }
+
+  private void prepare(RoutingContext ctx, ApiKey key, JsonObject body, String idempotencyKey) {
+    UUID op = LedgerIds.next(); // the ledger id the message will have: known before anything happens
+    vertx.executeBlocking(() -> PreparedSend.prepare(body, op, hostname, limits), false).onComplete(ar -> {
+      if (ar.failed()) {
+        refuse(ctx, ar.cause());
+        return;
+      }
+      PreparedSend prepared = ar.result();
+      if (idempotencyKey == null) {
+        relay(ctx, key, prepared, op, null);
+        return;
+      }
+      KeyRef ref = new KeyRef(key.id(), idempotencyKey, op);
+      running.add(op); // before the claim can be seen: a duplicate must never take a live holder for a dead one
+      bus.request(IdempotencyMessages.CLAIM, new Claim(ref, prepared.requestHash(), claimLease, retention), Claimed.class)
+          .onComplete(c -> {
+            if (c.failed() || c.result().decision() != Decision.CLAIMED) {
+              running.remove(op); // a claimant runs on in relay(), which forgets it when it ends
+            }
+            if (c.failed()) {
+              LOG.warn("idempotency key of operation {} could not be claimed: {}", op, c.cause().getMessage());
+              SendAnswers.keyUnavailable(op).write(ctx);
+              return;
+            }
+            Claimed claimed = c.result();
+            switch (claimed.decision()) {
+              case CLAIMED -> relay(ctx, key, prepared, op, ref);
+              case BUSY -> SendAnswers.inFlight(claimed.operationId(), holder(claimed.operationId()), claimed.leaseLeft(),
+                  Instant.now()).write(ctx);
+              case MISMATCH -> SendAnswers.keyReused(claimed.operationId()).write(ctx);
+              case REPLAY -> replay(ctx, claimed);
+              case DERIVED -> SendAnswers.derived(claimed).replayed().write(ctx);
+            }
+          });
+    });
+  }
+
+  private SendAnswers.KeyHolder holder(UUID op) {
+    if (running.contains(op)) {
+      return SendAnswers.KeyHolder.HERE;
+    }
+    return exclusiveLedger ? SendAnswers.KeyHolder.GONE : SendAnswers.KeyHolder.ELSEWHERE;
+  }
+
+  private void replay(RoutingContext ctx, Claimed claimed) {
+    SendAnswer stored;
+    try {
+      stored = SendAnswer.fromStored(claimed.response());
+    } catch (RuntimeException e) {
+      LOG.error("stored answer of operation {} cannot be read", claimed.operationId(), e);
+      SendAnswers.problem(500, "Internal Server Error", "the stored answer of this Idempotency-Key cannot be read; "
+          + "query the operation, do not resend", claimed.operationId(), null, null).write(ctx);
+      return;
+    }
+    stored.replayed().write(ctx);
+  }
+
+  private void refuse(RoutingContext ctx, Throwable e) {
+    if (e instanceof InvalidSend invalid) {
+      String title = switch (invalid.status()) {
+        case 413 -> "Content Too Large";
+        case 422 -> "Unprocessable Content";
+        default -> "Bad Request";
+      };
+      JsonObject extra = invalid.field() == null ? null : new JsonObject().put("field", invalid.field());
+      SendAnswers.problem(invalid.status(), title, invalid.getMessage(), null, null, extra).write(ctx);
+      return;
+    }
+    LOG.error("preparing a send failed", e);
+    Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
+  }
+
+  /** docs/design.md §1.2: MAIL, every RCPT mirrored, and only if all were accepted, deliver. */
+  private void relay(RoutingContext ctx, ApiKey key, PreparedSend p, UUID op, KeyRef ref) {
+    inFlight++;
+    String ip = ctx.request().remoteAddress() == null ? "unknown" : ctx.request().remoteAddress().hostAddress();
+    Submission submission = new Submission(Intake.HTTP, ip, null, key.user(), false, true);
+    relay.begin(submission, p.mailFrom(), p.parameters())
+        .compose(txn -> transaction(txn, p, op, ref), e -> Future.succeededFuture(new Unavailable(e.getMessage())))
+        .compose(end -> {
+          Decided d = SendAnswers.forEnd(end, op, p.message().messageIdHeader());
+          return keyFate(ref, d).map(d.answer());
+        })
+        .onComplete(ar -> {
+          inFlight--;
+          running.remove(op);
+          if (ar.succeeded()) {
+            ar.result().write(ctx);
+          } else {
+            LOG.error("send {} failed unexpectedly", op, ar.cause());
+            Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
+          }
+          if (drained != null && inFlight == 0) {
+            drained.tryComplete();
+          }
+        });
+  }
+
+  private Future<SendEnd> transaction(RelayTransaction txn, PreparedSend p, UUID op, KeyRef ref) {
+    if (!txn.mailReply().positive()) {
+      return Future.succeededFuture(new SenderRefused(txn.mailReply())); // a refused transaction holds no connection
+    }
+    return recipients(txn, p.recipients(), 0, new ArrayList<>()).compose(verdicts -> {
+      if (verdicts.size() == p.recipients().size() && verdicts.stream().allMatch(v -> v.reply().positive())) {
+        return txn.deliver(p.message(), ref == null ? Opening.withId(op) : Opening.keyed(op, ref, openLease))
+            .<SendEnd>map(Delivered::new)
+            .otherwise(Broken::new);
+      }
+      // All or nothing: a 2xx means every recipient has it. A partial send would leave the client to
+      // resend to the refused ones with a new key, and every retry of the request would hit the same wall.
+      return txn.abort().map(x -> new RecipientsRefused(List.copyOf(verdicts)));
+    }, e -> txn.abort().map(x -> new Unavailable("downstream lost at RCPT: " + e.getMessage())));
+  }
+
+  /** RCPT one by one, each verdict kept; a 421 means the downstream hangs up, so no more are tried. */
+  private Future<List<Verdict>> recipients(RelayTransaction txn, List<String> addresses, int i, List<Verdict> verdicts) {
+    if (i == addresses.size()) {
+      return Future.succeededFuture(verdicts);
+    }
+    return txn.rcpt(addresses.get(i)).compose(reply -> {
+      verdicts.add(new Verdict(addresses.get(i), reply));
+      return reply.code() == 421 ? Future.succeededFuture(verdicts) : recipients(txn, addresses, i + 1, verdicts);
+    });
+  }
+
+  /**
+   * Stores the answer of a key bound to a ledger entry, or frees a key whose send delivered nothing.
+   * Never fails and never changes the answer: a failure here leaves the key to its lease and the ledger.
+   */
+  private Future<Void> keyFate(KeyRef ref, Decided d) {
+    if (ref == null || d.fate() == SendAnswers.KeyFate.LEAVE) {
+      return Future.succeededFuture();
+    }
+    Future<Done> done = d.fate() == SendAnswers.KeyFate.STORE
+        ? bus.request(IdempotencyMessages.COMPLETE, new IdempotencyMessages.Complete(ref, d.answer().stored()), Done.class)
+        : bus.request(IdempotencyMessages.RELEASE, new IdempotencyMessages.Release(ref), Done.class);
+    return done.map(r -> {
+      if (!r.changed()) {
+        LOG.warn("idempotency key of operation {} was no longer held when its answer was to be {}", ref.operationId(),
+            d.fate() == SendAnswers.KeyFate.STORE ? "stored" : "released");
+      }
+      return (Void) null;
+    }).otherwise(e -> {
+      LOG.warn("idempotency key of operation {}: answer not {} ({}); retries are answered from the ledger after its lease",
+          ref.operationId(), d.fate() == SendAnswers.KeyFate.STORE ? "stored" : "released", e.getMessage());
+      return null;
+    });
+  }
+
+  /** The body handler's 413 (and anything else that failed the route) as problem JSON. */
+  private void failure(RoutingContext ctx) {
+    int status = ctx.statusCode();
+    if (status == 413) {
+      Problem.send(ctx, 413, "Content Too Large", "the request body is larger than " + bodyLimit + " bytes");
+    } else if (status >= 400 && status < 500) {
+      Problem.send(ctx, status, "Bad Request", null);
+    } else {
+      LOG.error("send request failed", ctx.failure());
+      Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
+    }
+  }
+
+  /**
+   * No new sends; those in flight may finish within {@code grace}. Then the relay closes every smarthost connection
+   * but those whose final dot is at the smarthost: the sends on them end with nothing delivered (answered 503), and
+   * those past the final dot get their verdict, within {@code downstream.dataTimeout}, and its answer (issue 26: cut,
+   * they went UNKNOWN). Waits at most {@code bound} for the last answer, then closes the connections.
+   */
+  public Future<Void> close(Duration grace, Duration bound) {
+    drained = Promise.promise();
+    if (inFlight == 0) {
+      drained.tryComplete();
+    }
+    long timer = vertx.setTimer(Math.max(1, grace.toMillis()), t -> relay.stop());
+    Future<Void> answered = drained.future().timeout(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .otherwise((Void) null); // past the bound, the connections close regardless
+    return answered.eventually(() -> {
+      vertx.cancelTimer(timer);
+      return relay.close();
+    });
+  }
+}

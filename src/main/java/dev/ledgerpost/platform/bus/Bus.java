@@ -1,0 +1,83 @@
+package dev.ledgerpost.platform.bus;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.shareddata.LocalMap;
+import java.time.Duration;
+import java.util.function.Function;
+
+/**
+ * Typed request/reply over the local event bus. Parts exchange records, never loose JSON maps, and a
+ * failure crosses the bus as the exception itself so the caller can still tell its cause by type. Each record
+ * type gets its local codec ({@link LocalCodec}) the first time it crosses a Vert.x's bus, so no list of message
+ * types has to be kept in step with the parts that send them.
+ */
+public final class Bus {
+  /** Generous: the ledger bounds its own work (lock_timeout x attempts); this only catches a lost reply. */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+  /** The shared-data map, per Vert.x, of the types whose codec is registered on its event bus. */
+  private static final String CODECS = "ledgerpost.bus.codecs";
+
+  /** A failed request's cause, carried as a reply so its type survives the bus. */
+  record Failure(Throwable cause) {}
+
+  private final Vertx vertx;
+
+  private Bus(Vertx vertx) {
+    this.vertx = vertx;
+  }
+
+  public static Bus of(Vertx vertx) {
+    return new Bus(vertx);
+  }
+
+  /** The value itself, once its type has a codec on this Vert.x's bus (a type with one of Vert.x's own keeps that). */
+  private <T> T local(T value) {
+    if (value == null) {
+      return null;
+    }
+    Class<?> type = value.getClass();
+    LocalMap<String, Boolean> registered = vertx.sharedData().getLocalMap(CODECS);
+    if (registered.get(type.getName()) == null) {
+      register(type);
+      registered.put(type.getName(), Boolean.TRUE);
+    }
+    return value;
+  }
+
+  private <T> void register(Class<T> type) {
+    try {
+      vertx.eventBus().registerDefaultCodec(type, new LocalCodec<>(type));
+    } catch (IllegalStateException | IllegalArgumentException alreadyOrBuiltIn) {
+      // Registered by another Bus of this Vert.x meanwhile, or a type Vert.x has a codec for.
+    }
+  }
+
+  public <Q, R> Future<R> request(String address, Q request, Class<R> replyType) {
+    return request(address, request, replyType, DEFAULT_TIMEOUT);
+  }
+
+  public <Q, R> Future<R> request(String address, Q request, Class<R> replyType, Duration timeout) {
+    DeliveryOptions options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
+    return vertx.eventBus().request(address, local(request), options).compose(message -> {
+      Object body = message.body();
+      if (body instanceof Failure failure) {
+        return Future.failedFuture(failure.cause());
+      }
+      return Future.succeededFuture(replyType.cast(body));
+    });
+  }
+
+  /** Publishes a one-way notice; nobody listening is not an error. */
+  public void publish(String address, Object notice) {
+    vertx.eventBus().publish(address, local(notice));
+  }
+
+  /** Serves requests of one type at an address; a failed future is sent back as its exception. */
+  public <Q, R> MessageConsumer<Q> serve(String address, Class<Q> requestType, Function<Q, Future<R>> handler) {
+    return vertx.eventBus().<Q>localConsumer(address, message -> Hop.guarded(() -> handler.apply(requestType.cast(message.body())))
+        .onComplete(ar -> message.reply(local(ar.succeeded() ? ar.result() : new Failure(ar.cause())))));
+  }
+}

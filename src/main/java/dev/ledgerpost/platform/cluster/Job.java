@@ -1,0 +1,41 @@
+package dev.ledgerpost.platform.cluster;
+
+import java.util.Locale;
+
+/**
+ * The work exactly one node of a cluster does at a time (docs/design.md §9.2). Each job is an advisory lock
+ * ({@link #LOCK_CLASS}, {@link #key}) held by its node's lock connection: the lock, not a row, says who leads,
+ * so a node that dies (its session ends) gives its jobs up at once.
+ */
+public enum Job {
+  /** Numbers the committed outbox rows (its row lock stays, and keeps two publishers serial anyway). */
+  OUTBOX_PUBLISHER(1),
+  /** Raises stale PENDING rows (its raise's WHERE keeps "once per period" on its own; the lease saves the work). */
+  STALE_WATCH(2),
+  /** Deletes published outbox rows past notify.retention. */
+  OUTBOX_RETENTION(3),
+  /** Deletes idempotency keys past api.idempotencyRetention. */
+  IDEMPOTENCY_RETENTION(4),
+  /** Reconciles UNKNOWN and stale PENDING rows with the smarthost's record (its proposals' unique indexes keep one per row anyway). */
+  RECONCILE(5),
+  /** Makes the ledger's weekly partitions ahead and drops those past ledger.retention (its DDL also takes an advisory lock). */
+  LEDGER_PARTITIONS(6),
+  /** Deletes webhook deliveries that ended longer than webhooks.retention ago. */
+  WEBHOOK_RETENTION(7);
+
+  /** The first key of every job lock: "LP". The second is {@link #key}. */
+  static final int LOCK_CLASS = 0x4C50;
+  /** The first key of a node's identity lock; the second is hashtext(node id). */
+  static final int NODE_LOCK_CLASS = 0x4C51;
+
+  final int key;
+
+  Job(int key) {
+    this.key = key;
+  }
+
+  /** As it appears in the nodes table, the log and the metrics: outbox-publisher. */
+  public String label() {
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+}

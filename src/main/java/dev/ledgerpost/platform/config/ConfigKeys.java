@@ -1,0 +1,589 @@
+package dev.ledgerpost.platform.config;
+
+import dev.ledgerpost.platform.auth.WebhookSecrets;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Every configuration key the gateway knows: its default, how it is parsed and checked, and what it
+ * means (the README's reference is written from this table). Unknown keys are errors.
+ */
+final class ConfigKeys {
+  /** Values above this are clamped: 3 attempts x (1 s + backoff) keep the worst case near 3.2 s (docs/design.md §2.3). */
+  static final Duration LOCK_TIMEOUT_CEILING = Duration.ofMillis(1000);
+
+  record Key(String name, Object defaultValue, Function<Object, Object> parser, String help) {
+    /** smtp.port -> LEDGERPOST_SMTP_PORT */
+    String envName() {
+      return "LEDGERPOST_" + name.toUpperCase(Locale.ROOT).replace('.', '_');
+    }
+  }
+
+  static final Map<String, Key> ALL = new LinkedHashMap<>();
+
+  /**
+   * Keys that name a file or directory. A relative value (from the file, the environment or the default)
+   * resolves against the directory of the configuration file, or the working directory when there is none.
+   */
+  static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
+      "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir",
+      "ledger.erasureKeyFile", "ledger.archiveKeyFile");
+  /** The keys an endpoint of webhooks.endpoints may have. */
+  private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user");
+
+  /** {@code LEDGERPOST_TEST_*} variables belong to the tests and benchmarks; every other unknown LEDGERPOST_ variable is an error. */
+  static final String ENV_PREFIX = "LEDGERPOST_";
+  static final String TEST_ENV_PREFIX = "LEDGERPOST_TEST_";
+
+  static {
+    key("smtp.host", "127.0.0.1", ConfigKeys::text, "Address the SMTP listener binds to.");
+    key("smtp.port", 2525, ConfigKeys::port, "SMTP listener port (0 picks a free port).");
+    key("smtp.hostname", "", ConfigKeys::text, "Name in the greeting and the Received: header; empty = this host's name.");
+    key("smtp.maxMessageSize", "25MB", v -> positiveLong(ByteSizes.parse(str(v))), "Largest message accepted (SIZE), bytes or KB/MB.");
+    key("smtp.maxRecipients", 100, v -> positiveInt(v), "Recipients per transaction; more get 452 4.5.3.");
+    key("smtp.maxConnections", 1000, v -> positiveInt(v), "Concurrent SMTP connections; more get 421 4.7.0.");
+    key("smtp.maxConnectionsPerAddress", 50, v -> positiveInt(v), "Concurrent SMTP connections from one client address; more get 421 4.7.0. Addresses in smtp.relayNetworks are exempt.");
+    key("smtp.idleTimeout", "5m", ConfigKeys::positiveDuration, "Time a client may stay silent between commands.");
+    key("smtp.commandTimeout", "10m", ConfigKeys::positiveDuration, "Time one command line or one DATA body may take to arrive once begun.");
+    key("smtp.minDataRate", 500, v -> nonNegativeInt(v), "Bytes per second a DATA body must average once smtp.minDataRateGrace has passed; a slower client gets 421 4.4.2 and is disconnected. 0 = no minimum.");
+    key("smtp.minDataRateGrace", "30s", ConfigKeys::positiveDuration, "Time from the 354 before smtp.minDataRate is enforced.");
+    key("smtp.instances", 0, v -> nonNegativeInt(v), "SMTP event loops (verticle instances, each with its own smarthost pool) sharing the port; 0 = one per available processor.");
+    key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ConfigKeys::cidrs, "Networks that may relay without AUTH (CIDR list).");
+    key("smtp.proxyProtocol", "none", v -> enumOf(GatewayConfig.ProxyProtocol.class, v), "PROXY protocol header expected before SMTP from peers in smtp.proxyNetworks (HAProxy's send-proxy / send-proxy-v2): `none`, `v1`, `v2` or `any`. Its client address then counts for relay networks, limits, the Received: header, the ledger and the logs.");
+    key("smtp.proxyNetworks", "", ConfigKeys::cidrs, "Proxies (CIDR list) whose PROXY header is read; a peer inside must send one, a header from any other peer closes its connection. Required when smtp.proxyProtocol is not none.");
+    key("smtp.proxyTimeout", "5s", ConfigKeys::positiveDuration, "Time a proxy has to send the whole PROXY header after connecting; later, the connection is closed.");
+    key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
+    key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = a self-signed ECDSA P-256 one, made in memory at start. Read again (with the key) on SIGHUP.");
+    key("smtp.tls.keyFile", "", ConfigKeys::text, "PEM private key for STARTTLS.");
+    key("smtp.shutdownGrace", "30s", ConfigKeys::positiveDuration, "How long SIGTERM waits for transactions in flight.");
+    key("http.host", "127.0.0.1", ConfigKeys::text, "Address the HTTP API binds to.");
+    key("http.port", 8080, ConfigKeys::port, "HTTP API port (0 picks a free port).");
+    key("http.instances", 0, v -> nonNegativeInt(v), "HTTP API event loops (verticle instances, each with its own smarthost pool for sends) sharing the port; 0 = one per available processor.");
+    key("downstream.host", "127.0.0.1", ConfigKeys::text, "Smarthost every message is relayed to.");
+    key("downstream.port", 25, ConfigKeys::port, "Smarthost port.");
+    key("downstream.starttls", "optional", v -> enumOf(GatewayConfig.StartTls.class, v), "`none`, `optional` (opportunistic, unverified) or `required` (verified unless tlsTrustAll).");
+    key("downstream.tlsTrustAll", false, ConfigKeys::bool, "Accept any smarthost certificate (optional STARTTLS never verifies).");
+    key("downstream.username", "", ConfigKeys::text, "AUTH user at the smarthost; empty = no AUTH.");
+    key("downstream.password", "", ConfigKeys::text, "AUTH password at the smarthost.");
+    key("downstream.connectTimeout", "10s", ConfigKeys::positiveDuration, "Connecting to the smarthost.");
+    key("downstream.replyTimeout", "5m", ConfigKeys::positiveDuration, "Waiting for a smarthost reply to a command.");
+    key("downstream.dataTimeout", "10m", ConfigKeys::positiveDuration, "Waiting for the smarthost's reply to the final dot.");
+    key("downstream.maxIdle", 100, v -> nonNegativeInt(v), "Idle smarthost connections kept for reuse, per event loop (each SMTP and HTTP instance has its own pool; downstream.maxConnections caps them all).");
+    key("downstream.idleTtl", "60s", ConfigKeys::positiveDuration, "How long an idle smarthost connection is kept.");
+    key("downstream.maxConnections", 200, v -> positiveInt(v), "Smarthost connections open at once (in use or idle), shared by SMTP and the send API; beyond it a client's MAIL gets 451 4.7.0 and nothing is opened.");
+    key("downstream.fallback", "", ConfigKeys::smarthosts, "Further smarthosts (`host:port` list, `[v6]:port`), tried in order when a connection to the ones before cannot be opened (refused, timed out, a greeting other than 220, a failed EHLO, STARTTLS or AUTH); never once a message reached DATA. The route of each message names the smarthost used.");
+    key("downstream.hostBackoff", "30s", ConfigKeys::positiveDuration, "A smarthost whose connection could not be opened is tried after the others for this long (process-wide); doubles per failed round, up to downstream.hostMaxBackoff.");
+    key("downstream.hostMaxBackoff", "5m", ConfigKeys::positiveDuration, "Longest back-off of a failing smarthost.");
+    key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
+    key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
+    key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
+    key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (a statement holds one while it runs; one open or settle statement carries up to 64 messages).");
+    key("ledger.retention", "400d", ConfigKeys::retention, "Weekly ledger partitions (messages, recipients) whose newest possible row is older than this are dropped whole, after export to ledger.archiveDir; never while one holds a PENDING or UNKNOWN row. At least 7d.");
+    key("ledger.retentionWithoutArchive", false, ConfigKeys::bool, "Let retention drop partitions although no ledger.archiveDir is set (the rows are then gone for good); without either, nothing is dropped.");
+    key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");
+    key("ledger.diskPath", "", ConfigKeys::text, "A directory on the file system that holds an external ledger's database, when it is on this host: its free and total bytes become gauges and the readiness reason. Empty = ledger.dataDir for the embedded server, none for an external one.");
+    key("ledger.diskLowPercent", 10, ConfigKeys::percent, "/health/ready stays UP but gives a `reason` while less than this percentage of the ledger's disk is free (0 = never).");
+    key("ledger.sizeInterval", "30s", ConfigKeys::positiveDuration, "How often the ledger's size, row estimates, oldest message and disk space are read for the gauges (and once at start).");
+    key("ledger.archiveDir", "", ConfigKeys::text, "Directory ledger exports are written to (`POST /api/v1/ledger/exports`, `ledgerpost ledger export`); empty = none, and exports are refused.");
+    key("ledger.archiveKeyFile", "", ConfigKeys::text, "File holding the key (one line, at least 32 characters) that authenticates export manifests (an HMAC-SHA256; `ledgerpost ledger verify` checks it); the same on every node of one ledger. Empty = <data>/archive-key, generated on the first export.");
+    key("ledger.erasureKey", "", ConfigKeys::erasureKey, "Key of the keyed hash that replaces an erased address (`ledgerpost ledger erase`; at least 32 characters, no spaces); the same on every node of one ledger. Empty = ledger.erasureKeyFile, else a key generated into <data>/erasure-key on the first erasure.");
+    key("ledger.erasureKeyFile", "", ConfigKeys::text, "File holding the erasure key on one line (instead of ledger.erasureKey).");
+    key("auth.usersFile", "", ConfigKeys::text, "htpasswd file with bcrypt hashes (htpasswd -B); empty = no AUTH. Read again on SIGHUP.");
+    key("auth.failureDelay", "1s", ConfigKeys::nonNegativeDuration, "Wait before the 535 of a failed AUTH; doubles with each recent failure of the client address or the user name, up to 32 times this. 0 = no wait.");
+    key("auth.banThreshold", 10, v -> nonNegativeInt(v), "Failed AUTH attempts from one address after which it is banned for auth.banWindow (421 4.7.0 at connect, 454 4.7.0 to AUTH). 0 = never ban.");
+    key("auth.banWindow", "10m", ConfigKeys::positiveDuration, "How long failed AUTH attempts are remembered (from the last one), and how long a ban lasts.");
+    key("auth.rateLimit", 0, v -> nonNegativeInt(v), "Messages per minute per authenticated SMTP user (token bucket, bursts of one minute's worth, counted at MAIL); over it 451 4.7.1. 0 = unlimited.");
+    key("auth.senderPolicy", "any", v -> enumOf(GatewayConfig.SenderPolicyMode.class, v), "`any`: an authenticated user may use any MAIL FROM; `own`: only the addresses auth.sendersFile gives the user (553 5.7.1 otherwise).");
+    key("auth.sendersFile", "", ConfigKeys::text, "Lines `user: addr, addr, @domain`: the senders each user owns under auth.senderPolicy own.");
+    key("api.adminToken", "", ConfigKeys::text, "Bearer token of the HTTP API; empty = generated into <data>/admin-token.");
+    key("api.keysFile", "", ConfigKeys::text, "Send API keys: lines user:sha256-hex-of-key[:requests-per-second] (`ledgerpost keys add` appends one); empty = POST /api/v1/messages refuses every key. Read again on SIGHUP.");
+    key("api.rateLimit", 10, ConfigKeys::positiveRate, "Requests per second per send API key (token bucket, bursts of one second) unless its line in api.keysFile sets one.");
+    key("api.idempotencyRetention", "24h", ConfigKeys::positiveDuration, "How long an Idempotency-Key and its stored answer are kept; older ones are deleted in batches.");
+    key("delivery.unknownOutcomeReply", "451", ConfigKeys::unknownOutcomeReply, "451 (default) or 250 when the downstream's verdict after the final dot was lost.");
+    key("notify.retention", "7d", ConfigKeys::positiveDuration, "How long published events stay resumable; older ones are deleted in batches.");
+    key("notify.pollInterval", "1s", ConfigKeys::positiveDuration, "Outbox poll when no NOTIFY arrives (NOTIFY is only a wake-up).");
+    key("notify.pruneInterval", "1h", ConfigKeys::positiveDuration, "How often retention runs.");
+    key("notify.sendQueueBytes", "256KB", v -> positiveLong(ByteSizes.parse(str(v))), "Bytes queued to one WebSocket subscriber before it is cut loose (close 4008).");
+    key("notify.tokensFile", "", ConfigKeys::text, "Per-user event tokens: lines user:sha256-hex-of-token; such a token sees only that user's messages. Read again on SIGHUP.");
+    key("metrics.access", "public", v -> enumOf(GatewayConfig.MetricsAccess.class, v), "Who may read GET /metrics: `public`, `token` (the admin token) or `off`.");
+    key("logging.format", "text", v -> enumOf(GatewayConfig.LogFormat.class, v), "`text` for people, `json` for one JSON object per line (audit fields as JSON fields).");
+    key("chaos.enabled", false, ConfigKeys::bool, "Test environments only: POST /api/v1/chaos/locks holds ledger table locks on demand.");
+    key("chaos.allowNonLoopback", false, ConfigKeys::bool, "Allow chaos mode although http.host is not a loopback address.");
+    key("retry.journalDir", "", ConfigKeys::text, "Directory of the outcome journal; empty = `journal` next to ledger.dataDir (data/journal).");
+    key("retry.journalCompactSize", "1MB", v -> positiveLong(ByteSizes.parse(str(v))), "Journal size from which it is rewritten with only its open outcomes (when that halves it).");
+    key("retry.initialBackoff", "500ms", ConfigKeys::positiveDuration, "First pause after a failed settle retry; doubles per failure, with jitter.");
+    key("retry.maxBackoff", "30s", ConfigKeys::positiveDuration, "Longest pause between settle retries while the ledger keeps failing.");
+    key("retry.concurrency", 4, v -> positiveInt(v), "Settle retries in flight at once while the ledger answers (one probe while it fails).");
+    key("stale.scanInterval", "30s", ConfigKeys::positiveDuration, "How often the stale watch looks for old PENDING rows (and once at start).");
+    key("stale.threshold", "20m", ConfigKeys::positiveDuration, "Age from which a PENDING row nobody is settling is stale; it is raised once per this period. Must be longer than downstream.replyTimeout + downstream.dataTimeout (15m by default), so that no row still in delivery is raised.");
+    key("reconcile.sources", "", ConfigKeys::reconcileSources, "Evidence sources of the reconcile job (a YAML list; as a variable, a JSON array): `{type: postfix-log, path: /var/log/mail.log}` (rotated `mail.log.1`, `mail.log.2.gz`... too; `zone` for timestamps without an offset, default this host's), `{type: ledgerpost, url: https://next-hop:8080, token: ...}` (a downstream Ledgerpost's API and admin token); `name` (default the type) names the source in proposals and in `reconcile:<name>`. The ledger's own facts are always used.");
+    key("reconcile.interval", "1m", ConfigKeys::positiveDuration, "How often the node that leads the reconcile job looks at UNKNOWN and old PENDING rows (and once when it takes the job). A row without evidence is looked at again after a back-off, doubling up to an hour.");
+    key("reconcile.autoResolve", "never", v -> enumOf(GatewayConfig.AutoResolve.class, v), "`never`: proposals wait for an operator; `exact`: an exact proposal (Message-ID, envelope and time, or the sent bytes' hash and time) is resolved by the job as `reconcile:<source>`. Weak ones always wait.");
+    key("reconcile.window", "15m", ConfigKeys::positiveDuration, "Evidence counts only when its time is within this of the row's received_at (both ways: clocks differ).");
+    key("reconcile.pendingAge", "30m", ConfigKeys::positiveDuration, "A PENDING row is reconciled once it is older than this; must be longer than downstream.replyTimeout + downstream.dataTimeout, so that no delivery of it can still be under way.");
+    key("node.id", "", ConfigKeys::nodeId, "This gateway's name among the nodes on one ledger (letters, digits, `.`, `_`, `-`; at most 63); empty = this host's name. Recorded on the rows it opens; two live gateways may not share one.");
+    key("node.heartbeatInterval", "1s", ConfigKeys::positiveDuration, "How often a node renews its heartbeat, checks its lock connection and tries to take the cluster's single-active jobs (fail-over starts within this).");
+    key("node.deadAfter", "15s", ConfigKeys::positiveDuration, "A node whose heartbeat is older than this is dead to the others: the outcomes it held no longer keep its rows from the stale watch, and a live node ends its lock session and takes its jobs (a frozen node stops acting on them by itself at the same age).");
+    key("webhooks.endpoints", "", ConfigKeys::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, never through the API; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale; default all) and `user` (only that user's messages).");
+    key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ConfigKeys::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
+    key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");
+    key("webhooks.concurrency", 4, v -> positiveInt(v), "Webhook requests in flight at once per endpoint, across every node on the ledger.");
+    key("webhooks.pollInterval", "1s", ConfigKeys::positiveDuration, "How often each node looks for webhook deliveries that have come due (new events wake it sooner).");
+    key("webhooks.retention", "30d", ConfigKeys::positiveDuration, "Deliveries that ended (DELIVERED or FAILED) longer ago than this are deleted with their attempts, in batches, every notify.pruneInterval; open ones stay whatever their age.");
+  }
+
+  private ConfigKeys() {}
+
+  private static void key(String name, Object def, Function<Object, Object> parser, String help) {
+    ALL.put(name, new Key(name, def, parser, help));
+  }
+
+  static String str(Object v) {
+    return v == null ? "" : String.valueOf(v).trim();
+  }
+
+  /** Empty, or a secret long enough to make the erased addresses' hashes unguessable without it. */
+  static Object erasureKey(Object v) {
+    String key = str(v);
+    if (!key.isEmpty() && (key.length() < 32 || key.chars().anyMatch(Character::isWhitespace))) {
+      throw new IllegalArgumentException("expected at least 32 characters without spaces (or empty: a generated key)");
+    }
+    return key;
+  }
+
+  private static Object text(Object v) {
+    if (v instanceof Map || v instanceof Collection) {
+      throw new IllegalArgumentException("expected a single value");
+    }
+    return str(v);
+  }
+
+  /** A node id goes into logs, metrics labels and an advisory-lock key: a short, plain name. */
+  private static Object nodeId(Object v) {
+    String s = (String) text(v);
+    if (!s.isEmpty() && !s.matches("[A-Za-z0-9._-]{1,63}")) {
+      throw new IllegalArgumentException("'" + s + "' is not a node name (letters, digits, '.', '_', '-'; at most 63)");
+    }
+    return s;
+  }
+
+  private static Object bool(Object v) {
+    if (v instanceof Boolean b) {
+      return b;
+    }
+    String s = str(v).toLowerCase(Locale.ROOT);
+    return switch (s) {
+      case "true", "yes", "on", "1" -> true;
+      case "false", "no", "off", "0" -> false;
+      default -> throw new IllegalArgumentException("'" + v + "' is not true or false");
+    };
+  }
+
+  private static int integer(Object v) {
+    if (v instanceof Number n && n.doubleValue() == n.intValue()) {
+      return n.intValue();
+    }
+    try {
+      return Integer.parseInt(str(v));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("'" + v + "' is not a whole number");
+    }
+  }
+
+  private static Object port(Object v) {
+    int p = integer(v);
+    if (p < 0 || p > 65535) {
+      throw new IllegalArgumentException(p + " is not a port (0..65535)");
+    }
+    return p;
+  }
+
+  private static Object positiveInt(Object v) {
+    int n = integer(v);
+    if (n <= 0) {
+      throw new IllegalArgumentException(n + " must be positive");
+    }
+    return n;
+  }
+
+  private static Object nonNegativeInt(Object v) {
+    int n = integer(v);
+    if (n < 0) {
+      throw new IllegalArgumentException(n + " must not be negative");
+    }
+    return n;
+  }
+
+  private static Object percent(Object v) {
+    int n = integer(v);
+    if (n < 0 || n > 100) {
+      throw new IllegalArgumentException(n + " must be a percentage from 0 to 100");
+    }
+    return n;
+  }
+
+  /** A rate in events per second, e.g. 10 or 0.5. */
+  static Object positiveRate(Object v) {
+    double d;
+    if (v instanceof Number n) {
+      d = n.doubleValue();
+    } else {
+      try {
+        d = Double.parseDouble(str(v));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("'" + v + "' is not a number of requests per second");
+      }
+    }
+    if (!(d > 0) || Double.isInfinite(d)) {
+      throw new IllegalArgumentException("'" + v + "' must be a positive number of requests per second");
+    }
+    return d;
+  }
+
+  private static Object positiveLong(long n) {
+    if (n <= 0) {
+      throw new IllegalArgumentException(n + " must be positive");
+    }
+    return n;
+  }
+
+  private static Object positiveDuration(Object v) {
+    Duration d = Durations.parse(str(v));
+    if (d.isZero() || d.isNegative()) {
+      throw new IllegalArgumentException("'" + v + "' must be longer than zero");
+    }
+    return d;
+  }
+
+  /** A week at least: a shorter retention would drop the partition being written to. */
+  private static Object retention(Object v) {
+    Duration d = Durations.parse(str(v));
+    if (d.compareTo(Duration.ofDays(7)) < 0) {
+      throw new IllegalArgumentException("'" + v + "' is shorter than a week, the span of one ledger partition");
+    }
+    return d;
+  }
+
+  private static Object nonNegativeDuration(Object v) {
+    Duration d = Durations.parse(str(v));
+    if (d.isNegative()) {
+      throw new IllegalArgumentException("'" + v + "' must not be negative");
+    }
+    return d;
+  }
+
+  /** Parsed here; the clamp is applied (and warned about) by the loader, which owns the log. */
+  private static Object lockTimeout(Object v) {
+    return positiveDuration(v);
+  }
+
+  private static Object cidrs(Object v) {
+    return each(items(v, "expected a list of networks, e.g. 10.0.0.0/8"), item -> Cidr.parse(str(item)));
+  }
+
+  /** {@code mx1.example.net:25, [2001:db8::1]:587}: a YAML list or one string (an environment variable) split at commas and spaces. */
+  private static Object smarthosts(Object v) {
+    return each(items(v, "expected a list of host:port"), item -> {
+      String s = str(item);
+      int colon = s.lastIndexOf(':');
+      String host = colon > 0 ? s.substring(0, colon) : "";
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      } else if (host.indexOf(':') >= 0) {
+        host = ""; // an IPv6 address needs its brackets, or its last group would be read as the port
+      }
+      int port = -1;
+      try {
+        port = colon > 0 ? Integer.parseInt(s.substring(colon + 1)) : -1;
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      if (host.isEmpty() || port < 1 || port > 65535) {
+        throw new IllegalArgumentException("'" + s + "' is not host:port (an IPv6 address as [addr]:port)");
+      }
+      return new GatewayConfig.Smarthost(host, port);
+    });
+  }
+
+  /**
+   * {@code reconcile.sources}: a list of maps (YAML), or a JSON array in one string (an environment variable). Each
+   * source is checked whole here, so a start names every bad member; relative paths are resolved by the loader.
+   */
+  private static Object reconcileSources(Object v) {
+    List<Object> items = new ArrayList<>();
+    if (v instanceof Collection<?> c) {
+      items.addAll(c);
+    } else if (v instanceof Map) {
+      throw new IllegalArgumentException("expected a list of sources, e.g. [{type: postfix-log, path: /var/log/mail.log}]");
+    } else if (!str(v).isEmpty()) {
+      try {
+        items.addAll(new io.vertx.core.json.JsonArray(str(v)).getList());
+      } catch (io.vertx.core.json.DecodeException e) {
+        throw new IllegalArgumentException("expected a JSON array of sources, e.g. [{\"type\": \"postfix-log\", \"path\": "
+            + "\"/var/log/mail.log\"}]");
+      }
+    }
+    List<GatewayConfig.ReconcileSource> result = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    Map<String, Integer> names = new java.util.HashMap<>();
+    for (int i = 0; i < items.size(); i++) {
+      Object item = items.get(i) instanceof io.vertx.core.json.JsonObject j ? j.getMap() : items.get(i);
+      String where = "source " + (i + 1);
+      if (!(item instanceof Map<?, ?> m)) {
+        bad.add(where + ": expected a map such as {type: postfix-log, path: ...}");
+        continue;
+      }
+      try {
+        GatewayConfig.ReconcileSource s = reconcileSource(m, names);
+        if (names.merge(s.name(), 1, Integer::sum) > 1) {
+          throw new IllegalArgumentException("name '" + s.name() + "' is given to two sources");
+        }
+        result.add(s);
+      } catch (IllegalArgumentException e) {
+        bad.add(where + ": " + e.getMessage());
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    return List.copyOf(result);
+  }
+
+  private static GatewayConfig.ReconcileSource reconcileSource(Map<?, ?> m, Map<String, Integer> names) {
+    String typeText = str(m.get("type"));
+    GatewayConfig.SourceType type = null;
+    for (GatewayConfig.SourceType t : GatewayConfig.SourceType.values()) {
+      if (t.label().equals(typeText)) {
+        type = t;
+      }
+    }
+    if (type == null) {
+      throw new IllegalArgumentException("type must be postfix-log or ledgerpost" + (typeText.isEmpty() ? "" : ", not '" + typeText + "'"));
+    }
+    Set<String> allowed = type == GatewayConfig.SourceType.POSTFIX_LOG ? Set.of("type", "name", "path", "zone")
+        : Set.of("type", "name", "url", "token");
+    for (Object k : m.keySet()) {
+      if (!allowed.contains(String.valueOf(k))) {
+        throw new IllegalArgumentException("unknown member '" + k + "' of a " + type.label() + " source (it takes "
+            + String.join(", ", new java.util.TreeSet<>(allowed)) + ")");
+      }
+    }
+    String name = str(m.get("name"));
+    if (name.isEmpty()) {
+      name = type.label();
+      for (int n = 2; names.containsKey(name); n++) {
+        name = type.label() + "-" + n;
+      }
+    } else if (!name.matches("[A-Za-z0-9._-]{1,40}")) {
+      throw new IllegalArgumentException("name '" + name + "' is not a plain name (letters, digits, '.', '_', '-'; at most 40)");
+    }
+    if (type == GatewayConfig.SourceType.POSTFIX_LOG) {
+      String path = str(m.get("path"));
+      if (path.isEmpty()) {
+        throw new IllegalArgumentException("a postfix-log source needs a path (the mail log, e.g. /var/log/mail.log)");
+      }
+      java.time.ZoneId zone = java.time.ZoneId.systemDefault();
+      if (!str(m.get("zone")).isEmpty()) {
+        try {
+          zone = java.time.ZoneId.of(str(m.get("zone")));
+        } catch (java.time.DateTimeException e) {
+          throw new IllegalArgumentException("zone '" + str(m.get("zone")) + "' is not a time zone (e.g. UTC, Europe/Berlin)");
+        }
+      }
+      return new GatewayConfig.ReconcileSource(name, type, path, zone, null, null);
+    }
+    String url = str(m.get("url"));
+    java.net.URI uri;
+    try {
+      uri = new java.net.URI(url);
+    } catch (java.net.URISyntaxException e) {
+      uri = null;
+    }
+    if (uri == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
+      throw new IllegalArgumentException("a ledgerpost source needs the url of its HTTP API (http(s)://host:port)"
+          + (url.isEmpty() ? "" : ", not '" + url + "'"));
+    }
+    String token = str(m.get("token"));
+    if (token.isEmpty()) {
+      throw new IllegalArgumentException("a ledgerpost source needs a token (the downstream's admin token)");
+    }
+    return new GatewayConfig.ReconcileSource(name, type, null, null, url.replaceAll("/+$", ""), token);
+  }
+
+  /** {@code 0s, 5s, 5m}: a YAML list or one string split at commas and spaces; at least one delay, none negative. */
+  private static Object retrySchedule(Object v) {
+    List<Duration> delays = each(items(v, "expected a list"), item -> (Duration) nonNegativeDuration(item));
+    if (delays.isEmpty() || delays.size() > 50) {
+      throw new IllegalArgumentException("give from 1 to 50 delays, e.g. 0s, 5s, 5m");
+    }
+    return delays;
+  }
+
+  /** Each item of {@code items} parsed; every bad one is named at once (each parse's message), or the list of all. */
+  private static <T> List<T> each(List<Object> items, Function<Object, T> parse) {
+    List<T> result = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    for (Object item : items) {
+      try {
+        result.add(parse.apply(item));
+      } catch (IllegalArgumentException e) {
+        bad.add(e.getMessage());
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    return List.copyOf(result);
+  }
+
+  /** A YAML list, or one string (an environment variable) split at commas and spaces; a map is refused with {@code expected}. */
+  private static List<Object> items(Object v, String expected) {
+    List<Object> items = new ArrayList<>();
+    if (v instanceof Collection<?> c) {
+      items.addAll(c);
+    } else if (v instanceof Map) {
+      throw new IllegalArgumentException(expected);
+    } else {
+      for (String part : str(v).split("[,\\s]+")) {
+        if (!part.isEmpty()) {
+          items.add(part);
+        }
+      }
+    }
+    return items;
+  }
+
+  /**
+   * The endpoints: a YAML list of maps, or (from LEDGERPOST_WEBHOOKS_ENDPOINTS) the same as a JSON array. Every
+   * problem of every endpoint is reported at once, each naming its endpoint.
+   */
+  private static Object webhookEndpoints(Object v) {
+    Object list = v;
+    if (v instanceof String text) {
+      if (text.isBlank()) {
+        return List.of();
+      }
+      try {
+        list = new io.vertx.core.json.JsonArray(text.trim()).getList();
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("expected a JSON array of endpoints: " + e.getMessage());
+      }
+    }
+    if (!(list instanceof Collection<?> items)) {
+      throw new IllegalArgumentException("expected a list of endpoints (name, url, secret or secretFile, events, user)");
+    }
+    List<GatewayConfig.WebhookEndpoint> endpoints = new ArrayList<>();
+    List<String> bad = new ArrayList<>();
+    java.util.Set<String> names = new java.util.HashSet<>();
+    int i = 0;
+    for (Object item : items) {
+      String where = "endpoint " + i++;
+      Object m = item instanceof io.vertx.core.json.JsonObject j ? j.getMap() : item;
+      if (!(m instanceof Map<?, ?> map)) {
+        bad.add(where + ": expected name, url, secret or secretFile, events, user");
+        continue;
+      }
+      List<String> problems = new ArrayList<>();
+      String name = str(map.get("name"));
+      if (!name.matches("[A-Za-z0-9._-]{1,63}")) {
+        problems.add("name '" + name + "' is not a name (letters, digits, '.', '_', '-'; at most 63)");
+      } else {
+        where = "endpoint " + name;
+        if (!names.add(name)) {
+          problems.add("the name is used twice");
+        }
+      }
+      for (Object key : map.keySet()) {
+        if (!ENDPOINT_KEYS.contains(String.valueOf(key))) {
+          problems.add(key + ": unknown key");
+        }
+      }
+      String url = str(map.get("url"));
+      String urlProblem = WebhookSecrets.urlProblem(url);
+      if (urlProblem != null) {
+        problems.add("url " + urlProblem);
+      }
+      List<String> secrets = new ArrayList<>();
+      Object secret = map.get("secret");
+      if (secret instanceof Collection<?> c) {
+        c.forEach(s -> secrets.add(str(s)));
+      } else if (secret != null) {
+        secrets.add(str(secret));
+      }
+      String secretFile = map.get("secretFile") == null ? "" : str(map.get("secretFile"));
+      if (secrets.isEmpty() == secretFile.isEmpty()) {
+        problems.add("give secret or secretFile (one of them)");
+      }
+      for (String s : secrets) {
+        try {
+          WebhookSecrets.decode(s);
+        } catch (IllegalArgumentException e) {
+          problems.add("secret: " + e.getMessage());
+        }
+      }
+      List<String> events = new ArrayList<>();
+      Object ev = map.get("events");
+      if (ev == null) {
+        events.addAll(GatewayConfig.WEBHOOK_EVENTS);
+      } else {
+        for (Object e : items(ev, "expected a list")) {
+          String type = str(e);
+          if (!GatewayConfig.WEBHOOK_EVENTS.contains(type)) {
+            problems.add("events: '" + type + "' is not one of " + String.join(", ", GatewayConfig.WEBHOOK_EVENTS));
+          } else if (!events.contains(type)) {
+            events.add(type);
+          }
+        }
+        if (events.isEmpty() && problems.isEmpty()) {
+          problems.add("events: name at least one event, or leave it out for all");
+        }
+      }
+      String user = map.get("user") == null || str(map.get("user")).isEmpty() ? null : str(map.get("user"));
+      if (problems.isEmpty()) {
+        endpoints.add(new GatewayConfig.WebhookEndpoint(name, url, List.copyOf(secrets), secretFile, List.copyOf(events), user));
+      } else {
+        for (String p : problems) {
+          bad.add(where + ": " + p);
+        }
+      }
+    }
+    if (!bad.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", bad));
+    }
+    return List.copyOf(endpoints);
+  }
+
+  private static <E extends Enum<E>> Object enumOf(Class<E> type, Object v) {
+    String s = str(v).toUpperCase(Locale.ROOT);
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equals(s)) {
+        return e;
+      }
+    }
+    throw new IllegalArgumentException("'" + v + "' is not one of " + names(type));
+  }
+
+  private static <E extends Enum<E>> String names(Class<E> type) {
+    List<String> names = new ArrayList<>();
+    for (E e : type.getEnumConstants()) {
+      names.add(e.name().toLowerCase(Locale.ROOT));
+    }
+    return String.join(" | ", names);
+  }
+
+  private static Object unknownOutcomeReply(Object v) {
+    return switch (str(v)) {
+      case "451" -> GatewayConfig.UnknownOutcomeReply.REPLY_451;
+      case "250" -> GatewayConfig.UnknownOutcomeReply.REPLY_250;
+      default -> throw new IllegalArgumentException("'" + v + "' is not 451 or 250");
+    };
+  }
+}

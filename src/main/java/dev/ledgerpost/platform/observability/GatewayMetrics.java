@@ -1,0 +1,75 @@
+package dev.ledgerpost.platform.observability;
+
+import java.util.function.DoubleSupplier;
+
+/**
+ * The gateway's own measurements, behind an interface so parts do not depend on Micrometer and tests
+ * can run without a registry. Every event is a no-op by default, so a sink names only what it measures
+ * ({@link MicrometerGatewayMetrics} measures every one). Tag values come from enums or bounded sets only: an unbounded tag
+ * (an address, a message id, a free-text reply) would grow the registry without limit.
+ */
+public interface GatewayMetrics {
+
+  enum Stage { COMMAND, DATA }
+
+  enum TxKind { OPEN, SETTLE }
+
+  enum Outcome { ACCEPTED, DEFERRED, REJECTED, LOST_BEFORE_DOT, UNKNOWN, NOT_RECORDED }
+
+  /** A failed AUTH: answered 535 (or 421 on a connection's last try), the failure that began a ban, or refused while banned. */
+  enum AuthFailure { REJECTED, BANNED, REFUSED }
+
+  /** A MAIL of an authenticated user under auth.rateLimit: within the rate, or answered 451 4.7.1. */
+  enum RateLimit { ALLOWED, LIMITED }
+
+  /** A reconcile proposal's confidence and outcome (docs/design.md §8.4). */
+  enum ProposalConfidence { EXACT, WEAK }
+
+  enum ProposalOutcome { DELIVERED, NOT_DELIVERED }
+  /** The command that carried an SMTP message body: DATA, or BDAT chunks (RFC 3030). */
+  enum BodyCommand { DATA, BDAT }
+
+  /**
+   * How one webhook attempt ended: delivered (2xx), retrying (another attempt follows), failed (the schedule's
+   * last attempt failed: the delivery is FAILED), gone (410: the endpoint is disabled).
+   */
+  enum WebhookResult { DELIVERED, RETRYING, FAILED, GONE }
+
+  /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
+  default void smtpReply(int code, Stage stage, long nanos) {}
+
+  default void ledgerTransaction(TxKind kind, long nanos, boolean succeeded) {}
+
+  default void ledgerRetry(String cause) {}
+
+  /** What the client waited for after its final dot: ledger open, downstream DATA, settle. */
+  default void delivery(Outcome outcome, long nanos) {}
+
+  default void authFailure(AuthFailure result) {}
+
+  default void userRateLimit(RateLimit outcome) {}
+
+  /** A reconcile proposal written by this node. */
+  default void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {}
+
+  /** An SMTP message body was received whole (DATA's final dot, BDAT LAST), whatever became of it. */
+  default void smtpTransaction(BodyCommand command) {}
+
+  /** A message body went to the smarthost, as DATA or as BDAT (a smarthost's own log may not say which). */
+  default void downstreamTransaction(BodyCommand command) {}
+
+  /** One webhook attempt's end; {@code endpoint} is a configured endpoint's name (a bounded set). */
+  default void webhookAttempt(String endpoint, WebhookResult result) {}
+
+  /** A configured webhook endpoint: its counters exist (at zero) from the start. */
+  default void webhookEndpoint(String endpoint) {}
+
+  /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
+  default void gauge(String name, String help, DoubleSupplier value) {}
+
+  /** A gauge with one tag: one series of a family ({@code name{tagKey="tagValue"}}). */
+  default void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value) {}
+
+  /** Measures nothing (tests, tools): every event is a default no-op. */
+  GatewayMetrics NOOP = new GatewayMetrics() {};
+}

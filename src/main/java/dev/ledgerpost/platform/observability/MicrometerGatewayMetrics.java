@@ -1,0 +1,185 @@
+package dev.ledgerpost.platform.observability;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
+
+/** {@link GatewayMetrics} on a Micrometer registry (Prometheus in production). Meters are built once and cached. */
+public final class MicrometerGatewayMetrics implements GatewayMetrics {
+  /** Reply codes a client can hear from us (RFC 5321's set); any other mirrored code is tagged "other". */
+  private static final Set<Integer> KNOWN_CODES = Set.of(211, 214, 220, 221, 235, 250, 251, 252, 334, 354, 421, 450, 451,
+      452, 454, 455, 500, 501, 502, 503, 504, 521, 530, 534, 535, 538, 550, 551, 552, 553, 554, 555, 556);
+  private static final Set<String> RETRY_CAUSES = Set.of("55P03", "40001", "40P01", "connection");
+  private static final Duration[] SLO = {
+    Duration.ofMillis(1), Duration.ofMillis(2), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(20),
+    Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
+    Duration.ofMillis(2500), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30)
+  };
+
+  private final MeterRegistry registry;
+  private final Map<String, Counter> replies = new ConcurrentHashMap<>();
+  private final Map<Stage, Timer> replyLatency = new EnumMap<>(Stage.class);
+  private final Map<TxKind, Timer> transactions = new EnumMap<>(TxKind.class);
+  private final Map<TxKind, Counter> failures = new EnumMap<>(TxKind.class);
+  private final Map<String, Counter> retries = new ConcurrentHashMap<>();
+  private final Map<Outcome, Counter> outcomes;
+  private final Map<AuthFailure, Counter> authFailures;
+  private final Map<RateLimit, Counter> rateLimits;
+  private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
+  private final Map<BodyCommand, Counter> bodies;
+  private final Map<BodyCommand, Counter> relayed;
+  private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
+  private final Timer delivery;
+
+  public MicrometerGatewayMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    for (Stage s : Stage.values()) {
+      replyLatency.put(s, histogram("ledgerpost.smtp.reply", "Time from a complete command (or final dot) to its reply",
+          "stage", s));
+    }
+    for (TxKind k : TxKind.values()) {
+      transactions.put(k, histogram("ledgerpost.ledger.transaction", "Ledger transactions, retries included", "kind", k));
+      failures.put(k, Counter.builder("ledgerpost.ledger.failures").description("Ledger transactions that failed after their retries")
+          .tag("kind", tag(k)).register(registry));
+    }
+    outcomes = counters(Outcome.class, "ledgerpost.delivery.outcomes", "Messages by what happened after DATA", "outcome");
+    authFailures = counters(AuthFailure.class, "ledgerpost.auth.failures",
+        "Failed SMTP AUTH attempts: rejected (535), banned (the failure that began a ban), refused (while banned)", "result");
+    rateLimits = counters(RateLimit.class, "ledgerpost.auth.rate.limit",
+        "MAIL commands of authenticated users under auth.rateLimit, by outcome", "outcome");
+    for (ProposalConfidence c : ProposalConfidence.values()) {
+      for (ProposalOutcome o : ProposalOutcome.values()) {
+        proposals.put(c.name() + o.name(), Counter.builder("ledgerpost.reconcile.proposals")
+            .description("Reconcile proposals written by this node, by confidence and outcome")
+            .tag("confidence", tag(c)).tag("outcome", tag(o)).register(registry));
+      }
+    }
+    bodies = counters(BodyCommand.class, "ledgerpost.smtp.transactions",
+        "SMTP message bodies received whole, by the command that carried them: data, bdat (RFC 3030)", "command");
+    relayed = counters(BodyCommand.class, "ledgerpost.downstream.transactions",
+        "Message bodies sent to the smarthost, by command: data, bdat (when it offers CHUNKING)", "command");
+    for (String cause : RETRY_CAUSES) {
+      retries.put(cause, Counter.builder("ledgerpost.ledger.retries").description("Whole-transaction retries by SQLSTATE")
+          .tag("sqlstate", cause).register(registry));
+    }
+    delivery = Timer.builder("ledgerpost.delivery").description("From the client's final dot to the outcome: open, send, settle")
+        .publishPercentileHistogram().serviceLevelObjectives(SLO).register(registry);
+  }
+
+  public MeterRegistry registry() {
+    return registry;
+  }
+
+  private Timer histogram(String name, String help, String tagKey, Enum<?> tagValue) {
+    return Timer.builder(name).description(help).tag(tagKey, tag(tagValue))
+        .publishPercentileHistogram().serviceLevelObjectives(SLO).register(registry);
+  }
+
+  /** One counter of the family {@code name} per value of {@code type}, tagged {@code tagKey}: every series from the start. */
+  private <E extends Enum<E>> Map<E, Counter> counters(Class<E> type, String name, String help, String tagKey) {
+    Map<E, Counter> counters = new EnumMap<>(type);
+    for (E e : type.getEnumConstants()) {
+      counters.put(e, Counter.builder(name).description(help).tag(tagKey, tag(e)).register(registry));
+    }
+    return counters;
+  }
+
+  private static String tag(Enum<?> e) {
+    return e.name().toLowerCase(Locale.ROOT);
+  }
+
+  @Override
+  public void smtpReply(int code, Stage stage, long nanos) {
+    String codeTag = KNOWN_CODES.contains(code) ? String.valueOf(code) : "other";
+    String cls = (code / 100) + "xx";
+    replies.computeIfAbsent(cls + codeTag, k -> Counter.builder("ledgerpost.smtp.replies")
+        .description("SMTP replies sent to clients").tag("class", cls).tag("code", codeTag).register(registry)).increment();
+    if (nanos >= 0) {
+      replyLatency.get(stage).record(nanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  @Override
+  public void ledgerTransaction(TxKind kind, long nanos, boolean succeeded) {
+    transactions.get(kind).record(nanos, TimeUnit.NANOSECONDS);
+    if (!succeeded) {
+      failures.get(kind).increment();
+    }
+  }
+
+  @Override
+  public void ledgerRetry(String cause) {
+    Counter c = retries.get(cause);
+    if (c != null) {
+      c.increment();
+    }
+  }
+
+  @Override
+  public void delivery(Outcome outcome, long nanos) {
+    outcomes.get(outcome).increment();
+    delivery.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void authFailure(AuthFailure result) {
+    authFailures.get(result).increment();
+  }
+
+  @Override
+  public void userRateLimit(RateLimit outcome) {
+    rateLimits.get(outcome).increment();
+  }
+
+  @Override
+  public void reconcileProposal(ProposalConfidence confidence, ProposalOutcome outcome) {
+    proposals.get(confidence.name() + outcome.name()).increment();
+  }
+
+  @Override
+  public void smtpTransaction(BodyCommand command) {
+    bodies.get(command).increment();
+  }
+
+  @Override
+  public void downstreamTransaction(BodyCommand command) {
+    relayed.get(command).increment();
+  }
+
+  @Override
+  public void webhookAttempt(String endpoint, WebhookResult result) {
+    webhookCounter(endpoint, result).increment();
+  }
+
+  private Counter webhookCounter(String endpoint, WebhookResult result) {
+    return webhookAttempts.computeIfAbsent(endpoint + "\n" + tag(result), k -> Counter.builder("ledgerpost.webhook.deliveries")
+        .description("Webhook attempts by endpoint and how they ended: delivered, retrying, failed (the last attempt), gone (410)")
+        .tag("endpoint", endpoint).tag("result", tag(result)).register(registry));
+  }
+
+  @Override
+  public void webhookEndpoint(String endpoint) {
+    for (WebhookResult r : WebhookResult.values()) {
+      webhookCounter(endpoint, r);
+    }
+  }
+
+  @Override
+  public void gauge(String name, String help, DoubleSupplier value) {
+    Gauge.builder(name, value::getAsDouble).description(help).strongReference(true).register(registry);
+  }
+
+  @Override
+  public void gauge(String name, String help, String tagKey, String tagValue, DoubleSupplier value) {
+    Gauge.builder(name, value::getAsDouble).description(help).tag(tagKey, tagValue).strongReference(true).register(registry);
+  }
+}

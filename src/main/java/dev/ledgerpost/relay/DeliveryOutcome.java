@@ -1,0 +1,116 @@
+package dev.ledgerpost.relay;
+
+import dev.ledgerpost.platform.observability.GatewayMetrics;
+import java.util.UUID;
+
+/**
+ * What happened to one message after its ledger entry was (or could not be) opened. The SMTP reply
+ * table and the HTTP API each map these to what their client hears; nothing else decides it.
+ *
+ * <p>Every consumer goes through {@link #accept(Visitor)}: a new outcome is then a compile error in
+ * every place that has to decide what it means (Java 17 has no exhaustive switch over a sealed type).
+ */
+public sealed interface DeliveryOutcome {
+
+  /** One method per outcome; implement all of them, there is no default. */
+  interface Visitor<R> {
+    R notRecorded(NotRecorded o);
+
+    R accepted(Accepted o);
+
+    R deferred(Deferred o);
+
+    R rejected(Rejected o);
+
+    R lostBeforeDot(LostBeforeDot o);
+
+    R unknown(Unknown o);
+  }
+
+  <R> R accept(Visitor<R> visitor);
+
+  /** Its series of the outcome counter; every outcome names one (no default), so a new one cannot go uncounted. */
+  GatewayMetrics.Outcome metric();
+
+  /**
+   * The ledger could not be opened (or its open was not confirmed); the downstream never received
+   * DATA. Nothing was sent, and the gateway says so: the "not sent" fact is journaled and the retry
+   * part closes a row the open may have left behind (docs/design.md §1).
+   */
+  record NotRecorded() implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.notRecorded(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.NOT_RECORDED;
+    }
+  }
+
+  /** The downstream accepted. {@code settled} is false when the settle failed after its retries. */
+  record Accepted(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.accepted(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.ACCEPTED;
+    }
+  }
+
+  /** The downstream answered the message with 4xx. */
+  record Deferred(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.deferred(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.DEFERRED;
+    }
+  }
+
+  /** The downstream answered the message with 5xx. */
+  record Rejected(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.rejected(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.REJECTED;
+    }
+  }
+
+  /** The connection was lost or timed out before the final dot was written: nothing was delivered. */
+  record LostBeforeDot(UUID ledgerId, String reason, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.lostBeforeDot(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.LOST_BEFORE_DOT;
+    }
+  }
+
+  /** The connection was lost or timed out after the final dot: the downstream may or may not have it. */
+  record Unknown(UUID ledgerId, String reason, boolean settled) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.unknown(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.UNKNOWN;
+    }
+  }
+}

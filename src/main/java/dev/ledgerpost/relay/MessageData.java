@@ -1,0 +1,60 @@
+package dev.ledgerpost.relay;
+
+import io.vertx.core.buffer.Buffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Locale;
+
+/**
+ * A received message ready to relay. {@code wire} holds it as {@code form} says, so relaying it changes no
+ * byte. {@code size} and {@code sha256} describe the message itself (unstuffed).
+ */
+public record MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form) {
+
+  /** How {@code wire} holds the message, and so how it may go downstream. */
+  public enum Form {
+    /** DATA's wire form: the client's lines as they crossed the socket, CRLF-terminated, still dot-stuffed, without the terminating dot line. Goes down as DATA. */
+    DOT_STUFFED,
+    /** The message itself (BDAT), every line ending in CRLF, the last one too: down as BDAT, or as DATA once dot-stuffed. */
+    LINES,
+    /** The message itself (BDAT), not fit for DATA (BODY=BINARYMIME, or a last line without CRLF): down as BDAT only. */
+    CHUNKS_ONLY
+  }
+
+  /** DATA's wire form (the SMTP DATA intake, the send API). */
+  public MessageData(Buffer wire, long size, String sha256, String messageIdHeader) {
+    this(wire, size, sha256, messageIdHeader, Form.DOT_STUFFED);
+  }
+
+  /** A fresh SHA-256, the digest of {@code sha256} and of the sent bytes' hash (every JDK has it). */
+  public static MessageDigest newSha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every JDK", e);
+    }
+  }
+
+  /** At most this much of a Message-ID is recorded: a line's limit (RFC 5322 §2.1.1). */
+  private static final int MAX_MESSAGE_ID = 998;
+
+  /**
+   * The Message-ID header's value among a message's header lines (unfolded, trimmed, at most 998 characters), or
+   * null; SMTP and the send API read it the same way.
+   */
+  public static String messageId(String[] headerLines) {
+    for (int i = 0; i < headerLines.length; i++) {
+      String l = headerLines[i];
+      if (l.length() >= 11 && l.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:")) {
+        StringBuilder v = new StringBuilder(l.substring(11));
+        while (i + 1 < headerLines.length && !headerLines[i + 1].isEmpty()
+            && (headerLines[i + 1].charAt(0) == ' ' || headerLines[i + 1].charAt(0) == '\t')) {
+          v.append(headerLines[++i]);
+        }
+        String value = v.toString().trim();
+        return value.length() > MAX_MESSAGE_ID ? value.substring(0, MAX_MESSAGE_ID) : value;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,78 @@
+package dev.ledgerpost.relay;
+
+import java.nio.charset.StandardCharsets;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * The one trace header the gateway adds; everything after it is the client's bytes. RFC 5321 §4.4's
+ * {@code Received: from <Extended-Domain> by <domain> with <protocol> id <id> [for <path>]; <date-time>}, with
+ * the protocol names of RFC 3848 (ESMTPS, ESMTPA, ESMTPSA) and RFC 6531 (UTF8SMTP...), and, as Postfix writes
+ * it, the client's TLS protocol and cipher as a comment when known:
+ *
+ * <pre>
+ * Received: from client.example ([192.0.2.7])
+ *         (using TLSv1.3 with cipher TLS_AES_256_GCM_SHA384)
+ *         by gateway.example (Ledgerpost) with ESMTPS id 0190f2c4-...
+ *         for &lt;bob@example.net&gt;; Tue, 3 Mar 2026 10:00:00 +0000
+ * </pre>
+ *
+ * A HELO that is neither a domain nor an address literal cannot stand where the grammar wants one: the
+ * client's address literal takes its place, and the HELO goes into a comment.
+ */
+final class ReceivedHeader {
+  private static final DateTimeFormatter DATE = DateTimeFormatter.ofPattern("EEE, d MMM yyyy HH:mm:ss Z", Locale.ENGLISH);
+  /** RFC 5321 §4.1.2 Domain: sub-domains of letters, digits and inner hyphens (an underscore is tolerated, as MTAs do). */
+  private static final Pattern DOMAIN =
+      Pattern.compile("[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?");
+  /** RFC 5321 §4.1.3 address-literal, loosely: brackets around what may be an address (checked by no one downstream). */
+  private static final Pattern ADDRESS_LITERAL = Pattern.compile("\\[[A-Za-z0-9:.]+\\]");
+
+  private ReceivedHeader() {}
+
+  static byte[] build(Submission s, String hostname, UUID id, List<String> recipients, ZonedDateTime when) {
+    String literal = addressLiteral(s.clientIp());
+    String helo = s.helo() == null ? "unknown" : s.helo();
+    StringBuilder sb = new StringBuilder("Received: from ");
+    if (helo.length() <= 255 && (DOMAIN.matcher(helo).matches() || ADDRESS_LITERAL.matcher(helo).matches())) {
+      sb.append(helo).append(" (").append(literal).append(')');
+    } else {
+      sb.append(literal).append(" (HELO ").append(comment(helo)).append(')');
+    }
+    if (s.tlsCipher() != null) {
+      sb.append("\r\n\t(using ").append(comment(s.tlsCipher())).append(')');
+    }
+    sb.append("\r\n\tby ").append(hostname).append(" (Ledgerpost) with ").append(s.protocol())
+        .append(" id ").append(id);
+    if (recipients.size() == 1) {
+      sb.append("\r\n\tfor <").append(printable(recipients.get(0))).append('>');
+    }
+    sb.append("; ").append(DATE.format(when)).append("\r\n");
+    return sb.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** {@code [192.0.2.7]}, or {@code [IPv6:2001:db8::7]} (RFC 5321 §4.1.3); "unknown" stays as it is in brackets. */
+  static String addressLiteral(String ip) {
+    String p = printable(ip == null ? "unknown" : ip);
+    return p.indexOf(':') >= 0 ? "[IPv6:" + p + "]" : "[" + p + "]";
+  }
+
+  /** Client-supplied words go into a header: no control characters, nothing that could end the line. */
+  private static String printable(String s) {
+    StringBuilder sb = new StringBuilder(s.length());
+    for (int i = 0; i < s.length() && i < 255; i++) {
+      char c = s.charAt(i);
+      sb.append(c < 0x20 || c == 0x7f ? '?' : c);
+    }
+    return sb.toString();
+  }
+
+  /** Printable and fit for a comment (RFC 5322 ctext): no parenthesis or backslash to unbalance it. */
+  private static String comment(String s) {
+    return printable(s).replace('(', '?').replace(')', '?').replace('\\', '?');
+  }
+}

@@ -1,0 +1,242 @@
+package dev.ledgerpost.relay;
+
+import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.ledger.LedgerMessages.Open;
+import dev.ledgerpost.ledger.LedgerMessages.Opened;
+import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
+import dev.ledgerpost.ledger.LedgerMessages.Settle;
+import dev.ledgerpost.ledger.LedgerWriter;
+import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.ledger.RecipientStatus;
+import dev.ledgerpost.platform.observability.AuditEvent;
+import dev.ledgerpost.platform.observability.AuditLog;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
+import dev.ledgerpost.relay.retry.KnownOutcome;
+import dev.ledgerpost.relay.retry.OutcomeKeeper;
+import dev.ledgerpost.platform.bus.Bus;
+import io.vertx.core.Future;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The relay contract (docs/design.md §1), in one place for SMTP and HTTP intake alike: open the ledger, and only
+ * then send the body; journal the outcome and settle the ledger (together: whichever is durable first
+ * holds the fact); hand a failed settle to the retry part; write the audit lines; and turn every end into
+ * a {@link DeliveryOutcome}. It speaks to the downstream only through a {@link WireTransaction}, and
+ * never decides what a client hears (that is each intake's reply table). One per process, thread-safe:
+ * it keeps no state of its own.
+ */
+public final class RelayContract {
+  private static final Logger LOG = LoggerFactory.getLogger(RelayContract.class);
+  /** A journal slower than this is a sick disk: a failed settle is handed over without waiting longer. */
+  private static final Duration JOURNAL_TIMEOUT = Duration.ofSeconds(10);
+
+  /** What the contract works with; built once by the gateway. */
+  public record Services(LedgerWriter ledger, Bus bus, OutcomeKeeper outcomes, GatewayMetrics metrics, AtomicLong handovers,
+      String hostname) {}
+
+  /**
+   * A client transaction's envelope as the ledger records it: who, from whom (with MAIL's RFC 3461 RET and
+   * ENVID, null when absent), where, and each RCPT's verdict.
+   */
+  record Envelope(Submission submission, String mailFrom, String dsnRet, String dsnEnvid, String route,
+      List<Verdict> recipients) {
+    Envelope(Submission submission, String mailFrom, String route, List<Verdict> recipients) {
+      this(submission, mailFrom, null, null, route, recipients);
+    }
+  }
+
+  /** One RCPT (with its RFC 3461 NOTIFY and ORCPT) and the downstream's verdict on it. */
+  record Verdict(String address, DownstreamReply reply, RelayTransaction.RcptParameters dsn) {
+    Verdict(String address, DownstreamReply reply) {
+      this(address, reply, RelayTransaction.RcptParameters.NONE);
+    }
+  }
+
+  private final Services services;
+
+  public RelayContract(Services services) {
+    this.services = services;
+  }
+
+  /** The whole contract for one message whose envelope the downstream has accepted. Never fails. */
+  Future<DeliveryOutcome> deliver(WireTransaction wire, Envelope envelope, MessageData message, Opening opening) {
+    long started = System.nanoTime();
+    Open open = open(opening, envelope, message);
+    // In delivery from before its row can exist until it is settled or handed over: no stale raise, no reconcile (§8.1).
+    services.outcomes().delivering(open.id());
+    return openLedger(open, opening)
+        .transform(ar -> {
+          if (ar.failed()) {
+            LOG.error("ledger open failed for {} (Message-ID {}); answering 451 4.3.0, nothing sent downstream: {}",
+                open.id(), message.messageIdHeader(), ar.cause().getMessage());
+            return notSent(open, message, opening).compose(v -> wire.abort())
+                .map(v -> (DeliveryOutcome) new DeliveryOutcome.NotRecorded());
+          }
+          return send(wire, ar.result(), open, envelope, message);
+        })
+        .recover(e -> {
+          // Every step above maps its failures to an outcome; reaching here is a bug. Nothing is known.
+          LOG.error("relay contract for {} failed unexpectedly", open.id(), e);
+          services.outcomes().deliveryAbandoned(open.id()); // its row, if any, is the stale watch's to raise
+          return Future.failedFuture(e);
+        })
+        .onSuccess(outcome -> services.metrics().delivery(outcome.metric(), System.nanoTime() - started));
+  }
+
+  private Future<Opened> openLedger(Open open, Opening opening) {
+    if (opening.key() == null) {
+      return services.ledger().open(open);
+    }
+    return services.bus().request(LedgerMessages.OPEN_KEYED, new LedgerMessages.OpenKeyed(open, opening.key(),
+        opening.keyLease()), Opened.class);
+  }
+
+  private static Open open(Opening opening, Envelope envelope, MessageData message) {
+    List<RecipientEntry> entries = new ArrayList<>(envelope.recipients().size());
+    for (Verdict v : envelope.recipients()) {
+      entries.add(new RecipientEntry(v.address(), v.reply().positive() ? RecipientStatus.PENDING : RecipientStatus.REJECTED,
+          v.reply().toString(), v.dsn().dsnNotify(), v.dsn().dsnOrcpt()));
+    }
+    Submission s = envelope.submission();
+    return new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
+        message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), OffsetDateTime.now(ZoneOffset.UTC),
+        List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid());
+  }
+
+  /**
+   * The open failed, but its commit may have landed (PostgreSQL died during it): a PENDING row would then
+   * look like a message that may have been delivered, although nothing was sent. That is a known fact:
+   * journal it and hand it to the retry part, which closes the row as FAILED_TEMP 4.3.0 once the ledger is
+   * back (or finds none) and releases the send's Idempotency-Key (§1.3.1). Never fails.
+   */
+  private Future<Void> notSent(Open open, MessageData message, Opening opening) {
+    Settle settle = new Settle(open.id(), 1, MessageStatus.FAILED_TEMP, open.pendingRecipients(), null,
+        KnownOutcome.NOT_SENT_CODE, null, KnownOutcome.NOT_SENT_REASON);
+    KnownOutcome outcome = KnownOutcome.notSent(settle, message.messageIdHeader(), opening.key());
+    return bounded(journal(outcome)).map(journaled -> {
+      services.outcomes().handOver(outcome, journaled);
+      return (Void) null;
+    });
+  }
+
+  /** The ledger entry is open: now, and only now, may the body go downstream. */
+  private Future<DeliveryOutcome> send(WireTransaction wire, Opened opened, Open open, Envelope envelope, MessageData message) {
+    List<String> accepted = new ArrayList<>(open.recipients().size());
+    for (RecipientEntry r : open.recipients()) {
+      if (r.status() == RecipientStatus.PENDING) {
+        accepted.add(r.address());
+      }
+    }
+    byte[] trace = ReceivedHeader.build(envelope.submission(), services.hostname(), opened.id(), accepted,
+        ZonedDateTime.now(ZoneOffset.UTC));
+    int pending = open.pendingRecipients();
+    services.metrics().downstreamTransaction(wire.command(message.form()));
+    // Hashed while the body goes downstream; recorded only for a body that was sent whole (§1.6).
+    Future<String> sent = SentDigest.of(trace, message);
+    return wire.data(trace, message).compose(result -> result.<Future<DeliveryOutcome>>fold(
+        verdict -> sentHash(sent, verdict.bodySent()).compose(hash -> settleReply(opened, pending, message, verdict.reply(), hash)),
+        lost -> settleLost(opened, pending, message, lost.reason()),
+        lost -> sentHash(sent, true).compose(hash -> settleUnknown(opened, pending, message, lost.reason(), hash))));
+  }
+
+  /** The sent bytes' hash when the whole body left the gateway, else null. Never fails: a hash is not worth a lost fact. */
+  private static Future<String> sentHash(Future<String> sent, boolean bodySent) {
+    if (!bodySent) {
+      return Future.succeededFuture(null);
+    }
+    return sent.otherwise(e -> {
+      LOG.warn("hashing the sent message failed; its sent_sha256 stays empty: {}", e.toString());
+      return null;
+    });
+  }
+
+  private Future<DeliveryOutcome> settleReply(Opened opened, int pending, MessageData message, DownstreamReply reply,
+      String sentSha256) {
+    MessageStatus target = reply.positive() ? MessageStatus.SENT
+        : reply.transientFailure() ? MessageStatus.FAILED_TEMP : MessageStatus.FAILED_PERM;
+    Settle settle = new Settle(opened.id(), opened.version(), target, pending, reply.code(), reply.enhancedCode(),
+        reply.text(), null, sentSha256);
+    return settle(settle, message, reply.positive()).map(settled -> switch (target) {
+      case SENT -> new DeliveryOutcome.Accepted(opened.id(), reply, settled);
+      case FAILED_TEMP -> new DeliveryOutcome.Deferred(opened.id(), reply, settled);
+      default -> new DeliveryOutcome.Rejected(opened.id(), reply, settled);
+    });
+  }
+
+  private Future<DeliveryOutcome> settleLost(Opened opened, int pending, MessageData message, String reason) {
+    Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.FAILED_TEMP, pending, null, "4.4.2", null, reason);
+    return settle(settle, message, false).map(settled -> new DeliveryOutcome.LostBeforeDot(opened.id(), reason, settled));
+  }
+
+  private Future<DeliveryOutcome> settleUnknown(Opened opened, int pending, MessageData message, String reason,
+      String sentSha256) {
+    AuditLog.of(AuditEvent.DELIVERY_OUTCOME_UNKNOWN).with("message_id", opened.id())
+        .with("msg_id", message.messageIdHeader()).with("reason", reason).log();
+    Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.UNKNOWN, pending, null, "4.4.2", null,
+        "lost after the final dot: " + reason, sentSha256);
+    return settle(settle, message, false).map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
+  }
+
+  /**
+   * Journals the outcome and settles the ledger at the same time: once either is durable, a crash cannot
+   * lose the fact (the journal is replayed at the next start; a committed settle needs nothing more). A
+   * failed settle is logged as CRITICAL and, once the journal has had its say, handed to the retry part.
+   * Neither ever changes the reply (docs/design.md §1). True when the settle committed.
+   */
+  private Future<Boolean> settle(Settle settle, MessageData message, boolean downstreamAccepted) {
+    KnownOutcome outcome = new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted);
+    Future<Boolean> journaled = journal(outcome);
+    return services.ledger().settle(settle).transform(ar -> {
+      if (ar.succeeded()) {
+        services.outcomes().settled(settle.id());
+        // The client hears back once the journal has had its say too: both ran at once, so this costs the
+        // slower of the two, not their sum, and a journal failure is logged before the reply, never after.
+        return bounded(journaled).map(j -> true);
+      }
+      Throwable e = ar.cause();
+      String cause = e instanceof LedgerException le ? le.kind().name() : e.getClass().getSimpleName();
+      AuditLog.of(AuditEvent.DELIVERY_RESULT_PERSIST_FAILED).with("message_id", settle.id())
+          .with("msg_id", message.messageIdHeader()).with("target_status", settle.target())
+          .with("downstream_accepted", downstreamAccepted).with("cause", cause).with("error", e.getMessage()).log();
+      return bounded(journaled).map(j -> {
+        services.outcomes().handOver(outcome, j);
+        services.handovers().incrementAndGet();
+        return false;
+      });
+    });
+  }
+
+  /**
+   * The journal's answer: true when the outcome is on disk, false when it is not (its settle committed
+   * first, so it was not needed; or the journal failed, which is logged as CRITICAL). Never fails.
+   */
+  private Future<Boolean> journal(KnownOutcome outcome) {
+    return services.outcomes().journal(outcome).otherwise(e -> {
+      AuditLog.of(AuditEvent.OUTCOME_JOURNAL_FAILED).with("message_id", outcome.settle().id())
+          .with("msg_id", outcome.messageIdHeader()).with("target_status", outcome.settle().target())
+          .with("downstream_accepted", outcome.downstreamAccepted()).with("error", e.getMessage())
+          .with("action", "settling without the journal").log();
+      return false;
+    });
+  }
+
+  /** Waiting for the journal is bounded: an fsync slower than this is a sick disk, and the fact goes on in memory. */
+  private static Future<Boolean> bounded(Future<Boolean> journaled) {
+    return journaled.timeout(JOURNAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).otherwise(e -> {
+      if (e instanceof java.util.concurrent.TimeoutException) {
+        LOG.error("the outcome journal did not answer within {} s; going on without waiting for it", JOURNAL_TIMEOUT.toSeconds());
+      }
+      return false;
+    });
+  }
+}
