@@ -20,7 +20,7 @@ import dev.ledgerpost.publish.webhook.WebhookApi;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.chaos.ChaosMessages;
 import dev.ledgerpost.platform.config.GatewayConfig;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Get;
 import dev.ledgerpost.ledger.LedgerMessages.ListQuery;
@@ -251,9 +251,9 @@ public final class ApiVerticle extends VerticleBase {
         .onComplete(ar -> {
           if (ar.succeeded()) {
             Problem.json(ctx, 202, new JsonObject().put("tables", ar.result().tables()).put("millis", ar.result().millis()));
-          } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.STALE) {
+          } else if (ar.cause() instanceof StoreException le && le.kind() == StoreException.Kind.STALE) {
             Problem.send(ctx, 409, "Conflict", le.getMessage());
-          } else if (ar.cause() instanceof LedgerException le && le.kind() == LedgerException.Kind.BAD_REQUEST) {
+          } else if (ar.cause() instanceof StoreException le && le.kind() == StoreException.Kind.BAD_REQUEST) {
             Problem.send(ctx, 400, "Bad Request", le.getMessage());
           } else {
             Problem.send(ctx, 503, "Service Unavailable", "lock not obtained: " + ar.cause().getMessage());

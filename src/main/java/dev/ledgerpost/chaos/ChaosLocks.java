@@ -3,7 +3,7 @@ package dev.ledgerpost.chaos;
 import dev.ledgerpost.chaos.ChaosMessages.ChaosLock;
 import dev.ledgerpost.chaos.ChaosMessages.ChaosLocked;
 import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.LedgerStore;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -39,11 +39,11 @@ public final class ChaosLocks implements LedgerStore {
     List<String> tables = request.tables();
     if (tables == null || tables.isEmpty() || !TABLES.containsAll(tables) || request.millis() < 1
         || request.millis() > MAX_MILLIS) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST,
           "tables must be a non-empty subset of " + TABLES + " and millis 1.." + MAX_MILLIS));
     }
     if (held) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.STALE, "a chaos lock is already held"));
+      return Future.failedFuture(new StoreException(StoreException.Kind.STALE, "a chaos lock is already held"));
     }
     held = true;
     return PgConnection.connect(vertx, options).compose(conn -> conn.query("BEGIN").execute()

@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.db.TransactionPolicy;
 
 import dev.ledgerpost.ledger.LedgerMessages.OpenKeyed;
@@ -45,7 +45,7 @@ record KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetr
   /** The ledger entry and the key's binding commit together, or neither does. A batch of one: keyed sends are few. */
   Future<Opened> open(OpenKeyed o) {
     if (!o.ref().operationId().equals(o.open().id())) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST,
           "a key binds the ledger entry its claimant chose: " + o.ref().operationId() + " is not " + o.open().id()));
     }
     List<Object> params = OpenBatch.params(List.of(o.open()), nodeId);

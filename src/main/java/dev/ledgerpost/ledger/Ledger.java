@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 
 import dev.ledgerpost.ledger.LedgerMessages.Get;
 import dev.ledgerpost.ledger.LedgerMessages.ListQuery;
@@ -128,7 +128,7 @@ public final class Ledger {
     Future<Row> detail = SqlTemplate.forQuery(pool, DETAIL)
         .execute(Map.of("id", get.id()))
         .compose(rows -> rows.size() == 0
-            ? Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + get.id()))
+            ? Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no message " + get.id()))
             : Future.succeededFuture(rows.iterator().next()));
     return detail.compose(row -> SqlTemplate.forQuery(pool, RECIPIENTS)
         .mapTo(r -> new RecipientView(r.getString("address"), RecipientStatus.valueOf(r.getString("status")),
@@ -173,11 +173,11 @@ public final class Ledger {
         row.getOffsetDateTime("settled_at"));
   }
 
-  private static LedgerException persistence(String kind, UUID id, Throwable e) {
-    if (e instanceof LedgerException le) {
+  private static StoreException persistence(String kind, UUID id, Throwable e) {
+    if (e instanceof StoreException le) {
       return le;
     }
-    return new LedgerException(LedgerException.Kind.PERSISTENCE, "ledger " + kind + " of " + id + " failed: " + e.getMessage(), e);
+    return new StoreException(StoreException.Kind.PERSISTENCE, "ledger " + kind + " of " + id + " failed: " + e.getMessage(), e);
   }
 
   /** Keyset position (the last id of a page), opaque to API clients. */
@@ -194,7 +194,7 @@ public final class Ledger {
         String raw = new String(Base64.getUrlDecoder().decode(text), StandardCharsets.UTF_8);
         return new Cursor(UUID.fromString(raw.substring(raw.indexOf('|') + 1))); // an older cursor carried "time|id"
       } catch (RuntimeException e) {
-        throw new LedgerException(LedgerException.Kind.BAD_REQUEST, "cursor is not one this server issued");
+        throw new StoreException(StoreException.Kind.BAD_REQUEST, "cursor is not one this server issued");
       }
     }
   }

@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.db.TransactionPolicy;
 
 import dev.ledgerpost.ledger.LedgerMessages.Open;
@@ -16,7 +16,7 @@ import java.util.UUID;
 
 /**
  * The ledger's hot path, called directly by the relay contract from any event loop (no event-bus hop):
- * opens and settles, each group-committed (docs/design.md §2.6). Failures come back as {@link LedgerException}
+ * opens and settles, each group-committed (docs/design.md §2.6). Failures come back as {@link StoreException}
  * (PERSISTENCE after the retries, STALE, NOT_FOUND, BAD_REQUEST), never as a driver exception.
  */
 public final class LedgerWriter {
@@ -52,7 +52,7 @@ public final class LedgerWriter {
   /** The versioned settle of a PENDING entry; an identical settle that already committed answers as done. */
   public Future<Settled> settle(Settle settle) {
     if (settle.target() == MessageStatus.PENDING) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST, "cannot settle to PENDING"));
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST, "cannot settle to PENDING"));
     }
     long started = System.nanoTime();
     return settles.submit(settle)
@@ -60,14 +60,14 @@ public final class LedgerWriter {
         .recover(e -> Future.failedFuture(persistence("settle", settle.id(), e)));
   }
 
-  static LedgerException persistence(String kind, UUID id, Throwable e) {
-    if (e instanceof LedgerException le) {
+  static StoreException persistence(String kind, UUID id, Throwable e) {
+    if (e instanceof StoreException le) {
       return le;
     }
     if (GroupCommit.refusedByLedger(e)) {
-      return new LedgerException(LedgerException.Kind.STALE, kind + " of " + id + " refused: "
+      return new StoreException(StoreException.Kind.STALE, kind + " of " + id + " refused: "
           + ((io.vertx.pgclient.PgException) e).getErrorMessage());
     }
-    return new LedgerException(LedgerException.Kind.PERSISTENCE, "ledger " + kind + " of " + id + " failed: " + e.getMessage(), e);
+    return new StoreException(StoreException.Kind.PERSISTENCE, "ledger " + kind + " of " + id + " failed: " + e.getMessage(), e);
   }
 }

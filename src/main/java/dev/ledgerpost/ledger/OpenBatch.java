@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
@@ -134,7 +134,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         if (row != null && MessageStatus.PENDING.name().equals(row.getString("status")) && row.getInteger("version") == 1) {
           out.add(GroupCommit.Outcome.of(new Opened(o.id(), 1)));
         } else {
-          out.add(GroupCommit.Outcome.failed(new LedgerException(LedgerException.Kind.STALE,
+          out.add(GroupCommit.Outcome.failed(new StoreException(StoreException.Kind.STALE,
               "message " + o.id() + (row == null ? " was not written" : " exists at another state"))));
         }
       }

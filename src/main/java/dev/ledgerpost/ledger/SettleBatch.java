@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
@@ -108,7 +108,7 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
         }
         Row row = byId.get(s.id());
         if (row == null) {
-          out.add(GroupCommit.Outcome.failed(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + s.id())));
+          out.add(GroupCommit.Outcome.failed(new StoreException(StoreException.Kind.NOT_FOUND, "no message " + s.id())));
           continue;
         }
         String status = row.getString("status");
@@ -116,7 +116,7 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
         if (status.equals(s.target().name()) && now == s.expectedVersion() + 1) {
           out.add(GroupCommit.Outcome.of(new Settled(s.id(), now, s.target())));
         } else {
-          out.add(GroupCommit.Outcome.failed(new LedgerException(LedgerException.Kind.STALE, "message " + s.id() + " is "
+          out.add(GroupCommit.Outcome.failed(new StoreException(StoreException.Kind.STALE, "message " + s.id() + " is "
               + status + " at version " + now + "; settle expected PENDING at " + s.expectedVersion())));
         }
       }

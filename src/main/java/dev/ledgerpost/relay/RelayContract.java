@@ -1,6 +1,6 @@
 package dev.ledgerpost.relay;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
@@ -204,7 +204,7 @@ public final class RelayContract {
         return bounded(journaled).map(j -> true);
       }
       Throwable e = ar.cause();
-      String cause = e instanceof LedgerException le ? le.kind().name() : e.getClass().getSimpleName();
+      String cause = e instanceof StoreException le ? le.kind().name() : e.getClass().getSimpleName();
       AuditLog.of(AuditEvent.DELIVERY_RESULT_PERSIST_FAILED).with("message_id", settle.id())
           .with("msg_id", message.messageIdHeader()).with("target_status", settle.target())
           .with("downstream_accepted", downstreamAccepted).with("cause", cause).with("error", e.getMessage()).log();

@@ -1,7 +1,7 @@
 package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.db.TransactionPolicy;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -137,8 +137,8 @@ class GroupCommitTest {
     List<Future<Opened>> answers = burstWithOneSplit(opens, writer::open,
         "ledger open batch of " + (50 - LedgerWriter.MAX_IN_FLIGHT) + " failed", "no_poison", "trying each alone");
 
-    LedgerException refused = failure(answers.get(poisoned));
-    assertThat(refused.kind()).isEqualTo(LedgerException.Kind.PERSISTENCE);
+    StoreException refused = failure(answers.get(poisoned));
+    assertThat(refused.kind()).isEqualTo(StoreException.Kind.PERSISTENCE);
     assertThat(refused.getCause()).isInstanceOfSatisfying(PgException.class,
         pg -> assertThat(pg.getSqlState()).isEqualTo("23514"));
     UUID poisonId = opens.get(poisoned).id();
@@ -171,8 +171,8 @@ class GroupCommitTest {
     List<Future<Settled>> answers = burstWithOneSplit(settles, writer::settle,
         "ledger settle batch of " + (50 - LedgerWriter.MAX_IN_FLIGHT) + " failed", "expected 2", "trying each alone");
 
-    LedgerException refused = failure(answers.get(wrong));
-    assertThat(refused.kind()).isEqualTo(LedgerException.Kind.STALE); // LP001: the statement refused its own result
+    StoreException refused = failure(answers.get(wrong));
+    assertThat(refused.kind()).isEqualTo(StoreException.Kind.STALE); // LP001: the statement refused its own result
     assertThat(refused.getMessage()).contains("refused", "touched 1 recipients, expected 2");
     UUID wrongId = opens.get(wrong).id();
     assertThat(LedgerRows.status(url, wrongId)).isEqualTo("PENDING");
@@ -220,8 +220,8 @@ class GroupCommitTest {
 
     long worst = 0;
     for (int i = 0; i < answers.size(); i++) {
-      LedgerException e = failure(answers.get(i));
-      assertThat(e.kind()).isEqualTo(LedgerException.Kind.PERSISTENCE);
+      StoreException e = failure(answers.get(i));
+      assertThat(e.kind()).isEqualTo(StoreException.Kind.PERSISTENCE);
       assertThat(TransactionPolicy.retryCause(e.getCause())).isEqualTo("55P03");
       worst = Math.max(worst, TimeUnit.NANOSECONDS.toMillis(waited.get(i)));
     }
@@ -339,8 +339,8 @@ class GroupCommitTest {
     await(writer.settle(new Settle(a.id(), 1, MessageStatus.SENT, 1, 250, "2.0.0", "Ok", null)));
     Open e = opens(1, -1).get(0);
     List<GroupCommit.Outcome<Opened>> late = await(statement.run(List.of(a, e), 2));
-    assertThat(late.get(0).failure()).isInstanceOfSatisfying(LedgerException.class,
-        x -> assertThat(x.kind()).isEqualTo(LedgerException.Kind.STALE));
+    assertThat(late.get(0).failure()).isInstanceOfSatisfying(StoreException.class,
+        x -> assertThat(x.kind()).isEqualTo(StoreException.Kind.STALE));
     assertThat(late.get(1).value()).isEqualTo(new Opened(e.id(), 1));
     assertThat(LedgerRows.status(url, a.id())).isEqualTo("SENT");
   }
@@ -392,7 +392,7 @@ class GroupCommitTest {
     // waited a quarter of a lock timeout gets a statement of its own): the row decides, exactly one wins.
     Future<Settled> winner = answers.get(8).succeeded() ? answers.get(8) : answers.get(9);
     Future<Settled> loser = winner == answers.get(8) ? answers.get(9) : answers.get(8);
-    assertThat(failure(loser).kind()).isEqualTo(LedgerException.Kind.STALE);
+    assertThat(failure(loser).kind()).isEqualTo(StoreException.Kind.STALE);
     assertThat(LedgerRows.status(url, sent.id())).isEqualTo(await(winner).status().name());
     assertThat(await(winner).version()).isEqualTo(2);
     for (Open o : opens) {
@@ -574,12 +574,12 @@ class GroupCommitTest {
     }
   }
 
-  static LedgerException failure(Future<?> f) throws Exception {
+  static StoreException failure(Future<?> f) throws Exception {
     try {
       await(f);
-    } catch (LedgerException e) {
+    } catch (StoreException e) {
       return e;
     }
-    throw new AssertionError("expected a LedgerException");
+    throw new AssertionError("expected a StoreException");
   }
 }

@@ -1,7 +1,7 @@
 package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.db.TransactionPolicy;
 
 import static dev.ledgerpost.ledger.GroupCommitTest.await;
@@ -82,18 +82,18 @@ class LedgerVersioningTest {
     UUID id = UUID.randomUUID();
     await(ledger.open(open(id)));
     await(ledger.settle(settle(id, 1, MessageStatus.SENT)));
-    LedgerException late = failure(ledger.settle(settle(id, 1, MessageStatus.FAILED_TEMP)));
-    assertThat(late.kind()).isEqualTo(LedgerException.Kind.STALE);
-    LedgerException wrongVersion = failure(ledger.settle(settle(id, 2, MessageStatus.UNKNOWN)));
-    assertThat(wrongVersion.kind()).isEqualTo(LedgerException.Kind.STALE);
+    StoreException late = failure(ledger.settle(settle(id, 1, MessageStatus.FAILED_TEMP)));
+    assertThat(late.kind()).isEqualTo(StoreException.Kind.STALE);
+    StoreException wrongVersion = failure(ledger.settle(settle(id, 2, MessageStatus.UNKNOWN)));
+    assertThat(wrongVersion.kind()).isEqualTo(StoreException.Kind.STALE);
     assertThat(scalar("SELECT version FROM messages WHERE id = '" + id + "'")).isEqualTo(2);
     assertThat(scalar("SELECT count(*) FROM messages WHERE id = '" + id + "' AND status = 'SENT'")).isEqualTo(1);
   }
 
   @Test
   void settlingAnUnknownMessageIsNotFoundNotSuccess() throws Exception {
-    LedgerException e = failure(ledger.settle(settle(UUID.randomUUID(), 1, MessageStatus.SENT)));
-    assertThat(e.kind()).isEqualTo(LedgerException.Kind.NOT_FOUND);
+    StoreException e = failure(ledger.settle(settle(UUID.randomUUID(), 1, MessageStatus.SENT)));
+    assertThat(e.kind()).isEqualTo(StoreException.Kind.NOT_FOUND);
   }
 
   @Test
@@ -101,7 +101,7 @@ class LedgerVersioningTest {
     UUID id = UUID.randomUUID();
     await(ledger.open(open(id)));
     Settle wrongCount = new Settle(id, 1, MessageStatus.SENT, 2, 250, "2.0.0", "Ok", null);
-    assertThat(failure(ledger.settle(wrongCount)).kind()).isEqualTo(LedgerException.Kind.STALE);
+    assertThat(failure(ledger.settle(wrongCount)).kind()).isEqualTo(StoreException.Kind.STALE);
     assertThat(scalar("SELECT version FROM messages WHERE id = '" + id + "'")).isEqualTo(1);
     assertThat(scalar("SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'PENDING'")).isEqualTo(1);
   }

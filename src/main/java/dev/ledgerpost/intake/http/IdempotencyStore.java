@@ -9,7 +9,7 @@ import dev.ledgerpost.intake.http.IdempotencyMessages.Prune;
 import dev.ledgerpost.intake.http.IdempotencyMessages.Pruned;
 import dev.ledgerpost.intake.http.IdempotencyMessages.Release;
 import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
 import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.ledger.MessageStatus;
@@ -98,7 +98,7 @@ public final class IdempotencyStore implements LedgerStore {
         if (rows.size() == 0) {
           // Released between our insert and our read: the key is free again, so try to insert once more.
           return tries > 1 ? claimIn(conn, c, tries - 1)
-              : Future.failedFuture(new LedgerException(LedgerException.Kind.STALE, "idempotency key keeps vanishing"));
+              : Future.failedFuture(new StoreException(StoreException.Kind.STALE, "idempotency key keeps vanishing"));
         }
         Row row = rows.iterator().next();
         String status = row.getString("status");
@@ -170,10 +170,10 @@ public final class IdempotencyStore implements LedgerStore {
     return d.toMillis() / 1000.0;
   }
 
-  private static LedgerException persistence(String what, Throwable e) {
-    if (e instanceof LedgerException le) {
+  private static StoreException persistence(String what, Throwable e) {
+    if (e instanceof StoreException le) {
       return le;
     }
-    return new LedgerException(LedgerException.Kind.PERSISTENCE, "ledger " + what + " failed: " + e.getMessage(), e);
+    return new StoreException(StoreException.Kind.PERSISTENCE, "ledger " + what + " failed: " + e.getMessage(), e);
   }
 }

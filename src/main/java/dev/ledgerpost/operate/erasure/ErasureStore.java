@@ -3,7 +3,7 @@ package dev.ledgerpost.operate.erasure;
 import dev.ledgerpost.operate.erasure.ErasureMessages.Erase;
 import dev.ledgerpost.operate.erasure.ErasureMessages.Erased;
 import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.db.TransactionPolicy;
 import dev.ledgerpost.platform.observability.AuditEvent;
 import dev.ledgerpost.platform.observability.AuditLog;
@@ -76,11 +76,11 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
 
   Future<Erased> erase(Erase e) {
     if (e.address() == null || !Addresses.valid(e.address())) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST,
           "address " + (e.address() == null ? "is required" : "is not a valid mailbox (local@domain)")));
     }
     if (e.operator() == null || e.operator().isBlank()) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST, "an erasure names who asked for it"));
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST, "an erasure names who asked for it"));
     }
     return vertx.executeBlocking(key::read, false).compose(k -> {
       ErasedAddress target = ErasedAddress.of(k, e.address());
@@ -89,8 +89,8 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
     }).onSuccess(done -> AuditLog.of(AuditEvent.ERASURE).with("erasure", done.id()).with("address_hash", done.addressHash())
             .with("key_id", done.keyId()).with("requested_by", done.requestedBy()).with("rows", done.total())
             .with("tables", tables(done.rows())).log())
-        .recover(x -> Future.failedFuture(x instanceof LedgerException ? x
-            : new LedgerException(LedgerException.Kind.PERSISTENCE, "erasure failed, nothing was changed: " + x.getMessage(), x)));
+        .recover(x -> Future.failedFuture(x instanceof StoreException ? x
+            : new StoreException(StoreException.Kind.PERSISTENCE, "erasure failed, nothing was changed: " + x.getMessage(), x)));
   }
 
   private static Future<Erased> eraseIn(SqlConnection conn, ErasedAddress target, String keyId, Erase e) {

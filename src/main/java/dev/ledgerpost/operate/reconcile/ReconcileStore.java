@@ -2,7 +2,7 @@ package dev.ledgerpost.operate.reconcile;
 
 import dev.ledgerpost.ledger.LedgerAccess;
 import dev.ledgerpost.ledger.Ledger;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.ledger.MessageStatus;
@@ -262,7 +262,7 @@ public final class ReconcileStore implements LedgerStore {
 
   Future<Accepted> accept(Accept a) {
     if (a.operator() == null || a.operator().isBlank()) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST, "accepting a proposal needs an operator"));
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST, "accepting a proposal needs an operator"));
     }
     return policy.run("accept", () -> pool.withTransaction(conn -> acceptIn(conn, a)))
         .onSuccess(done -> AuditLog.of(AuditEvent.RECONCILED_RESOLUTION).with("message_id", done.resolved().id())
@@ -283,7 +283,7 @@ public final class ReconcileStore implements LedgerStore {
     return SqlTemplate.forQuery(conn, FOR_UPDATE).mapTo(ReconcileStore::view).execute(Map.of("id", a.proposalId()))
         .compose(rows -> {
           if (rows.size() == 0) {
-            return Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no proposal " + a.proposalId()));
+            return Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no proposal " + a.proposalId()));
           }
           ProposalView v = rows.iterator().next();
           if (v.state() != ProposalState.OPEN) {
@@ -327,7 +327,7 @@ public final class ReconcileStore implements LedgerStore {
 
   Future<ProposalView> reject(Reject r) {
     if (r.operator() == null || r.operator().isBlank()) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST, "rejecting a proposal needs an operator"));
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST, "rejecting a proposal needs an operator"));
     }
     Map<String, Object> p = new HashMap<>();
     p.put("id", r.proposalId());
@@ -350,7 +350,7 @@ public final class ReconcileStore implements LedgerStore {
 
   private Future<ProposalView> one(long id) {
     return SqlTemplate.forQuery(pool, ONE).mapTo(ReconcileStore::view).execute(Map.of("id", id)).compose(rows -> rows.size() == 0
-        ? Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no proposal " + id))
+        ? Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no proposal " + id))
         : Future.succeededFuture(rows.iterator().next()));
   }
 
@@ -398,9 +398,9 @@ public final class ReconcileStore implements LedgerStore {
   }
 
   private static Throwable persistence(String what, Throwable e) {
-    if (e instanceof LedgerException || e instanceof StateConflict || e instanceof ProposalConflict) {
+    if (e instanceof StoreException || e instanceof StateConflict || e instanceof ProposalConflict) {
       return e;
     }
-    return new LedgerException(LedgerException.Kind.PERSISTENCE, what + " failed: " + e.getMessage(), e);
+    return new StoreException(StoreException.Kind.PERSISTENCE, what + " failed: " + e.getMessage(), e);
   }
 }

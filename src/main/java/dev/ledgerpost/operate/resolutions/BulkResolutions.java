@@ -4,7 +4,7 @@ import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Problem;
 
 import dev.ledgerpost.platform.bus.Bus;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.operate.resolutions.OperatorMessages;
 import dev.ledgerpost.operate.stale.StaleMessages.OpenRow;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.Resolve;
@@ -131,7 +131,7 @@ public final class BulkResolutions {
       return item.put("result", "CONFLICT").put("status", c.current().name()).put("version", c.version())
           .put("detail", c.getMessage());
     }
-    String detail = failure instanceof LedgerException ? failure.getMessage() : "not resolved: " + failure.getMessage();
+    String detail = failure instanceof StoreException ? failure.getMessage() : "not resolved: " + failure.getMessage();
     return item.put("result", "FAILED").put("status", row.status().name()).put("version", row.version()).put("detail", detail);
   }
 

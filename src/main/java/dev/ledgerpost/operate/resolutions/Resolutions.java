@@ -3,7 +3,7 @@ package dev.ledgerpost.operate.resolutions;
 import dev.ledgerpost.platform.observability.AuditEvent;
 import dev.ledgerpost.platform.observability.AuditLog;
 import dev.ledgerpost.ledger.Ledger;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.ledger.RecipientStatus;
 import dev.ledgerpost.ledger.StateConflict;
@@ -50,7 +50,7 @@ public final class Resolutions {
 
   Future<Resolved> resolve(Resolve r) {
     if (r.operator() == null || r.operator().isBlank() || r.note() == null || r.note().isBlank() || r.outcome() == null) {
-      return Future.failedFuture(new LedgerException(LedgerException.Kind.BAD_REQUEST,
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST,
           "a resolution needs an outcome, an operator and a note"));
     }
     // A lost connection after COMMIT makes the retried attempt see the resolved row and answer 409:
@@ -59,20 +59,20 @@ public final class Resolutions {
         .onSuccess(done -> AuditLog.of(AuditEvent.MANUAL_RESOLUTION).with("message_id", done.id())
             .with("previous_status", done.previousStatus()).with("status", done.status()).with("version", done.version())
             .with("operator", done.operator()).with("note", done.note()).log())
-        .recover(e -> Future.failedFuture(e instanceof LedgerException || e instanceof StateConflict
+        .recover(e -> Future.failedFuture(e instanceof StoreException || e instanceof StateConflict
             ? e
-            : new LedgerException(LedgerException.Kind.PERSISTENCE, "resolution of " + r.id() + " failed: " + e.getMessage(), e)));
+            : new StoreException(StoreException.Kind.PERSISTENCE, "resolution of " + r.id() + " failed: " + e.getMessage(), e)));
   }
 
   /**
    * The resolution inside a caller's transaction: locks the message, checks its status and version, and writes
    * the message, its recipients, the resolutions row ({@code proposal}: the reconcile proposal it accepts, or
-   * null) and the outbox event. Fails with {@link StateConflict} or a NOT_FOUND {@link LedgerException}.
+   * null) and the outbox event. Fails with {@link StateConflict} or a NOT_FOUND {@link StoreException}.
    */
   public static Future<Resolved> resolveIn(SqlConnection conn, Resolve r, Long proposal) {
     return SqlTemplate.forQuery(conn, CURRENT_FOR_UPDATE).execute(Map.of("id", r.id())).compose(rows -> {
       if (rows.size() == 0) {
-        return Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no message " + r.id()));
+        return Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no message " + r.id()));
       }
       Row row = rows.iterator().next();
       MessageStatus current = MessageStatus.valueOf(row.getString("status"));

@@ -2,7 +2,7 @@ package dev.ledgerpost.operate.stale;
 
 import dev.ledgerpost.ledger.Ledger;
 import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.operate.stale.StaleMessages.OpenCounts;
@@ -156,9 +156,9 @@ public final class StaleRows implements LedgerStore {
 
   Future<StaleRaised> raise(RaiseStale r) {
     return ledger.policy().run("stale", () -> ledger.pool().withTransaction(conn -> raiseIn(conn, r)))
-        .recover(e -> Future.failedFuture(e instanceof LedgerException
+        .recover(e -> Future.failedFuture(e instanceof StoreException
             ? e
-            : new LedgerException(LedgerException.Kind.PERSISTENCE, "stale raise of " + r.id() + " failed: " + e.getMessage(), e)));
+            : new StoreException(StoreException.Kind.PERSISTENCE, "stale raise of " + r.id() + " failed: " + e.getMessage(), e)));
   }
 
   private Future<StaleRaised> raiseIn(SqlConnection conn, RaiseStale r) {

@@ -1,6 +1,6 @@
 package dev.ledgerpost.platform.web;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.StateConflict;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -72,7 +72,7 @@ public final class Problem {
           new JsonObject().put("messageStatus", c.current().name()).put("messageVersion", c.version()));
       return;
     }
-    if (e instanceof LedgerException le) {
+    if (e instanceof StoreException le) {
       switch (le.kind()) {
         case NOT_FOUND -> send(ctx, 404, "Not Found", le.getMessage());
         case BAD_REQUEST -> send(ctx, 400, "Bad Request", le.getMessage());

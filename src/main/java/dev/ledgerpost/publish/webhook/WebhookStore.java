@@ -1,6 +1,6 @@
 package dev.ledgerpost.publish.webhook;
 
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.publish.webhook.WebhookMessages.AttemptView;
 import dev.ledgerpost.publish.webhook.WebhookMessages.DeliveryView;
 import io.vertx.core.Future;
@@ -307,7 +307,7 @@ final class WebhookStore {
   Future<long[]> replay(Filter f, long since, Long until, Instant now) {
     return pool.withTransaction(conn -> conn.preparedQuery(LOCK_CURSOR_WAIT).execute(Tuple.of(f.endpoint())).compose(cursor -> {
       if (cursor.size() == 0) {
-        return Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no webhook endpoint " + f.endpoint()));
+        return Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no webhook endpoint " + f.endpoint()));
       }
       long through = cursor.iterator().next().getLong(0);
       return conn.query(PUBLISHER).execute().compose(p -> {

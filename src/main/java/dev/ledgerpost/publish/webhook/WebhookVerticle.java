@@ -6,7 +6,7 @@ import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.config.Reloadable;
 import dev.ledgerpost.platform.auth.WebhookSecrets;
 import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.publish.outbox.OutboxMessages;
 import dev.ledgerpost.platform.observability.ThrottledWarning;
 import dev.ledgerpost.publish.outbox.OutboxVerticle;
@@ -225,7 +225,7 @@ public final class WebhookVerticle extends VerticleBase {
         .compose(w -> store.retry(w.name(), q.id(), node.clock().instant()))
         .compose(found -> found
             ? delivery(q.endpoint(), q.id())
-            : Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND,
+            : Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND,
                 "endpoint " + q.endpoint() + " has no delivery " + q.id())))
         .onSuccess(d -> workers.get(q.endpoint()).pump()));
     bus.serve(WebhookMessages.REPLAY, WebhookMessages.Replay.class, q -> worker(q.endpoint()).compose(w -> {
@@ -247,13 +247,13 @@ public final class WebhookVerticle extends VerticleBase {
   private Future<EndpointWorker> worker(String name) {
     EndpointWorker w = workers.get(name);
     return w != null ? Future.succeededFuture(w)
-        : Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND, "no webhook endpoint " + name
+        : Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no webhook endpoint " + name
             + " in the configuration (webhooks.endpoints)"));
   }
 
   private Future<DeliveryView> delivery(String endpoint, long id) {
     return store.one(endpoint, id).compose(d -> d != null ? Future.succeededFuture(d)
-        : Future.failedFuture(new LedgerException(LedgerException.Kind.NOT_FOUND,
+        : Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND,
             "endpoint " + endpoint + " has no delivery " + id)));
   }
 

@@ -6,7 +6,7 @@ import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.bus.Hop;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.intake.http.IdempotencyMessages;
-import dev.ledgerpost.ledger.db.LedgerException;
+import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
 import dev.ledgerpost.relay.retry.RetryMessages.HeldOutcomes;
@@ -319,7 +319,7 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
     if (!o.notSent()) {
       return settle;
     }
-    Future<Settled> closed = settle.recover(err -> err instanceof LedgerException le && le.kind() == LedgerException.Kind.NOT_FOUND
+    Future<Settled> closed = settle.recover(err -> err instanceof StoreException le && le.kind() == StoreException.Kind.NOT_FOUND
         ? Future.succeededFuture(null)
         : Future.failedFuture(err));
     if (o.key() == null) {
@@ -330,8 +330,8 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
   }
 
   private void failed(Entry e, Throwable cause) {
-    LedgerException.Kind kind = cause instanceof LedgerException le ? le.kind() : null;
-    if (kind == LedgerException.Kind.STALE) {
+    StoreException.Kind kind = cause instanceof StoreException le ? le.kind() : null;
+    if (kind == StoreException.Kind.STALE) {
       // A newer fact exists (settled by another path, or resolved by an operator): it wins.
       failures = 0;
       dropped.incrementAndGet();
@@ -340,7 +340,7 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
       finish(e);
       return;
     }
-    if (kind == LedgerException.Kind.NOT_FOUND || kind == LedgerException.Kind.BAD_REQUEST) {
+    if (kind == StoreException.Kind.NOT_FOUND || kind == StoreException.Kind.BAD_REQUEST) {
       // Retrying cannot help. The fact stays in the journal (replayed at the next start) and in the log.
       failures = 0;
       parked.incrementAndGet();

@@ -1,7 +1,11 @@
 package dev.ledgerpost.ledger.db;
 
-/** The ledger could not do what was asked; {@link #kind()} says why, so callers never read message text. */
-public final class LedgerException extends RuntimeException {
+/**
+ * A statement of the ledger or of any part with its own SQL could not do what was asked: the one persistence exception
+ * (issue 27). {@link #kind()} says why, so callers never read message text, and {@code platform.web.Problem} maps it to
+ * one HTTP answer.
+ */
+public final class StoreException extends RuntimeException {
   public enum Kind {
     /** The transaction failed after the retry policy gave up, or with an error that is never retried. */
     PERSISTENCE,
@@ -13,12 +17,12 @@ public final class LedgerException extends RuntimeException {
 
   private final Kind kind;
 
-  public LedgerException(Kind kind, String message, Throwable cause) {
+  public StoreException(Kind kind, String message, Throwable cause) {
     super(message, cause);
     this.kind = kind;
   }
 
-  public LedgerException(Kind kind, String message) {
+  public StoreException(Kind kind, String message) {
     this(kind, message, null);
   }
 
