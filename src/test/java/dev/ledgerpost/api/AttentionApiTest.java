@@ -1,5 +1,7 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.operate.stale.StalePart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.operate.stale.StaleGauges;
@@ -40,7 +42,7 @@ class AttentionApiTest {
   @Test
   void staleAndUnknownMessagesAreListedOldestFirstWithTheGaugesMetricsShows() throws Exception {
     String sender = "attention@example.com";
-    StaleGauges gauges = gateway.gateway().staleGauges();
+    StaleGauges gauges = gateway.gateway().part(StalePart.class).gauges();
     // The gauges are read on a period: the start values are taken once they show the ledger as the other tests
     // left it (read before that, they could still count rows a previous test has resolved since).
     long[] start = new long[3];

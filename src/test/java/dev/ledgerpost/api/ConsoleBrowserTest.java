@@ -1,5 +1,7 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.operate.stale.StalePart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.operate.stale.StaleGauges;
@@ -241,7 +243,7 @@ class ConsoleBrowserTest {
     clock.advance(Duration.ofMinutes(11)); // past stale.threshold (10 min) by the stale watch's clock
     WebElement row = wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(row(id.toString())));
     assertThat(row.getText()).contains("stuck@example.com").contains("12 min");
-    StaleGauges gauges = gateway.gateway().staleGauges();
+    StaleGauges gauges = gateway.gateway().part(StalePart.class).gauges();
     wait(WAIT).until(d -> gauges.stalePendingMessages() == 1
         && text(d, By.cssSelector("#gauge-stale .card-value")).equals("1")
         && badge(d) == gauges.stalePendingMessages() + gauges.unknownMessages());

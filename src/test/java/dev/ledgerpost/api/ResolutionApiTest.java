@@ -1,5 +1,7 @@
 package dev.ledgerpost.api;
 
+import dev.ledgerpost.relay.retry.RetryPart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.platform.bus.Bus;
@@ -138,11 +140,11 @@ class ResolutionApiTest {
       KnownOutcome late = new KnownOutcome(new Settle(id, 1, MessageStatus.SENT, 1, 250, "2.0.0", "Ok", null),
           "<late@example.com>", true);
       Bus.of(gateway.vertx()).publish(KnownOutcome.ADDRESS, late);
-      Poll.until(Duration.ofSeconds(10), "dropped", () -> gateway.gateway().retryStats().dropped() == 1);
+      Poll.until(Duration.ofSeconds(10), "dropped", () -> gateway.gateway().part(RetryPart.class).stats().dropped() == 1);
       assertThat(retry.warningsContaining("known outcome SENT of " + id, "dropped", "RESOLVED_NOT_DELIVERED")).hasSize(1);
     }
     assertThat(LedgerRows.string(url(), "SELECT status || ':' || version FROM messages WHERE id = '" + id + "'"))
         .isEqualTo("RESOLVED_NOT_DELIVERED:2");
-    assertThat(gateway.gateway().retryStats().held()).isZero();
+    assertThat(gateway.gateway().part(RetryPart.class).stats().held()).isZero();
   }
 }

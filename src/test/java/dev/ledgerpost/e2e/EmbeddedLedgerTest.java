@@ -1,5 +1,7 @@
 package dev.ledgerpost.e2e;
 
+import dev.ledgerpost.ledger.LedgerPart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -41,7 +43,7 @@ class EmbeddedLedgerTest {
   void embeddedServerIsDurableAndKeepsRowsAcrossARestart() throws Exception {
     String id;
     try (GatewayHarness first = GatewayHarness.start(harness.vertx(), embedded())) {
-      int port = first.gateway().ledgerTarget().options().getPort();
+      int port = first.gateway().part(LedgerPart.class).target().options().getPort();
       try (Connection c = DriverManager.getConnection("jdbc:postgresql://localhost:" + port + "/postgres", "postgres", "");
           Statement st = c.createStatement()) {
         assertThat(show(st, "synchronous_commit")).isEqualTo("on");

@@ -1,5 +1,9 @@
 package dev.ledgerpost.faults;
 
+import dev.ledgerpost.ledger.LedgerPart;
+import dev.ledgerpost.relay.RelayPart;
+import dev.ledgerpost.relay.retry.RetryPart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
@@ -83,13 +87,13 @@ class ConcurrentContentionTest {
         assertThat(result.violations()).isEmpty();
         assertThat(result.pending()).as("every accepted message is SENT once the retry part caught up").isZero();
         assertThat(result.accepted() + result.refused()).isEqualTo(CONNECTIONS * PER_CONNECTION);
-        assertThat(gateway.gateway().retryStats().settled()).isEqualTo(gateway.gateway().handovers());
-        assertThat(gateway.gateway().retryStats().dropped()).isZero();
+        assertThat(gateway.gateway().part(RetryPart.class).stats().settled()).isEqualTo(gateway.gateway().part(RelayPart.class).handovers());
+        assertThat(gateway.gateway().part(RetryPart.class).stats().dropped()).isZero();
         assertThat(count(gateway.databaseUrl(), "SELECT count(*) FROM outbox_events WHERE type = 'message.settled'"))
             .as("one settle per accepted message, none twice").isEqualTo(result.accepted());
         assertThat(locksTaken.get()).isPositive();
         System.out.printf("contention run: %s; %d handed over and settled by the retry part; %d locks taken, retries %s%n",
-            result, gateway.gateway().handovers(), locksTaken.get(), gateway.gateway().ledgerRetries());
+            result, gateway.gateway().part(RelayPart.class).handovers(), locksTaken.get(), gateway.gateway().part(LedgerPart.class).retries());
       }
     } finally {
       pool.shutdownNow();

@@ -1,5 +1,9 @@
 package dev.ledgerpost.faults;
 
+import dev.ledgerpost.ledger.LedgerPart;
+import dev.ledgerpost.relay.RelayPart;
+import dev.ledgerpost.relay.retry.RetryPart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
@@ -69,13 +73,13 @@ class LockContentionTest {
     CompletableFuture<String> reply;
     try (SmtpTestClient c = client()) {
       reply = CompletableFuture.supplyAsync(() -> send(c, "Subject: delayed\r\n\r\nbody"));
-      poll(Duration.ofSeconds(10), () -> gateway.gateway().ledgerRetries().getOrDefault("55P03", 0L) >= 1);
+      poll(Duration.ofSeconds(10), () -> gateway.gateway().part(LedgerPart.class).retries().getOrDefault("55P03", 0L) >= 1);
       lock.release();
       assertThat(reply.get()).startsWith("250 2.0.0 Ok: queued as ");
     }
     assertThat(gateway.downstream().messages()).hasSize(1);
     assertThat(status(ledgerId(reply.get()))).isEqualTo("SENT");
-    assertThat(gateway.gateway().ledgerRetries().get("55P03")).isGreaterThanOrEqualTo(1L);
+    assertThat(gateway.gateway().part(LedgerPart.class).retries().get("55P03")).isGreaterThanOrEqualTo(1L);
   }
 
   @Test
@@ -104,8 +108,8 @@ class LockContentionTest {
     assertThat(reply).startsWith("250 2.0.0 Ok: queued as ");
     assertThat(gateway.downstream().messages()).hasSize(1);
     assertThat(gateway.downstream().dataCommands()).isEqualTo(1);
-    assertThat(gateway.gateway().handovers()).isEqualTo(1);
-    assertThat(gateway.gateway().retryStats().settled()).isEqualTo(1);
+    assertThat(gateway.gateway().part(RelayPart.class).handovers()).isEqualTo(1);
+    assertThat(gateway.gateway().part(RetryPart.class).stats().settled()).isEqualTo(1);
   }
 
   @Test
@@ -264,7 +268,7 @@ class LockContentionTest {
     assertThat(gateway.downstream().dataCommands()).isZero();
     assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages")).isZero();
     assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM outbox")).isZero();
-    assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
+    assertThat(gateway.gateway().part(LedgerPart.class).retries()).containsEntry("55P03", 2L);
   }
 
   static void poll(Duration within, BooleanSupplier condition) throws Exception {

@@ -1,5 +1,7 @@
 package dev.ledgerpost.faults;
 
+import dev.ledgerpost.ledger.LedgerPart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
@@ -70,7 +72,7 @@ class SendLockContentionTest {
     assertTemporaryPersistenceFailure(r);
     assertThat(gateway.downstream().dataCommands()).isZero();
     assertThat(count("SELECT count(*) FROM messages")).isZero(); // the open rolled back, message row and key binding alike
-    assertThat(gateway.gateway().ledgerRetries()).containsEntry("55P03", 2L);
+    assertThat(gateway.gateway().part(LedgerPart.class).retries()).containsEntry("55P03", 2L);
     HttpResponse<String> retry = gateway.sendClient().send(KEY, key, message());
     assertThat(retry.statusCode()).as(retry.body()).isEqualTo(200);
     assertThat(gateway.downstream().dataCommands()).isEqualTo(1);

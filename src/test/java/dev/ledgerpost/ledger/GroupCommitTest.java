@@ -1,5 +1,7 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.relay.retry.RetryPart;
+
 import dev.ledgerpost.ledger.db.DatabaseTarget;
 import dev.ledgerpost.ledger.db.StoreException;
 import dev.ledgerpost.ledger.db.TransactionPolicy;
@@ -298,7 +300,7 @@ class GroupCommitTest {
         // Each message's "not sent" fact was journaled and handed over, as for an open that failed alone; the
         // retry part closes them (finding no row) once the lock is gone.
         Poll.until(Duration.ofSeconds(10), "every not-sent outcome is closed",
-            () -> gateway.gateway().retryStats().notSentClosed() == clients && gateway.gateway().retryStats().held() == 0);
+            () -> gateway.gateway().part(RetryPart.class).stats().notSentClosed() == clients && gateway.gateway().part(RetryPart.class).stats().held() == 0);
         assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages")).isZero();
         // The opens were retried as statements carrying several of them (a retry is logged with its batch's size).
         List<Integer> firstAttempts = batchSizes(warn.warningsContaining("ledger open batch of ", "attempt 1 failed"));

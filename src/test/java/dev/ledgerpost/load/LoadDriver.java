@@ -1,5 +1,7 @@
 package dev.ledgerpost.load;
 
+import dev.ledgerpost.ledger.LedgerPart;
+
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.InvariantCheck;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
@@ -179,7 +181,7 @@ public final class LoadDriver {
         }
       };
     });
-    String extra = chaos ? run.locks() + " chaos locks taken, retries " + gateway.gateway().ledgerRetries() : "";
+    String extra = chaos ? run.locks() + " chaos locks taken, retries " + gateway.gateway().part(LedgerPart.class).retries() : "";
     if (watchers > 0) {
       extra = watcherSummary(subscribers, run.heard().size());
     }
@@ -209,7 +211,7 @@ public final class LoadDriver {
     });
     InvariantCheck.Result result = InvariantCheck.check(gateway.databaseUrl(), downstream.messages(), run.heard());
     return new Report(chaos ? "lock-contention (HTTP)" : "http-send", run.heard().size(), run.seconds(),
-        run.latenciesMicros(), result, chaos ? run.locks() + " chaos locks taken, retries " + gateway.gateway().ledgerRetries() : "");
+        run.latenciesMicros(), result, chaos ? run.locks() + " chaos locks taken, retries " + gateway.gateway().part(LedgerPart.class).retries() : "");
   }
 
   /** Each watcher must see a settled event for every accepted message. */

@@ -1,5 +1,7 @@
 package dev.ledgerpost.relay;
 
+import dev.ledgerpost.relay.retry.RetryPart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
@@ -303,7 +305,7 @@ class RelayContractBothIntakesTest {
     onDot = m -> Future.succeededFuture(null); // the body arrived; the downstream hangs up instead of answering
     Sample s = new Sample(intake);
     int dataBefore = gateway.downstream().dataCommands();
-    long settledBefore = gateway.gateway().retryStats().settled();
+    long settledBefore = gateway.gateway().part(RetryPart.class).stats().settled();
 
     Heard h;
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
@@ -321,7 +323,7 @@ class RelayContractBothIntakesTest {
     JsonObject op = new JsonObject(gateway.get("/api/v1/operations/" + id).body());
     assertThat(op.getJsonObject("ledger").getBoolean("settled")).isTrue();
     assertThat(op.getJsonObject("ledger").getBoolean("retrying")).isFalse();
-    assertThat(gateway.gateway().retryStats().settled()).isEqualTo(settledBefore);
+    assertThat(gateway.gateway().part(RetryPart.class).stats().settled()).isEqualTo(settledBefore);
     assertThat(s.copies()).hasSize(1);
     assertThat(gateway.downstream().dataCommands() - dataBefore).isEqualTo(1);
     // The next message on the same intake goes through as usual, and the unknown one is still not re-sent.
@@ -339,7 +341,7 @@ class RelayContractBothIntakesTest {
   void openBlockedByALockPastTheBudgetIsRefusedNothingDownstreamNoPendingRow(Intake intake) throws Exception {
     Sample s = new Sample(intake);
     int dataBefore = gateway.downstream().dataCommands();
-    long closedBefore = gateway.gateway().retryStats().notSentClosed();
+    long closedBefore = gateway.gateway().part(RetryPart.class).stats().notSentClosed();
     Heard h;
     try (TableLock lock = TableLock.acquire(gateway.databaseUrl(), ALL_TABLES)) {
       h = s.submit();
@@ -352,8 +354,8 @@ class RelayContractBothIntakesTest {
     // The "not sent" outcome was journaled and handed to the retry part, which closes a row the open may
     // have left (here it finds none) once the lock is gone.
     Poll.until(Duration.ofSeconds(10), "the not-sent outcome is closed",
-        () -> gateway.gateway().retryStats().notSentClosed() == closedBefore + 1);
-    Poll.until(Duration.ofSeconds(10), "the retry part holds nothing", () -> gateway.gateway().retryStats().held() == 0);
+        () -> gateway.gateway().part(RetryPart.class).stats().notSentClosed() == closedBefore + 1);
+    Poll.until(Duration.ofSeconds(10), "the retry part holds nothing", () -> gateway.gateway().part(RetryPart.class).stats().held() == 0);
     assertThat(count("SELECT count(*) FROM messages WHERE message_id_header = '" + s.messageId + "'")).isZero();
     assertThat(count("SELECT count(*) FROM messages WHERE status = 'PENDING'")).isZero();
   }
@@ -368,7 +370,7 @@ class RelayContractBothIntakesTest {
       return "250 2.0.0 Ok: queued as DS-" + UUID.randomUUID();
     });
     Sample s = new Sample(intake);
-    long settledBefore = gateway.gateway().retryStats().settled();
+    long settledBefore = gateway.gateway().part(RetryPart.class).stats().settled();
     String id;
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
       Heard h = s.submit();
@@ -390,8 +392,8 @@ class RelayContractBothIntakesTest {
     }
     // The retry part counts the settle once the ledger's answer is back, a moment after the commit.
     Poll.until(Duration.ofSeconds(10), "the retry part counts its settle",
-        () -> gateway.gateway().retryStats().settled() >= settledBefore + 1);
-    assertThat(gateway.gateway().retryStats().settled()).isEqualTo(settledBefore + 1);
+        () -> gateway.gateway().part(RetryPart.class).stats().settled() >= settledBefore + 1);
+    assertThat(gateway.gateway().part(RetryPart.class).stats().settled()).isEqualTo(settledBefore + 1);
     assertThat(count("SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'ACCEPTED'")).isEqualTo(2);
     assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT version FROM messages WHERE id = '" + id + "'")).isEqualTo("2");
     assertThat(events(id, "message.settled")).isEqualTo(1);

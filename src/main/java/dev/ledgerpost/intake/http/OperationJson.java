@@ -1,7 +1,7 @@
 package dev.ledgerpost.intake.http;
 
-import dev.ledgerpost.ledger.MessageJson;
-import dev.ledgerpost.operate.reconcile.ReconcileApi;
+import dev.ledgerpost.operate.resolutions.MessageJson;
+import dev.ledgerpost.operate.reconcile.ProposalJson;
 
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
@@ -33,7 +33,7 @@ public final class OperationJson {
           .put("at", r.at().toString()));
     }
     JsonArray proposals = new JsonArray();
-    proposalList.forEach(p -> proposals.add(ReconcileApi.json(p)));
+    proposalList.forEach(p -> proposals.add(ProposalJson.of(p)));
     boolean allPublished = facts.events() > 0 && facts.publishedEvents() == facts.events();
     return new JsonObject()
         .put("id", d.summary().id().toString())

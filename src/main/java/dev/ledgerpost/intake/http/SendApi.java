@@ -15,11 +15,9 @@ import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.ledger.LedgerIds;
 import dev.ledgerpost.relay.RelayTransaction;
-import dev.ledgerpost.relay.smarthost.DownstreamSlots;
-import dev.ledgerpost.relay.smarthost.SmarthostHealth;
 import dev.ledgerpost.relay.Opening;
-import dev.ledgerpost.relay.RelayContract;
 import dev.ledgerpost.relay.smarthost.SmarthostRelay;
+import dev.ledgerpost.relay.smarthost.Smarthosts;
 import dev.ledgerpost.relay.Submission;
 import dev.ledgerpost.intake.http.IdempotencyMessages;
 import dev.ledgerpost.intake.http.IdempotencyMessages.Claim;
@@ -70,13 +68,11 @@ public final class SendApi {
    * objects for all of them, so that the rate limit per key, the running keys and the smarthost connection
    * cap hold per process, however many instances run.
    */
-  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
-      DownstreamSlots downstreamSlots, SmarthostHealth smarthosts, RateLimiter limiter, Set<UUID> running) {
+  public record Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+      RateLimiter limiter, Set<UUID> running) {
 
-    public Setup(GatewayConfig config, ApiKeys keys, String hostname, RelayContract contract, GatewayMetrics metrics,
-        DownstreamSlots downstreamSlots, SmarthostHealth smarthosts) {
-      this(config, keys, hostname, contract, metrics, downstreamSlots, smarthosts, new RateLimiter(),
-          java.util.concurrent.ConcurrentHashMap.newKeySet());
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics) {
+      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet());
     }
   }
 
@@ -109,8 +105,7 @@ public final class SendApi {
     this.keys = setup.keys();
     this.contract = contract;
     this.hostname = setup.hostname();
-    this.relay = new SmarthostRelay(vertx, downstream, hostname, setup.contract(), setup.downstreamSlots(),
-        setup.smarthosts());
+    this.relay = setup.smarthosts().relayOn(vertx);
     long max = config.smtp().maxMessageSize();
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;

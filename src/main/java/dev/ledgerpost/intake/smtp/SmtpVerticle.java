@@ -6,10 +6,8 @@ import dev.ledgerpost.intake.smtp.proxy.ProxyHeaderRead;
 import dev.ledgerpost.platform.config.Cidr;
 import dev.ledgerpost.platform.config.Durations;
 import dev.ledgerpost.platform.config.GatewayConfig;
-import dev.ledgerpost.relay.smarthost.DownstreamSlots;
-import dev.ledgerpost.relay.smarthost.SmarthostHealth;
-import dev.ledgerpost.relay.RelayContract;
 import dev.ledgerpost.relay.smarthost.SmarthostRelay;
+import dev.ledgerpost.relay.smarthost.Smarthosts;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -44,20 +42,11 @@ public final class SmtpVerticle extends VerticleBase {
       Supplier<ServerSSLOptions> tls, // one holder for every instance: a SIGHUP reload reaches them all
       SmtpSession.Authenticator authenticator,
       AtomicInteger connections,
-      RelayContract contract,
+      Smarthosts smarthosts,
       GatewayMetrics metrics,
       SmtpSession.Guards guards,
       AddressConnections perAddress,
-      DownstreamSlots downstreamSlots,
-      SmarthostHealth smarthosts,
-      AtomicBoolean draining) {
-
-    /** The relay contract exists once the ledger and the retry part run: it is added then. */
-    public Shared withContract(RelayContract c) {
-      return new Shared(config, hostname, tls, authenticator, connections, c, metrics, guards, perAddress, downstreamSlots,
-          smarthosts, draining);
-    }
-  }
+      AtomicBoolean draining) {}
 
   private final Shared shared;
   private final int port;
@@ -83,8 +72,7 @@ public final class SmtpVerticle extends VerticleBase {
   public Future<?> start() {
     GatewayConfig config = shared.config();
     GatewayConfig.Smtp smtp = config.smtp();
-    relay = new SmarthostRelay(vertx, config.downstream(), shared.hostname(), shared.contract(), shared.downstreamSlots(),
-        shared.smarthosts());
+    relay = shared.smarthosts().relayOn(vertx);
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();

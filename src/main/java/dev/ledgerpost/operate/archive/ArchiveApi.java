@@ -1,6 +1,5 @@
 package dev.ledgerpost.operate.archive;
 
-import dev.ledgerpost.operate.resolutions.AttentionApi;
 import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Problem;
 
@@ -35,8 +34,8 @@ public record ArchiveApi(Bus bus) {
     Instant from;
     Instant to;
     try {
-      from = AttentionApi.time("from", body.getString("from")).toInstant(); // required by the contract
-      to = AttentionApi.time("to", body.getString("to")).toInstant();
+      from = Input.parseTime("from", body.getString("from")).toInstant(); // required by the contract
+      to = Input.parseTime("to", body.getString("to")).toInstant();
     } catch (IllegalArgumentException e) {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());
       return;

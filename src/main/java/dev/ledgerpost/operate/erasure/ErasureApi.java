@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.erasure;
 
+import dev.ledgerpost.platform.web.Operator;
 import dev.ledgerpost.operate.resolutions.OperatorApi;
 import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Problem;
@@ -33,7 +34,7 @@ public record ErasureApi(Bus bus) {
       if (!Addresses.valid(address)) {
         throw new IllegalArgumentException("address " + address + " is not a mailbox (local-part@domain, without <>)");
       }
-      request = new Erase(address, body.getString("reason"), OperatorApi.operator(in, body));
+      request = new Erase(address, body.getString("reason"), Operator.name(in, body));
     } catch (IllegalArgumentException e) {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());
       return;

@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.reconcile;
 
+import dev.ledgerpost.platform.web.Operator;
 import dev.ledgerpost.operate.resolutions.OperatorApi;
 import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Problem;
@@ -45,7 +46,7 @@ public record ReconcileApi(Bus bus) {
         in.number("limit").intValue());
     Problem.answer(ctx, bus.request(ReconcileMessages.LIST, query, ProposalPage.class), page -> {
       JsonArray items = new JsonArray();
-      page.items().forEach(p -> items.add(json(p)));
+      page.items().forEach(p -> items.add(ProposalJson.of(p)));
       return new JsonObject().put("items", items).put("next", page.next() == null ? null : String.valueOf(page.next()));
     });
   }
@@ -54,7 +55,7 @@ public record ReconcileApi(Bus bus) {
     Decision d = decision(ctx);
     if (d != null) {
       Problem.answer(ctx, bus.request(ReconcileMessages.ACCEPT, new Accept(d.id(), d.operator(), d.note()), Accepted.class), 200,
-          a -> new JsonObject().put("proposal", json(a.proposal())).put("message", OperatorApi.resolved(a.resolved())),
+          a -> new JsonObject().put("proposal", ProposalJson.of(a.proposal())).put("message", OperatorApi.resolved(a.resolved())),
           ReconcileApi::failure);
     }
   }
@@ -63,7 +64,7 @@ public record ReconcileApi(Bus bus) {
     Decision d = decision(ctx);
     if (d != null) {
       Problem.answer(ctx, bus.request(ReconcileMessages.REJECT, new Reject(d.id(), d.operator(), d.note()), ProposalView.class),
-          200, p -> new JsonObject().put("proposal", json(p)), ReconcileApi::failure);
+          200, p -> new JsonObject().put("proposal", ProposalJson.of(p)), ReconcileApi::failure);
     }
   }
 
@@ -78,7 +79,7 @@ public record ReconcileApi(Bus bus) {
     JsonObject body = in.body() == null ? new JsonObject() : in.body();
     try {
       String note = body.getString("note");
-      return new Decision(in.pathNumber("id"), OperatorApi.operator(in, body),
+      return new Decision(in.pathNumber("id"), Operator.name(in, body),
           note == null || note.isBlank() ? null : note);
     } catch (IllegalArgumentException e) {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());
@@ -98,24 +99,5 @@ public record ReconcileApi(Bus bus) {
       return;
     }
     Problem.ledgerFailure(ctx, e);
-  }
-
-  /** A proposal as the API shows it (here, in the message detail and in the operation status). */
-  public static JsonObject json(ProposalView p) {
-    return new JsonObject()
-        .put("id", p.id())
-        .put("message", p.messageId().toString())
-        .put("messageVersion", p.messageVersion())
-        .put("outcome", p.outcome().name())
-        .put("confidence", p.confidence().label())
-        .put("source", p.source())
-        .put("evidenceRef", p.evidenceRef())
-        .put("evidence", p.evidence())
-        .put("state", p.state().name())
-        .put("proposedAt", p.proposedAt().toString())
-        .put("proposedBy", p.proposedBy())
-        .put("decidedAt", p.decidedAt() == null ? null : p.decidedAt().toString())
-        .put("decidedBy", p.decidedBy())
-        .put("decisionNote", p.decisionNote());
   }
 }

@@ -1,6 +1,6 @@
 package dev.ledgerpost.operate.resolutions;
 
-import dev.ledgerpost.ledger.MessageJson;
+import dev.ledgerpost.operate.resolutions.MessageJson;
 import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Problem;
 
@@ -114,22 +114,11 @@ public final class AttentionApi {
         default -> throw new IllegalArgumentException("status must be PENDING or UNKNOWN: only those wait for an operator");
       };
     }
-    OffsetDateTime from = time("since", since);
-    OffsetDateTime to = time("until", until);
+    OffsetDateTime from = Input.parseTime("since", since);
+    OffsetDateTime to = Input.parseTime("until", until);
     if (from != null && to != null && !from.isBefore(to)) {
       throw new IllegalArgumentException("since must be before until");
     }
     return new AttentionQuery(s, sender == null || sender.isEmpty() ? null : sender, from, to, limit);
-  }
-
-  public static OffsetDateTime time(String name, String text) {
-    if (text == null || text.isEmpty()) {
-      return null;
-    }
-    try {
-      return OffsetDateTime.parse(text);
-    } catch (DateTimeParseException e) {
-      throw new IllegalArgumentException(name + " must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T10:00:00Z");
-    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.resolutions;
 
+import dev.ledgerpost.platform.web.Operator;
 import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Problem;
 
@@ -143,6 +144,6 @@ public final class BulkResolutions {
     AttentionQuery query = AttentionApi.query(filter.getString("status"), filter.getString("sender"), filter.getString("since"),
         filter.getString("until"), MAX_MESSAGES);
     return new Request(query, body.getInteger("expectedCount"), ResolutionOutcome.valueOf(body.getString("outcome")),
-        OperatorApi.note(body), OperatorApi.operator(in, body));
+        Operator.note(body), Operator.name(in, body));
   }
 }

@@ -1,7 +1,8 @@
 package dev.ledgerpost.operate.resolutions;
 
-import dev.ledgerpost.ledger.MessageJson;
+import dev.ledgerpost.operate.resolutions.MessageJson;
 import dev.ledgerpost.platform.web.Input;
+import dev.ledgerpost.platform.web.Operator;
 import dev.ledgerpost.platform.web.Problem;
 
 import dev.ledgerpost.platform.bus.Bus;
@@ -26,7 +27,6 @@ import java.util.UUID;
  * Only an operator resolves; the request names who, and the ledger records who, when and why.
  */
 public record OperatorApi(Bus bus) {
-  static final String OPERATOR_HEADER = "X-Operator";
 
   public void mount(Router router) {
     router.get("/api/v1/messages/stale").handler(this::stale);
@@ -78,33 +78,7 @@ public record OperatorApi(Bus bus) {
   /** The contract has checked the types, the outcome, the lengths and the unknown members; here is what it cannot say. */
   private static Resolve resolveRequest(Input in) {
     JsonObject body = in.body();
-    return new Resolve(UUID.fromString(in.path("id")), ResolutionOutcome.valueOf(body.getString("outcome")), operator(in, body),
-        note(body), body.getInteger("version"));
-  }
-
-  /** The note: the contract bounds it, but only here is a blank one refused. */
-  static String note(JsonObject body) {
-    String note = body.getString("note");
-    if (note.isBlank()) {
-      throw new IllegalArgumentException("note is required: say why (what the downstream's log or the recipient showed)");
-    }
-    return note;
-  }
-
-  /** Who resolves: the X-Operator header or the body's operator field (both must agree when both are given). */
-  public static String operator(Input in, JsonObject body) {
-    String header = in.header(OPERATOR_HEADER);
-    String field = body.getString("operator");
-    if (header != null && field != null && !header.trim().equals(field.trim())) {
-      throw new IllegalArgumentException("the " + OPERATOR_HEADER + " header and the operator field name different operators");
-    }
-    String operator = header != null ? header.trim() : field == null ? null : field.trim();
-    if (operator == null || operator.isEmpty()) {
-      throw new IllegalArgumentException("the operator is required: an " + OPERATOR_HEADER + " header or an operator field");
-    }
-    if (operator.chars().anyMatch(Character::isISOControl)) {
-      throw new IllegalArgumentException("operator must be a name of printable characters");
-    }
-    return operator;
+    return new Resolve(UUID.fromString(in.path("id")), ResolutionOutcome.valueOf(body.getString("outcome")), Operator.name(in, body),
+        Operator.note(body), body.getInteger("version"));
   }
 }

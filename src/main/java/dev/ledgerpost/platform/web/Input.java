@@ -101,4 +101,16 @@ public final class Input {
     }
     return null;
   }
+
+  /** An optional ISO-8601 time with offset from a JSON body; null when absent or empty. */
+  public static java.time.OffsetDateTime parseTime(String name, String text) {
+    if (text == null || text.isEmpty()) {
+      return null;
+    }
+    try {
+      return java.time.OffsetDateTime.parse(text);
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new IllegalArgumentException(name + " must be an ISO-8601 timestamp with offset, e.g. 2026-11-30T10:00:00Z");
+    }
+  }
 }

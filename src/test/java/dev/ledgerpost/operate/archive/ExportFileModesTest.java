@@ -1,5 +1,7 @@
 package dev.ledgerpost.operate.archive;
 
+import dev.ledgerpost.ledger.LedgerPart;
+
 import static dev.ledgerpost.testing.GatewayHarness.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,7 +32,7 @@ class ExportFileModesTest {
     Path archive = GatewayHarness.tempDir("export-modes-").resolve("archive").resolve("ledger");
     UUID from = LedgerIds.lowest(start);
     UUID to = LedgerIds.lowest(Instant.now());
-    Manifest m = await(LedgerArchive.export(gateway.vertx(), gateway.gateway().ledgerTarget(), LedgerArchiveTest.KEY, archive, from, to, "modes", "n"));
+    Manifest m = await(LedgerArchive.export(gateway.vertx(), gateway.gateway().part(LedgerPart.class).target(), LedgerArchiveTest.KEY, archive, from, to, "modes", "n"));
     assertThat(m.totalRows()).as("an address is in it").isPositive();
 
     for (String name : new String[] {"modes" + Manifest.DATA_SUFFIX, "modes" + Manifest.SUFFIX}) {

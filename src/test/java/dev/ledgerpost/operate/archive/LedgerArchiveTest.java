@@ -1,5 +1,7 @@
 package dev.ledgerpost.operate.archive;
 
+import dev.ledgerpost.ledger.LedgerPart;
+
 import static dev.ledgerpost.testing.GatewayHarness.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -50,7 +52,7 @@ class LedgerArchiveTest {
   }
 
   Manifest export(Path dir, String name) throws Exception {
-    return await(LedgerArchive.export(gateway.vertx(), gateway.gateway().ledgerTarget(), KEY, dir, FROM, TO, name, "node-a"));
+    return await(LedgerArchive.export(gateway.vertx(), gateway.gateway().part(LedgerPart.class).target(), KEY, dir, FROM, TO, name, "node-a"));
   }
 
   static Verification verify(Path file) {
@@ -160,7 +162,7 @@ class LedgerArchiveTest {
   @Test
   void anEmptyOrReversedRangeAndAPathAsNameAreRefused() {
     Path dir = GatewayHarness.tempDir("archive-");
-    DatabaseTarget target = gateway.gateway().ledgerTarget();
+    DatabaseTarget target = gateway.gateway().part(LedgerPart.class).target();
     assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, KEY, dir, TO, FROM, "x", "n")))
         .isInstanceOfSatisfying(ArchiveRefused.class, e -> assertThat(e.reason()).isEqualTo(ArchiveRefused.Reason.BAD_RANGE));
     assertThatThrownBy(() -> await(LedgerArchive.export(gateway.vertx(), target, KEY, dir, FROM, FROM, "x", "n")))

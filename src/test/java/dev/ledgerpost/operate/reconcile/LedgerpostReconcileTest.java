@@ -152,9 +152,9 @@ class LedgerpostReconcileTest {
         + "'<lp-5@example.com>'")).contains("queued as " + downstreamId);
     java.util.UUID first = java.util.UUID.randomUUID();
     LedgerRows.insert(gateway.databaseUrl(), first, "UNKNOWN", "UNKNOWN", java.time.Instant.now().minusSeconds(5), "<lp-5@example.com>");
-    long before = gateway.gateway().reconcile().passes();
+    long before = gateway.gateway().part(ReconcilePart.class).verticle().passes();
     Poll.until(Duration.ofSeconds(30), "five reconcile passes after the row was written",
-        () -> gateway.gateway().reconcile().passes() >= before + 5);
+        () -> gateway.gateway().part(ReconcilePart.class).verticle().passes() >= before + 5);
     assertThat(LedgerRows.status(gateway.databaseUrl(), first)).isEqualTo("UNKNOWN");
     assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM reconcile_proposals WHERE message_id = '" + first + "'"))
         .isZero();

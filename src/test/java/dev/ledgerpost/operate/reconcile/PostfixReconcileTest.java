@@ -150,9 +150,9 @@ class PostfixReconcileTest {
     Instant minuteAgo = Instant.now().minusSeconds(60);
     LedgerRows.insert(gateway.databaseUrl(), pending, "PENDING", "PENDING", minuteAgo, "<never-seen-1@example.com>");
     LedgerRows.insert(gateway.databaseUrl(), unknown, "UNKNOWN", "UNKNOWN", minuteAgo, "<never-seen-2@example.com>");
-    long before = gateway.gateway().reconcile().passes();
+    long before = gateway.gateway().part(ReconcilePart.class).verticle().passes();
     Poll.until(Duration.ofSeconds(30), "five reconcile passes after the rows were written",
-        () -> gateway.gateway().reconcile().passes() >= before + 5);
+        () -> gateway.gateway().part(ReconcilePart.class).verticle().passes() >= before + 5);
     Poll.until(Duration.ofSeconds(30), "the stale watch to raise the PENDING row", () -> LedgerRows.count(gateway.databaseUrl(),
         "SELECT count(*) FROM stale_raises WHERE message_id = '" + pending + "'") == 1);
     assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM reconcile_proposals WHERE message_id IN ('"
@@ -172,8 +172,8 @@ class PostfixReconcileTest {
     for (String m : sent) {
       awaitStatus(idOf(m), m.startsWith("<rej") ? "RESOLVED_NOT_DELIVERED" : "RESOLVED_DELIVERED");
     }
-    long before = gateway.gateway().reconcile().passes();
-    Poll.until(Duration.ofSeconds(30), "three more reconcile passes", () -> gateway.gateway().reconcile().passes() >= before + 3);
+    long before = gateway.gateway().part(ReconcilePart.class).verticle().passes();
+    Poll.until(Duration.ofSeconds(30), "three more reconcile passes", () -> gateway.gateway().part(ReconcilePart.class).verticle().passes() >= before + 3);
     assertThat(proxy.repliesDropped()).isEqualTo(4);
     for (String m : sent) {
       assertThat(logLines("message-id=" + m)).as("Postfix received %s once", m).hasSize(1);

@@ -87,8 +87,8 @@ class PostfixRivalCopyTest {
 
     // R1 is now old enough for the job; Q2 is the only verdict Postfix logged for this Message-ID and envelope.
     clock.advance(Duration.ofHours(1).plusSeconds(30));
-    long before = harness.gateway().reconcile().passes();
-    Poll.until(Duration.ofSeconds(30), "ten reconcile passes with R1 a candidate", () -> harness.gateway().reconcile().passes() >= before + 10);
+    long before = harness.gateway().part(ReconcilePart.class).verticle().passes();
+    Poll.until(Duration.ofSeconds(30), "ten reconcile passes with R1 a candidate", () -> harness.gateway().part(ReconcilePart.class).verticle().passes() >= before + 10);
     assertThat(LedgerRows.status(url, java.util.UUID.fromString(r1))).isEqualTo("PENDING");
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM reconcile_proposals WHERE message_id = '" + r1 + "'"))
         .as("no proposal for R1 on another copy's queue id").isZero();

@@ -71,8 +71,8 @@ class ReconcileApiTest {
     assertThat(p.getString("proposedBy")).isEqualTo(gateway.gateway().nodeId());
     assertThat(p.getJsonObject("evidence").getJsonArray("lines")).hasSize(5);
     // autoResolve is never: the row waits for an operator, and shows its open proposal.
-    long passes = gateway.gateway().reconcile().passes();
-    Poll.until(Duration.ofSeconds(30), "two more passes", () -> gateway.gateway().reconcile().passes() >= passes + 2);
+    long passes = gateway.gateway().part(ReconcilePart.class).verticle().passes();
+    Poll.until(Duration.ofSeconds(30), "two more passes", () -> gateway.gateway().part(ReconcilePart.class).verticle().passes() >= passes + 2);
     JsonObject detail = new JsonObject(gateway.get("/api/v1/messages/" + id).body());
     assertThat(detail.getString("status")).isEqualTo("UNKNOWN");
     assertThat(detail.getJsonArray("proposals")).hasSize(1);
@@ -106,8 +106,8 @@ class ReconcileApiTest {
     HttpResponse<String> rejected = decide(p.getLong("id"), "reject", "{\"operator\": \"bob\", \"note\": \"not our copy\"}");
     assertThat(rejected.statusCode()).as(rejected.body()).isEqualTo(200);
     assertThat(new JsonObject(rejected.body()).getJsonObject("proposal").getString("state")).isEqualTo("REJECTED");
-    long passes = gateway.gateway().reconcile().passes();
-    Poll.until(Duration.ofSeconds(30), "three more passes", () -> gateway.gateway().reconcile().passes() >= passes + 3);
+    long passes = gateway.gateway().part(ReconcilePart.class).verticle().passes();
+    Poll.until(Duration.ofSeconds(30), "three more passes", () -> gateway.gateway().part(ReconcilePart.class).verticle().passes() >= passes + 3);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM reconcile_proposals WHERE message_id = '" + id + "'")).isEqualTo(1);
     assertThat(LedgerRows.status(url, id)).isEqualTo("UNKNOWN");
     SendClient.assertProblem(decide(p.getLong("id"), "accept", "{\"operator\": \"bob\"}"), 409);

@@ -1,5 +1,7 @@
 package dev.ledgerpost.operate.reconcile;
 
+import dev.ledgerpost.platform.cluster.NodePart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.platform.bus.Bus;
@@ -93,10 +95,10 @@ class TwoGatewaysReconcileTest {
 
   private GatewayHarness leader() throws Exception {
     Poll.until(Duration.ofSeconds(15), "one node to lead the reconcile job",
-        () -> a.gateway().leadership().leads(Job.RECONCILE) || b.gateway().leadership().leads(Job.RECONCILE));
-    assertThat(a.gateway().leadership().leads(Job.RECONCILE) && b.gateway().leadership().leads(Job.RECONCILE))
+        () -> a.gateway().part(NodePart.class).leadership().leads(Job.RECONCILE) || b.gateway().part(NodePart.class).leadership().leads(Job.RECONCILE));
+    assertThat(a.gateway().part(NodePart.class).leadership().leads(Job.RECONCILE) && b.gateway().part(NodePart.class).leadership().leads(Job.RECONCILE))
         .as("both lead").isFalse();
-    return a.gateway().leadership().leads(Job.RECONCILE) ? a : b;
+    return a.gateway().part(NodePart.class).leadership().leads(Job.RECONCILE) ? a : b;
   }
 
   private void awaitResolved(List<UUID> ids) throws Exception {
@@ -129,7 +131,7 @@ class TwoGatewaysReconcileTest {
     } else {
       b = null;
     }
-    Poll.until(Duration.ofSeconds(15), "the other node to lead", () -> other.gateway().leadership().leads(Job.RECONCILE));
+    Poll.until(Duration.ofSeconds(15), "the other node to lead", () -> other.gateway().part(NodePart.class).leadership().leads(Job.RECONCILE));
     List<UUID> second = unknownRows("bb", 10);
     awaitResolved(second);
     String in2 = String.join("', '", second.stream().map(UUID::toString).toList());

@@ -48,7 +48,7 @@ class InDeliveryTest {
 
   @Test
   void aRowWhoseReplyIsAwaitedIsNotRaisedNorListedHowEverOldItLooks() throws Exception {
-    StaleGauges gauges = gateway.gateway().staleGauges();
+    StaleGauges gauges = gateway.gateway().part(StalePart.class).gauges();
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
       CompletableFuture<String> client = CompletableFuture.supplyAsync(() -> send(gateway.smtpPort(), "<in-delivery-1@example.com>"));
       UUID id = awaitAtTheSmarthost(gateway, "<in-delivery-1@example.com>");
@@ -89,7 +89,7 @@ class InDeliveryTest {
       Poll.until(Duration.ofSeconds(10), "a heartbeat of the deliverer since", () -> "t".equals(LedgerRows.string(gateway.databaseUrl(),
           "SELECT heartbeat_at > '" + atSmarthost + "'::timestamptz + interval '1200 milliseconds' FROM nodes WHERE id = 'deliverer'")));
 
-      StaleGauges gauges = gateway.gateway().staleGauges();
+      StaleGauges gauges = gateway.gateway().part(StalePart.class).gauges();
       clock.advance(Duration.ofMinutes(11));
       long scans = gauges.scans();
       Poll.until(Duration.ofSeconds(10), "three scans of the leader", () -> gauges.scans() >= scans + 3);

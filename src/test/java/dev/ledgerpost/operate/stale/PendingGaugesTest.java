@@ -25,7 +25,7 @@ class PendingGaugesTest {
 
   @Test
   void newPendingAndUnknownRowsShowAtTheNextScrapesNotAtTheNextScan() throws Exception {
-    StaleGauges gauges = gateway.gateway().staleGauges();
+    StaleGauges gauges = gateway.gateway().part(StalePart.class).gauges();
     Poll.until(Duration.ofSeconds(10), "the first scan", () -> gauges.scans() >= 1);
     assertThat(gauges.pendingMessages()).isZero();
     assertThat(gauges.unknownMessages()).isZero();

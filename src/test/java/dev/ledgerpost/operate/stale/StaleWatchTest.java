@@ -1,5 +1,7 @@
 package dev.ledgerpost.operate.stale;
 
+import dev.ledgerpost.relay.retry.RetryPart;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
@@ -41,7 +43,7 @@ class StaleWatchTest {
   @Test
   void aStaleRowIsRaisedOncePerPeriodShownInGaugesAndApiAndClosedOnlyByAnOperator() throws Exception {
     String url = gateway.databaseUrl();
-    StaleGauges gauges = gateway.gateway().staleGauges();
+    StaleGauges gauges = gateway.gateway().part(StalePart.class).gauges();
     UUID id = UUID.randomUUID();
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit")) {
       LedgerRows.insert(url, id, "PENDING", "PENDING", clock.instant(), "<stale@example.com>");
@@ -108,14 +110,14 @@ class StaleWatchTest {
 
   @Test
   void aPendingRowWhoseOutcomeTheRetryPartHoldsIsNotRaised() throws Exception {
-    StaleGauges gauges = gateway.gateway().staleGauges();
+    StaleGauges gauges = gateway.gateway().part(StalePart.class).gauges();
     smarthost.lockWith(url -> TableLock.acquire(url, "recipients")); // the settle cannot write; the stale watch never reads recipients
     try (LogCapture audit = LogCapture.of("dev.ledgerpost.audit"); SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();
       String reply = c.sendMail("a@example.com", List.of("b@example.net"), "Subject: held\r\n\r\nbody");
       assertThat(reply).startsWith("250 2.0.0");
       // The reply waits for the journal; the hand-over to the retry part lands on its own context.
-      Poll.until(Duration.ofSeconds(10), "held by the retry part", () -> gateway.gateway().retryStats().held() == 1);
+      Poll.until(Duration.ofSeconds(10), "held by the retry part", () -> gateway.gateway().part(RetryPart.class).stats().held() == 1);
 
       clock.advance(Duration.ofMinutes(11));
       long scans = gauges.scans();

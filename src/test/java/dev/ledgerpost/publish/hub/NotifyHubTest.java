@@ -69,7 +69,7 @@ class NotifyHubTest {
     // 30 events of ~450 bytes in one publish pass: within notify.sendQueueBytes (16KB here), but more frames
     // than the 16 that Vert.x queues across threads before a socket reports its write queue full.
     UUID message = insertMessage("burst-user");
-    int before = gateway.gateway().notifyClients();
+    int before = gateway.gateway().part(HubPart.class).clients();
     try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, gateway.gateway().adminToken())) {
       assertThat(ws.next(WAIT).getString("type")).isEqualTo("hello");
       insertEvents(message, 30, "burst");
@@ -83,7 +83,7 @@ class NotifyHubTest {
           assertThat(e.getString("id")).contains(":burst:" + burst++ + ":");
         }
       }
-      assertThat(gateway.gateway().notifyClients()).isEqualTo(before + 1);
+      assertThat(gateway.gateway().part(HubPart.class).clients()).isEqualTo(before + 1);
     }
   }
 
@@ -123,16 +123,16 @@ class NotifyHubTest {
   @Test
   void aSubscriberThatNeverReadsIsCutLooseWith4008AndCanResume() throws Exception {
     UUID message = insertMessage("slow-user");
-    int before = gateway.gateway().notifyClients();
+    int before = gateway.gateway().part(HubPart.class).clients();
     WsTestClient slow = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, gateway.gateway().adminToken());
     assertThat(slow.next(WAIT).getString("type")).isEqualTo("hello");
-    poll(() -> gateway.gateway().notifyClients() == before + 1);
+    poll(() -> gateway.gateway().part(HubPart.class).clients() == before + 1);
     slow.socket().pause();
-    for (int i = 0; i < 40 && gateway.gateway().notifyClients() > before; i++) {
+    for (int i = 0; i < 40 && gateway.gateway().part(HubPart.class).clients() > before; i++) {
       insertEvents(message, 500, "flood" + i);
       poll(() -> unpublished() == 0);
     }
-    assertThat(gateway.gateway().notifyClients()).isEqualTo(before);
+    assertThat(gateway.gateway().part(HubPart.class).clients()).isEqualTo(before);
     slow.socket().resume();
     assertThat(slow.awaitClose(Duration.ofSeconds(30))).isEqualTo(NotifyHub.CLOSE_TOO_SLOW);
     slow.close();

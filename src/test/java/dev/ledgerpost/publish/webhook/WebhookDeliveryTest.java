@@ -205,8 +205,8 @@ public class WebhookDeliveryTest {
   /** Moves the clock short of the next due time and waits for two claim passes: no attempt may come. */
   void notBefore(MutableClock clock, Duration shortOfIt, int attemptsSoFar) throws Exception {
     clock.advance(shortOfIt);
-    long passes = gateway.gateway().webhooks().passes("app");
-    Poll.until(WAIT, "two claim passes after the clock moved", () -> gateway.gateway().webhooks().passes("app") >= passes + 2);
+    long passes = gateway.gateway().part(WebhookPart.class).verticle().passes("app");
+    Poll.until(WAIT, "two claim passes after the clock moved", () -> gateway.gateway().part(WebhookPart.class).verticle().passes("app") >= passes + 2);
     assertThat(receiver.requests()).hasSize(attemptsSoFar);
   }
 
@@ -275,8 +275,8 @@ public class WebhookDeliveryTest {
     String second = send(gateway.smtpPort(), 1).get(0) + ":2";
     Poll.until(WAIT, "the second delivery recorded", () -> count("event_id = '" + second + "'") == 1);
     clock.advance(Duration.ofMinutes(1));
-    long passes = gateway.gateway().webhooks().passes("app");
-    Poll.until(WAIT, "claim passes", () -> gateway.gateway().webhooks().passes("app") >= passes + 2);
+    long passes = gateway.gateway().part(WebhookPart.class).verticle().passes("app");
+    Poll.until(WAIT, "claim passes", () -> gateway.gateway().part(WebhookPart.class).verticle().passes("app") >= passes + 2);
     assertThat(receiver.requests()).hasSize(1); // nothing goes to a disabled endpoint
     assertThat(count("state IN ('PENDING', 'ATTEMPTED')")).isEqualTo(2); // and nothing is lost meanwhile
 

@@ -76,7 +76,7 @@ class JournalRecoveryTest {
       }
       // The torn outcome was never acknowledged, so its settle never started: an operator's case now.
       assertThat(LedgerRows.status(url, ids.get(4))).isEqualTo("PENDING");
-      assertThat(gateway.gateway().retryStats().settled()).isEqualTo(4);
+      assertThat(gateway.gateway().part(RetryPart.class).stats().settled()).isEqualTo(4);
       Poll.until(Duration.ofSeconds(10), "journal emptied once everything is done", () -> Files.size(journal) == 0);
     }
   }
@@ -104,7 +104,7 @@ class JournalRecoveryTest {
         assertThat(files.map(p -> p.getFileName().toString())).anyMatch(n -> n.startsWith(OutcomeJournal.FILE + ".corrupt-"));
       }
       Poll.until(Duration.ofSeconds(10), "journal emptied once everything is done", () -> Files.size(journal) == 0);
-      assertThat(gateway.gateway().retryStats().journalOpen()).isZero();
+      assertThat(gateway.gateway().part(RetryPart.class).stats().journalOpen()).isZero();
     }
   }
 }

@@ -58,7 +58,7 @@ class ManyOutcomesTest {
           // What the delivery part does first: journal, all at once (the reply comes only after the fsync).
           GatewayHarness.await(Future.all(outcomes.stream()
               .map(k -> bus.request(RetryMessages.JOURNAL, k, Journaled.class)).toList()));
-          RetryVerticle.Stats journaled = gateway.gateway().retryStats();
+          RetryVerticle.Stats journaled = gateway.gateway().part(RetryPart.class).stats();
           System.out.printf("%d outcomes journaled with %d fsyncs%n", journaled.journalAppends(), journaled.journalSyncs());
           assertThat(journaled.journalOpen()).isEqualTo(N);
           assertThat(journaled.journalSyncs()).as("group commit").isLessThan(N / 5);
@@ -67,11 +67,11 @@ class ManyOutcomesTest {
           for (int round = 0; round < 2; round++) {
             outcomes.forEach(k -> bus.publish(KnownOutcome.ADDRESS, k));
           }
-          Poll.until(Duration.ofSeconds(10), "duplicates seen", () -> gateway.gateway().retryStats().duplicates() == N);
+          Poll.until(Duration.ofSeconds(10), "duplicates seen", () -> gateway.gateway().part(RetryPart.class).stats().duplicates() == N);
           // The first wave fails after its whole-transaction retries, then one outcome at a time probes.
           Poll.until(Duration.ofSeconds(20), "the retry part is probing the locked ledger", () ->
-              gateway.gateway().retryStats().failedAttempts() >= 6);
-          assertThat(gateway.gateway().retryStats().held()).isEqualTo(N);
+              gateway.gateway().part(RetryPart.class).stats().failedAttempts() >= 6);
+          assertThat(gateway.gateway().part(RetryPart.class).stats().held()).isEqualTo(N);
           assertThat(lock.queryLong("SELECT count(*) FROM messages WHERE status = 'PENDING'")).isEqualTo(N);
           released = System.nanoTime();
         }
@@ -86,7 +86,7 @@ class ManyOutcomesTest {
             .isEqualTo(N);
 
         Poll.until(Duration.ofSeconds(10), "journal compacted to nothing", () -> Files.size(journal) == 0);
-        RetryVerticle.Stats s = gateway.gateway().retryStats();
+        RetryVerticle.Stats s = gateway.gateway().part(RetryPart.class).stats();
         assertThat(s.held()).isZero();
         assertThat(s.settled()).isEqualTo(N);
         assertThat(s.dropped()).isZero();

@@ -1,6 +1,6 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.operate.resolutions;
 
-import dev.ledgerpost.operate.reconcile.ReconcileApi;
+import dev.ledgerpost.operate.reconcile.ProposalJson;
 
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
@@ -57,7 +57,7 @@ public final class MessageJson {
           .put("dsnOrcpt", r.dsnOrcpt()));
     }
     JsonArray proposals = new JsonArray();
-    proposalList.forEach(p -> proposals.add(ReconcileApi.json(p)));
+    proposalList.forEach(p -> proposals.add(ProposalJson.of(p)));
     return summary(d.summary())
         .put("authUser", d.authUser())
         .put("clientIp", d.clientIp())
@@ -87,7 +87,7 @@ public final class MessageJson {
         .put("operator", r.operator())
         .put("note", r.note())
         .put("at", r.at() == null ? null : r.at().toString())
-        .put("proposal", accepted == null ? null : ReconcileApi.json(accepted));
+        .put("proposal", accepted == null ? null : ProposalJson.of(accepted));
   }
 
   /**

@@ -1,0 +1,85 @@
+package dev.ledgerpost.intake.smtp;
+
+import dev.ledgerpost.intake.smtp.auth.AuthThrottle;
+import dev.ledgerpost.intake.smtp.auth.UserQuota;
+import dev.ledgerpost.intake.smtp.tls.TlsMaterial;
+import dev.ledgerpost.platform.auth.HtpasswdAuthenticator;
+import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.platform.config.Reloadable;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
+import dev.ledgerpost.platform.part.Assembly;
+import dev.ledgerpost.platform.part.Part;
+import dev.ledgerpost.relay.smarthost.Smarthosts;
+import io.vertx.core.Future;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The SMTP intake (docs/design.md §1.1): {@code smtp.instances} listeners sharing one socket, each on its own event
+ * loop with its own relay. Last of all parts: no mail is taken before the ledger and the outcome journal are ready.
+ */
+public final class SmtpPart implements Part {
+  private final List<Reloadable<?>> reloadable = new ArrayList<>();
+  private final AtomicInteger connections = new AtomicInteger();
+  private AuthThrottle throttle;
+  private int port;
+
+  @Override
+  public String name() {
+    return "smtp";
+  }
+
+  @Override
+  public Future<Void> start(Assembly a) {
+    GatewayConfig config = a.config();
+    // The certificates and the sender policy are read from disk: on a worker.
+    return a.vertx().executeBlocking(() -> shared(a)).compose(shared -> a.listen("smtp", config.smtp().host(), config.smtp().effectiveInstances(),
+            config.smtp().port(), p -> new SmtpVerticle(shared, p), SmtpVerticle::actualPort))
+        .map(p -> {
+          port = p;
+          return null;
+        });
+  }
+
+  private SmtpVerticle.Shared shared(Assembly a) {
+    GatewayConfig config = a.config();
+    TlsMaterial tls = TlsMaterial.load(a.vertx(), config.smtp(), a.hostname());
+    tls.reloadable().ifPresent(reloadable::add);
+    SmtpSession.Authenticator users = a.find(HtpasswdAuthenticator.class).<SmtpSession.Authenticator>map(u -> u::verify)
+        .orElse(null);
+    return new SmtpVerticle.Shared(config, a.hostname(), tls, users, connections, a.get(Smarthosts.class), a.metrics(),
+        guards(a), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
+  }
+
+  /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */
+  private SmtpSession.Guards guards(Assembly a) {
+    GatewayConfig.Auth auth = a.config().auth();
+    throttle = new AuthThrottle(new AuthThrottle.Settings(auth.failureDelay(), auth.banThreshold(), auth.banWindow()),
+        a.metrics());
+    SenderPolicy senders = auth.senderPolicy() == GatewayConfig.SenderPolicyMode.OWN
+        ? SenderPolicy.load(Path.of(auth.sendersFile()))
+        : SenderPolicy.ANY;
+    return new SmtpSession.Guards(throttle, senders, new UserQuota(auth.rateLimit(), a.metrics()),
+        d -> a.vertx().timer(d.toMillis()).mapEmpty());
+  }
+
+  @Override
+  public void gauges(GatewayMetrics metrics) {
+    metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
+    metrics.gauge("ledgerpost.auth.banned.addresses", "Client addresses banned now for failed AUTH attempts",
+        throttle::bannedAddresses);
+  }
+
+  @Override
+  public List<Reloadable<?>> credentials() {
+    return List.copyOf(reloadable);
+  }
+
+  /** The port the listeners share. */
+  public int port() {
+    return port;
+  }
+}

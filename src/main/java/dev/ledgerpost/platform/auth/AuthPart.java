@@ -1,0 +1,57 @@
+package dev.ledgerpost.platform.auth;
+
+import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.platform.config.Reloadable;
+import dev.ledgerpost.platform.part.Assembly;
+import dev.ledgerpost.platform.part.Part;
+import io.vertx.core.Future;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Every credential source, read before anything else starts (a bad file is a one-line start failure, before the
+ * database is touched) and again on SIGHUP (docs/design.md §4.8): the admin token, the event tokens, the send API's
+ * keys and the SMTP users. Provides each; the SMTP users only when {@code auth.usersFile} is set.
+ */
+public final class AuthPart implements Part {
+  private final List<Reloadable<?>> reloadable = new ArrayList<>();
+  private AdminToken adminToken;
+
+  @Override
+  public String name() {
+    return "auth";
+  }
+
+  @Override
+  public Future<Void> start(Assembly a) {
+    GatewayConfig config = a.config();
+    return a.vertx().executeBlocking(() -> {
+      adminToken = AdminToken.load(config);
+      EventTokens eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
+      ApiKeys apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
+      adminToken.reloadable().ifPresent(reloadable::add);
+      eventTokens.reloadable().ifPresent(reloadable::add);
+      apiKeys.reloadable().ifPresent(reloadable::add);
+      a.provide(AdminToken.class, adminToken);
+      a.provide(EventTokens.class, eventTokens);
+      a.provide(ApiKeys.class, apiKeys);
+      if (!config.auth().usersFile().isEmpty()) {
+        HtpasswdAuthenticator users = HtpasswdAuthenticator.load(a.vertx(), Path.of(config.auth().usersFile()));
+        reloadable.add(users.reloadable());
+        a.provide(HtpasswdAuthenticator.class, users);
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public List<Reloadable<?>> credentials() {
+    return List.copyOf(reloadable);
+  }
+
+  /** The admin token as it is now. */
+  public String adminToken() {
+    return adminToken.get();
+  }
+}

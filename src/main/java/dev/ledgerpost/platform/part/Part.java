@@ -1,0 +1,54 @@
+package dev.ledgerpost.platform.part;
+
+import dev.ledgerpost.platform.config.Reloadable;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
+import io.vertx.core.Future;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One part of the gateway, as the gateway sees it (docs/architecture.md, "How to add a part"): its name (also the prefix
+ * of every bus address it serves), its deployments, its HTTP routes, its gauges, its readiness check and its reloadable
+ * credentials. The gateway starts the parts in the order of its list, each once the ones before it are ready, and stops
+ * them in reverse, as Apache James declares its handler chain; a part finds what earlier parts made in the
+ * {@link Assembly}.
+ */
+public interface Part {
+  /** The part's name: "ledger", "outbox". Its bus addresses start with it. */
+  String name();
+
+  /** Deploys the part's verticles through {@code assembly} and provides what later parts use; completes when ready. */
+  Future<Void> start(Assembly assembly);
+
+  /** Its HTTP face on one API instance (made on that instance's event loop), or none. */
+  default Optional<HttpFace> http(HttpFace.Api api) {
+    return Optional.empty();
+  }
+
+  /** Registers its gauges, once started; they are read at scrape time and must not wait for the database. */
+  default void gauges(GatewayMetrics metrics) {}
+
+  /** Its readiness check, as Eclipse Hono's health-check providers: none for a part that is ready once started. */
+  default Optional<Readiness> readiness() {
+    return Optional.empty();
+  }
+
+  /**
+   * A remark on the gateway's readiness that leaves it ready (a nearly full disk, issue 20: the gateway still takes mail,
+   * and an orchestrator that took it out would not free a byte); read without waiting.
+   */
+  default Optional<String> readinessRemark() {
+    return Optional.empty();
+  }
+
+  /** The credential files and key pairs it reads again on SIGHUP. */
+  default List<Reloadable<?>> credentials() {
+    return List.of();
+  }
+
+  /** Whether the part is ready to serve: a failed check means not ready, and the API answers 503 with its message. */
+  @FunctionalInterface
+  interface Readiness {
+    Future<Void> check();
+  }
+}
