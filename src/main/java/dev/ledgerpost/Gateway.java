@@ -207,7 +207,7 @@ public final class Gateway {
     return new NodeServices(config, nodeId, node.leadership(), metrics, clock);
   }
 
-  /** Retention's export of a partition before its drop (docs/design.md §5.12); null without {@code ledger.archiveDir}. */
+  /** Retention's export of a partition before its drop (docs/data-model.md §5.12); null without {@code ledger.archiveDir}. */
   private PartitionArchiver archiver() {
     Path dir = config.ledger().archivePath();
     return dir == null ? null
@@ -215,7 +215,7 @@ public final class Gateway {
   }
 
   /**
-   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger makes
+   * The parts' SQL over the ledger's one pool, each with its own messages (docs/architecture.md §4.1); the ledger makes
    * them once its pool exists.
    */
   private List<Function<LedgerAccess, LedgerStore>> stores() {
@@ -237,7 +237,7 @@ public final class Gateway {
 
   /**
    * A listener that could not bind is an operator's problem, said in one line naming the key to change
-   * (docs/design.md §4.7); anything else passes through unchanged.
+   * (docs/design.md §11.1); anything else passes through unchanged.
    */
   private static <T> Future<T> listening(Future<T> deployed, String part, String host, int port) {
     return deployed.recover(e -> {
@@ -256,7 +256,7 @@ public final class Gateway {
     });
   }
 
-  /** The blocking part of starting: names, certificates, password file, admin token (docs/design.md §4.8). */
+  /** The blocking part of starting: names, certificates, password file, admin token (docs/design.md §11.2). */
   private SmtpVerticle.Shared prepare() {
     nodeId = config.node().effectiveId();
     String hostname = config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname();

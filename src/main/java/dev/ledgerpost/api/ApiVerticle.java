@@ -267,7 +267,7 @@ public final class ApiVerticle extends VerticleBase {
         .map(ReconcileMessages.Proposals::items);
   }
 
-  /** docs/design.md §4.6: an operation's status is a set of facts, each saying where it was read from. */
+  /** docs/contract.md §1.11: an operation's status is a set of facts, each saying where it was read from. */
   private void operation(RoutingContext ctx) {
     UUID id = UUID.fromString(Input.of(ctx).path("id"));
     Future<Boolean> retrying = bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class,
