@@ -106,7 +106,7 @@ CREATE INDEX notify_receipts_message_idx ON notify_receipts (message_id);
 -- V11__ledger_abort.sql
 -- Lets a single-statement ledger transaction refuse its own result: raising an error inside the
 -- statement rolls back every data-modifying CTE in it. SQLSTATE LP001 = "the settle did not touch the
--- recipients it had to" (docs/design.md §3.3, invariant 2); the gateway maps it by SQLSTATE, never by text.
+-- recipients it had to" (docs/contract.md §3.3, invariant 2); the gateway maps it by SQLSTATE, never by text.
 CREATE FUNCTION ledger_abort(message text) RETURNS integer
 LANGUAGE plpgsql AS $$
 BEGIN

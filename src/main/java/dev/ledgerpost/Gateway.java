@@ -84,7 +84,7 @@ public final class Gateway {
     return parts;
   }
 
-  /** The parts' SQL over the ledger's one pool (docs/design.md §4.1); the ledger makes them once its pool exists. */
+  /** The parts' SQL over the ledger's one pool (docs/architecture.md §4.1); the ledger makes them once its pool exists. */
   private static List<Function<LedgerAccess, LedgerStore>> stores(GatewayConfig config) {
     List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
         StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new,

@@ -7,7 +7,7 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * SIGHUP reloads the credentials (docs/design.md §4.8). The JVM's own reaction to SIGHUP is to shut down;
+ * SIGHUP reloads the credentials (docs/design.md §11.2). The JVM's own reaction to SIGHUP is to shut down;
  * the handler is installed before the gateway starts so that a SIGHUP during the start is ignored, not a
  * stop. The reload runs on the signal's thread: it is file work, never on an event loop.
  */

@@ -31,7 +31,7 @@ import picocli.CommandLine.Option;
  * {@code java -jar ledgerpost.jar [--config FILE] [--verbose]}: runs the gateway until SIGTERM or SIGINT;
  * SIGHUP reloads its credentials. {@code ledgerpost messages ...}: operator commands against a running
  * gateway. {@code ledgerpost keys add USER}: a new send API key. A start that fails says why in one line
- * (docs/design.md §4.7): exit status 2 for the configuration, 1 for anything else.
+ * (docs/design.md §11.1): exit status 2 for the configuration, 1 for anything else.
  */
 @Command(name = "ledgerpost", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.",

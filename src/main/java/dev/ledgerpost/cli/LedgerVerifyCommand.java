@@ -17,7 +17,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code ledgerpost ledger verify FILE}: checks an export where it lies, without a gateway or a database. The manifest
- * is authenticated under the archive key (docs/design.md §5.13): {@code --key-file}, else the key the gateway's
+ * is authenticated under the archive key (docs/data-model.md §5.13): {@code --key-file}, else the key the gateway's
  * configuration names ({@code ledger.archiveKeyFile}, else {@code archive-key} next to {@code ledger.dataDir}); this
  * command never makes a key. Exit status 0 it matches its authenticated manifest (a summary line), 1 it does not (one
  * line why), 2 usage or a file that cannot be read, 3 it matches its manifest but the manifest could not be

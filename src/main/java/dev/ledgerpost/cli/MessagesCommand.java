@@ -301,7 +301,7 @@ public final class MessagesCommand {
               p.getLong("id"));
         }
       }
-      // A gateway older than openapi.yaml 0.2.0 has them as recipientList (and recipients is their count): docs/design.md §4.9.
+      // A gateway older than openapi.yaml 0.2.0 has them as recipientList (and recipients is their count): docs/contract.md §1.12.
       JsonArray recipients = m.getValue("recipients") instanceof JsonArray a ? a : m.getJsonArray("recipientList", new JsonArray());
       out.printf("%n%-40s  %-22s  %-30s  %s%n", "RECIPIENT", "STATUS", "RCPT REPLY", "FINAL REPLY");
       for (int i = 0; i < recipients.size(); i++) {
@@ -385,7 +385,7 @@ public final class MessagesCommand {
     }
   }
 
-  /** Null for a ledger id (or none given), else the sentence the API would answer (docs/design.md §4.9). */
+  /** Null for a ledger id (or none given), else the sentence the API would answer (docs/contract.md §1.12). */
   static String ledgerId(String id) {
     return id == null || LedgerIds.isLedgerId(id) ? null : LedgerIds.notALedgerId(id);
   }

@@ -15,7 +15,7 @@ import java.util.function.Predicate;
 
 /**
  * The status and version of the messages a batch did not write: what the group-committed open and settle
- * read to tell "an earlier attempt of mine committed" from "a newer fact exists" (docs/design.md §2.4).
+ * read to tell "an earlier attempt of mine committed" from "a newer fact exists" (docs/contract.md §2.4).
  */
 final class CurrentRows {
   private static final String CURRENT = "SELECT id, status, version FROM messages WHERE id = ANY($1::uuid[])";

@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Group commit (docs/design.md §2.6): requests of one kind that arrive while a statement of that kind is in
+ * Group commit (docs/contract.md §2.6): requests of one kind that arrive while a statement of that kind is in
  * flight are written together, as one statement and one commit, when it ends. There is no fixed wait:
  * a lone request goes at once, and a batch is as large as what queued meanwhile (at most {@link #MAX_BATCH}).
  *

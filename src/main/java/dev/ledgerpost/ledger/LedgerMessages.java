@@ -70,7 +70,7 @@ public final class LedgerMessages {
    * Settles a PENDING entry to the downstream's verdict. {@code expectedVersion} makes a late or
    * repeated settle fail instead of overwriting a newer fact. {@code sentSha256} is the hex SHA-256 of the
    * message as the smarthost was sent it (the gateway's Received: line, then the client's bytes unstuffed),
-   * null when no body was sent (docs/design.md §1.6); reconciliation matches it (§8.4).
+   * null when no body was sent (docs/contract.md §1.6); reconciliation matches it (§8.4).
    */
   public record Settle(
       UUID id,

@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * V90: {@code messages} and {@code recipients} become RANGE-partitioned on the message id (docs/design.md §5.12), on a
+ * V90: {@code messages} and {@code recipients} become RANGE-partitioned on the message id (docs/data-model.md §5.12), on a
  * populated ledger, while other nodes keep writing. No row is moved: each existing table becomes the first partition,
  * {@code [MINVALUE, B)}, B being the first id of the ISO week after the one holding tomorrow (so the rows written
  * while the migration runs still belong to it). Java, not SQL, because the steps must be separate transactions: a
@@ -156,7 +156,7 @@ public final class LedgerPartitionsMigration implements JavaMigration {
     Duration longestLock = timings.stream().filter(Timing::exclusive).map(Timing::took).max(Duration::compareTo)
         .orElse(Duration.ZERO);
     String count = String.format(java.util.Locale.ROOT, messages > COUNTED ? "more than %,d" : "%,d", Math.min(messages, COUNTED));
-    return "V90: the ledger is partitioned by week (docs/design.md §5.12) in " + took.toMillis() + " ms; "
+    return "V90: the ledger is partitioned by week (docs/data-model.md §5.12) in " + took.toMillis() + " ms; "
         + (messages == 0 ? "it was empty" : "its %s messages stay in %s, the longest lock took %d ms"
             .formatted(count, firstPartition, longestLock.toMillis()));
   }

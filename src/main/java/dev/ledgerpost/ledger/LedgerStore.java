@@ -3,7 +3,7 @@ package dev.ledgerpost.ledger;
 import io.vertx.core.Future;
 
 /**
- * A part's own SQL over the ledger's pool (docs/design.md §4.1). The outbox, the idempotency keys, the stale
+ * A part's own SQL over the ledger's pool (docs/architecture.md §4.1). The outbox, the idempotency keys, the stale
  * watch and the operator's endpoints keep their statements and their bus messages in their own packages; the
  * gateway hands the ledger one constructor of each ({@code Function<LedgerAccess, LedgerStore>}), and the ledger
  * makes the stores on its context once the pool exists (before any other part is deployed) and stops them before

@@ -16,7 +16,7 @@ import java.util.UUID;
 
 /**
  * The ledger's hot path, called directly by the relay contract from any event loop (no event-bus hop):
- * opens and settles, each group-committed (docs/design.md §2.6). Failures come back as {@link StoreException}
+ * opens and settles, each group-committed (docs/contract.md §2.6). Failures come back as {@link StoreException}
  * (PERSISTENCE after the retries, STALE, NOT_FOUND, BAD_REQUEST), never as a driver exception.
  */
 public final class LedgerWriter {
@@ -33,7 +33,7 @@ public final class LedgerWriter {
       GatewayMetrics metrics, Runnable committed) {
     this.metrics = metrics;
     long lock = lockTimeout.toMillis();
-    // Today's bound for one message (docs/design.md §2.3): three attempts of lock_timeout each, with their pauses.
+    // Today's bound for one message (docs/contract.md §2.3): three attempts of lock_timeout each, with their pauses.
     long budget = TransactionPolicy.MAX_ATTEMPTS * lock + 150 + 100;
     this.opens = new GroupCommit<>("open", context, new OpenBatch(pool, nodeId), listener, budget, lock, MAX_IN_FLIGHT,
         n -> committed.run(), GroupCommit.STATEMENT_TIMEOUT_MILLIS);

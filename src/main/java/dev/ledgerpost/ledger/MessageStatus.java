@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-/** A message's place in the ledger (docs/design.md §3.1). Only PENDING and UNKNOWN may still change. */
+/** A message's place in the ledger (docs/contract.md §3.1). Only PENDING and UNKNOWN may still change. */
 public enum MessageStatus {
   PENDING,
   SENT,

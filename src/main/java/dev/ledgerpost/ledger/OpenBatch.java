@@ -18,7 +18,7 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The open of a batch of messages as one statement (docs/design.md §1.3, §2.6): their rows, their recipients
+ * The open of a batch of messages as one statement (docs/contract.md §1.3, §2.6): their rows, their recipients
  * (from arrays, in order) and ONE outbox row holding their {@code message.pending} events. The first
  * attempt is a plain insert; a retry after an ambiguous commit inserts with ON CONFLICT DO NOTHING and
  * finds the entries an earlier attempt committed.

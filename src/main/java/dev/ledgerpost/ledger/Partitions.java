@@ -19,7 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The ledger's time partitions (docs/design.md §5.12): {@code messages} and {@code recipients} are RANGE-partitioned
+ * The ledger's time partitions (docs/data-model.md §5.12): {@code messages} and {@code recipients} are RANGE-partitioned
  * on the message id, one partition per ISO week (UTC), bounded by {@link LedgerIds#lowest} of the week's Monday. The
  * id is a UUIDv7, so its order is the time order: the primary key stays {@code (id)} and every lookup by id prunes
  * to one partition. The two tables always have partitions of the same bounds, made and dropped in pairs.

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The settle of a batch of messages as one statement (docs/design.md §1.6, §2.6): each message's versioned update
+ * The settle of a batch of messages as one statement (docs/contract.md §1.6, §2.6): each message's versioned update
  * (a late or repeated settle finds no PENDING row at its version and updates nothing), its PENDING
  * recipients, and ONE outbox row holding their {@code message.settled} events. A message whose
  * recipient count is not the one expected makes the statement refuse itself (LP001, {@code ledger_abort});

@@ -35,7 +35,7 @@ public sealed interface DeliveryOutcome {
   /**
    * The ledger could not be opened (or its open was not confirmed); the downstream never received
    * DATA. Nothing was sent, and the gateway says so: the "not sent" fact is journaled and the retry
-   * part closes a row the open may have left behind (docs/design.md §1).
+   * part closes a row the open may have left behind (docs/contract.md §1).
    */
   record NotRecorded() implements DeliveryOutcome {
     @Override

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 /** One complete reply of the downstream server: its code, enhanced status code (if it gave one) and text. */
 public record DownstreamReply(int code, String enhancedCode, String text) {
   private static final Pattern ENHANCED = Pattern.compile("^([245])\\.(\\d{1,3})\\.(\\d{1,3})(?:\\s+|$)");
-  /** docs/design.md §1.9: a relayed reply text is one line, printable ASCII, at most 128 bytes. */
+  /** docs/contract.md §1.9: a relayed reply text is one line, printable ASCII, at most 128 bytes. */
   public static final int MAX_RELAYED_TEXT = 128;
 
   /** Builds the reply from its lines as read ("250-first", "250 last"), already stripped of CRLF. */

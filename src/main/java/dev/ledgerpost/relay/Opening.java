@@ -6,7 +6,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 /**
- * How a message's ledger entry is opened (docs/design.md §1.3): under a fresh id (SMTP), under the id the
+ * How a message's ledger entry is opened (docs/contract.md §1.3): under a fresh id (SMTP), under the id the
  * intake chose (the send API's operation id), or that and bound to the request's Idempotency-Key in the
  * very statement that opens the entry (§7).
  */

@@ -28,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The relay contract (docs/design.md §1), in one place for SMTP and HTTP intake alike: open the ledger, and only
+ * The relay contract (docs/contract.md §1), in one place for SMTP and HTTP intake alike: open the ledger, and only
  * then send the body; journal the outcome and settle the ledger (together: whichever is durable first
  * holds the fact); hand a failed settle to the retry part; write the audit lines; and turn every end into
  * a {@link DeliveryOutcome}. It speaks to the downstream only through a {@link WireTransaction}, and
@@ -191,7 +191,7 @@ public final class RelayContract {
    * Journals the outcome and settles the ledger at the same time: once either is durable, a crash cannot
    * lose the fact (the journal is replayed at the next start; a committed settle needs nothing more). A
    * failed settle is logged as CRITICAL and, once the journal has had its say, handed to the retry part.
-   * Neither ever changes the reply (docs/design.md §1). True when the settle committed.
+   * Neither ever changes the reply (docs/contract.md §1). True when the settle committed.
    */
   private Future<Boolean> settle(Settle settle, MessageData message, boolean downstreamAccepted) {
     KnownOutcome outcome = new KnownOutcome(settle, message.messageIdHeader(), downstreamAccepted);

@@ -12,7 +12,7 @@ import io.vertx.core.Future;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The relay contract (docs/design.md §1) over the ledger's writer and the retry part, and the smarthosts behind it:
+ * The relay contract (docs/contract.md §1) over the ledger's writer and the retry part, and the smarthosts behind it:
  * one cap on connections and one health for the whole process. No verticle of its own: it runs on the intakes' event
  * loops. Provides {@link Smarthosts}, the one factory of relays.
  */

@@ -33,7 +33,7 @@ public interface RelayTransaction {
     return rcpt(recipient, RcptParameters.NONE);
   }
 
-  /** Runs the relay contract (docs/design.md §1) for the body: never fails, every end is an outcome. */
+  /** Runs the relay contract (docs/contract.md §1) for the body: never fails, every end is an outcome. */
   Future<DeliveryOutcome> deliver(MessageData message, Opening opening);
 
   /** {@link #deliver(MessageData, Opening)} under a fresh ledger id, as SMTP intake does. */

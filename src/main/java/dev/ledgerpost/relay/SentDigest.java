@@ -8,7 +8,7 @@ import java.security.MessageDigest;
 import java.util.HexFormat;
 
 /**
- * The SHA-256 of the message exactly as the smarthost was sent it (docs/design.md §1.6): the gateway's
+ * The SHA-256 of the message exactly as the smarthost was sent it (docs/contract.md §1.6): the gateway's
  * {@code Received:} line, then the client's bytes with DATA's dot-stuffing undone (a BDAT body has none), as the
  * smarthost stores them.
  * {@code body_sha256} covers the client's bytes only; this one is what a downstream that hashes what it

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (docs/design.md §4.6). */
+/** GET /api/v1/operations/{id} for a message whose settle the retry part is still trying (docs/contract.md §1.11). */
 class OperationStatusTest {
   @RegisterExtension
   final GatewayHarness gateway = GatewayHarness.extension().with("ledger.lockTimeout", "250ms");

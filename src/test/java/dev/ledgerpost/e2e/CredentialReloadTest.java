@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 
 /**
- * SIGHUP on a real gateway process (docs/design.md §4.8): a send API key made by {@code ledgerpost keys add}
+ * SIGHUP on a real gateway process (docs/design.md §11.2): a send API key made by {@code ledgerpost keys add}
  * works once the gateway got the signal, a renewed STARTTLS certificate is what the next STARTTLS presents,
  * and a keys file with a bad line keeps the previous keys (and says so).
  */

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** docs/design.md §1.9: the downstream's verdicts on RCPT and DATA reach the client as the reply table says, and are recorded. */
+/** docs/contract.md §1.9: the downstream's verdicts on RCPT and DATA reach the client as the reply table says, and are recorded. */
 class DownstreamVerdictsTest {
   static volatile Function<String, String> rcptReply;
   static volatile String dataReply;

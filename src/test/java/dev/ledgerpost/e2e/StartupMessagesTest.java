@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What an operator reads when the gateway starts, or does not (docs/design.md §4.7), from a real process: the
+ * What an operator reads when the gateway starts, or does not (docs/design.md §11.1), from a real process: the
  * reason in one line without a stack trace, exit status 2 for the configuration and 1 for the rest; which
  * configuration was read; no noise on a normal start, and a word when SIGHUP cannot reload.
  */

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * docs/design.md §1 and §2 under real PostgreSQL locks taken from another connection: whole-transaction
+ * docs/contract.md §1 and §2 under real PostgreSQL locks taken from another connection: whole-transaction
  * retries, 451 4.3.0 when the ledger cannot be opened, 250 + CRITICAL when it cannot be settled.
  */
 class LockContentionTest {

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * An outcome journal belongs to one process (docs/design.md §1.5). Real gateway processes: a second one on the
+ * An outcome journal belongs to one process (docs/contract.md §1.5). Real gateway processes: a second one on the
  * journal directory of a live one, with its own database and ports, is refused in one line naming the first's
  * PID and touches nothing; once the first is SIGKILLed, a gateway started on the directory takes the lock and
  * replays what the dead one left. In one JVM, a second gateway on the directory is refused too, and the first

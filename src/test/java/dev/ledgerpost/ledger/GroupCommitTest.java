@@ -57,7 +57,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Group commit (docs/design.md §2.6) against a real database: requests that queue while statements are in
+ * Group commit (docs/contract.md §2.6) against a real database: requests that queue while statements are in
  * flight are written as one statement, and each still gets its own answer. A failure that belongs to one
  * message (a constraint, LP001) fails that message alone; a lock held past the retry budget fails the
  * whole batch, within the bound a request would have had alone.
@@ -66,7 +66,7 @@ class GroupCommitTest {
   /** A recipient address the test's database refuses (a CHECK constraint added below): one message's own failure. */
   static final String POISON = "poison@example.net";
   static final long LOCK_TIMEOUT_MS = 250;
-  /** docs/design.md §2.6: no request waits longer than 3 x lock_timeout + 250 ms from its submit... */
+  /** docs/contract.md §2.6: no request waits longer than 3 x lock_timeout + 250 ms from its submit... */
   static final long BOUND_MS = TransactionPolicy.MAX_ATTEMPTS * LOCK_TIMEOUT_MS + 250;
   /** ...give or take a loaded CI machine (and, over SMTP, the journal's fsync and the RSET before the 451). */
   static final long SLACK_MS = 750;
@@ -534,7 +534,7 @@ class GroupCommitTest {
   }
 
   // ---------------------------------------------------------------------------------------------------------------
-  // (d) A server that stops answering (docs/design.md §2.3): the statement's requests fail at the statement timeout.
+  // (d) A server that stops answering (docs/contract.md §2.3): the statement's requests fail at the statement timeout.
 
   @Test
   void aServerThatGoesSilentWithoutClosingFailsTheStatementsRequestsAtTheStatementTimeout() throws Exception {

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** docs/design.md §3.1: transitions are monotonic and versioned; a late or repeated settle never overwrites a newer fact. */
+/** docs/contract.md §3.1: transitions are monotonic and versioned; a late or repeated settle never overwrites a newer fact. */
 class LedgerVersioningTest {
   static Vertx vertx;
   static Pool pool;

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * V90 on a populated ledger (docs/design.md §5.12): a million rows (500,000 messages and their 500,000 recipients,
+ * V90 on a populated ledger (docs/data-model.md §5.12): a million rows (500,000 messages and their 500,000 recipients,
  * ids spread over the last ten weeks) made at V80, then the migration while another connection keeps opening,
  * settling and reading messages as the gateway does. The migration's exclusive steps and the writer's slowest
  * statement are measured and printed; afterwards every row is there, a lookup by id reads one partition, and a
@@ -177,7 +177,7 @@ class PartitionMigrationTest {
   void theLineOfAPopulatedLedgerCountsItsMessages() {
     LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
     assertThat(v90.summary(234_567, "messages_before_y2026w51", Duration.ofMillis(2345)))
-        .isEqualTo("V90: the ledger is partitioned by week (docs/design.md §5.12) in 2345 ms; its 234,567 messages stay in "
+        .isEqualTo("V90: the ledger is partitioned by week (docs/data-model.md §5.12) in 2345 ms; its 234,567 messages stay in "
             + "messages_before_y2026w51, the longest lock took 0 ms");
     assertThat(v90.summary(LedgerPartitionsMigration.COUNTED + 1, "messages_before_y2026w51", Duration.ofMillis(2345)))
         .as("a long ledger is not counted to its end").contains("its more than 1,000,000 messages stay in");

@@ -33,7 +33,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The relay contract (docs/design.md §1) is one class, {@link RelayContract}, for SMTP and HTTP intake alike:
+ * The relay contract (docs/contract.md §1) is one class, {@link RelayContract}, for SMTP and HTTP intake alike:
  * every case here runs once through an SMTP client and once through the send API (raw sends, so the
  * Message-ID is the test's), against one gateway, a scripted downstream and real PostgreSQL locks. The
  * ledger and the downstream must end the same way for both; what the client hears is what that intake's

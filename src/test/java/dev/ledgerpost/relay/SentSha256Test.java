@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * sent_sha256 (docs/design.md §1.6) is the hash of what the smarthost received, Received: line included, with the
+ * sent_sha256 (docs/contract.md §1.6) is the hash of what the smarthost received, Received: line included, with the
  * dot-stuffing undone: what a downstream that hashes its input (a downstream Ledgerpost) computes for the same bytes.
  */
 class SentSha256Test {

@@ -11,7 +11,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * docs/design.md §3.3's invariants checked from outside after a run: what each client heard, what the ledger
+ * docs/contract.md §3.3's invariants checked from outside after a run: what each client heard, what the ledger
  * holds, and what the downstream received must agree. Each submission carries a unique Message-ID.
  */
 public final class InvariantCheck {

@@ -14,7 +14,7 @@ import io.vertx.ext.web.Router;
 import java.util.Optional;
 
 /**
- * The HTTP intake (docs/design.md §1.2): {@code POST /api/v1/messages} through the same relay contract as SMTP, with
+ * The HTTP intake (docs/contract.md §1.2): {@code POST /api/v1/messages} through the same relay contract as SMTP, with
  * its Idempotency-Keys, and the operation status a send's Location points to. Its routes run on every API instance,
  * each with its own relay on that instance's event loop.
  */

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Builds the MIME message of a composed send with vertx-mail-client's encoder (docs/design.md §1.2): multipart
+ * Builds the MIME message of a composed send with vertx-mail-client's encoder (docs/contract.md §1.2): multipart
  * structure, quoted-printable and base64 bodies, RFC 2047 subjects and names, MIME-Version, Date, and a
  * Message-ID made of the operation id unless the client gave its own.
  *

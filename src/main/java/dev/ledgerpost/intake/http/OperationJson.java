@@ -15,7 +15,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 
-/** GET /api/v1/operations/{id}: what is known of one submission, fact by fact (docs/design.md §4.6). */
+/** GET /api/v1/operations/{id}: what is known of one submission, fact by fact (docs/contract.md §1.11). */
 public final class OperationJson {
   private OperationJson() {}
 

@@ -23,7 +23,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * {@code GET /api/v1/operations/{id}} (docs/design.md §4.6): what is known of one submission, fact by fact, each saying
+ * {@code GET /api/v1/operations/{id}} (docs/contract.md §1.11): what is known of one submission, fact by fact, each saying
  * where it was read from. For the admin token, and for a send API key following the Location of its own sends.
  */
 final class OperationsApi {

@@ -20,7 +20,7 @@ import java.util.UUID;
 
 /**
  * The send API's reply table: the single place that decides what an HTTP client hears, the HTTP
- * counterpart of {@code smtp.Replies} for docs/design.md §1.10, and what becomes of the request's Idempotency-Key.
+ * counterpart of {@code smtp.Replies} for docs/contract.md §1.10, and what becomes of the request's Idempotency-Key.
  *
  * <pre>
  * what happened                                   status             body status / problem     key
@@ -101,7 +101,7 @@ final class SendAnswers {
         + "query the operation before resending", op, null, null), KeyFate.LEAVE);
   }
 
-  /** docs/design.md §1.10's table for what happened once the ledger was (or could not be) opened. */
+  /** docs/contract.md §1.10's table for what happened once the ledger was (or could not be) opened. */
   static Decided forOutcome(DeliveryOutcome outcome, UUID op, String messageId) {
     return outcome.accept(new DeliveryOutcome.Visitor<Decided>() {
       @Override

@@ -239,7 +239,7 @@ public final class SendApi {
     Problem.send(ctx, 500, "Internal Server Error", "see the gateway log");
   }
 
-  /** docs/design.md §1.2: MAIL, every RCPT mirrored, and only if all were accepted, deliver. */
+  /** docs/contract.md §1.2: MAIL, every RCPT mirrored, and only if all were accepted, deliver. */
   private void relay(RoutingContext ctx, ApiKey key, PreparedSend p, UUID op, KeyRef ref) {
     inFlight++;
     String ip = ctx.request().remoteAddress() == null ? "unknown" : ctx.request().remoteAddress().hostAddress();

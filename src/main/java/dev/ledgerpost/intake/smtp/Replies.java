@@ -5,7 +5,7 @@ import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
 
 /**
- * The reply table: the single place that decides what an SMTP client hears (docs/design.md §1.9). Local
+ * The reply table: the single place that decides what an SMTP client hears (docs/contract.md §1.9). Local
  * replies are constants; relay outcomes and mirrored downstream verdicts are mapped here and nowhere else.
  */
 public final class Replies {
@@ -113,7 +113,7 @@ public final class Replies {
     };
   }
 
-  /** docs/design.md §1.9's table for what happened after DATA. */
+  /** docs/contract.md §1.9's table for what happened after DATA. */
   public static Reply forOutcome(DeliveryOutcome outcome, UnknownOutcomeReply unknownMode) {
     return outcome.accept(new DeliveryOutcome.Visitor<Reply>() {
       @Override

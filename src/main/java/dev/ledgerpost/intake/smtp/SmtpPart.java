@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The SMTP intake (docs/design.md §1.1): {@code smtp.instances} listeners sharing one socket, each on its own event
+ * The SMTP intake (docs/contract.md §1.1): {@code smtp.instances} listeners sharing one socket, each on its own event
  * loop with its own relay. Last of all parts: no mail is taken before the ledger and the outcome journal are ready.
  */
 public final class SmtpPart implements Part {

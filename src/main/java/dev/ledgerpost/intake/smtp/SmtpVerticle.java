@@ -96,7 +96,7 @@ public final class SmtpVerticle extends VerticleBase {
       }
     });
     // The first instance asks the smarthosts what they offer before the intake listens, so that the first
-    // client's EHLO already offers what depends on them (DSN, BINARYMIME: docs/design.md §1.1).
+    // client's EHLO already offers what depends on them (DSN, BINARYMIME: docs/contract.md §1.1).
     Future<Void> probed = shared.smarthosts().claimProbe() ? relay.probe() : Future.succeededFuture();
     return probed.compose(v -> server.listen()).onSuccess(s -> {
       SharedServerTls.giveSslContextManager(s, options);

@@ -15,12 +15,12 @@ import org.slf4j.LoggerFactory;
 /**
  * PostgreSQL 17 in a persistent data directory, for a gateway without a configured server. The
  * library starts PostgreSQL with {@code -F} (fsync off) and {@code synchronous_commit=off}; both are
- * overridden here, because a commit must survive a crash (docs/design.md §2.5). The directory is this
+ * overridden here, because a commit must survive a crash (docs/contract.md §2.5). The directory is this
  * gateway's alone: its lock file ({@link LockFile}, {@code pg.lock} next to {@code pg}, beside because initdb wants
  * an empty directory) is taken before the library touches it, so a directory another live gateway holds is
  * refused. A server a killed gateway left running on the directory is stopped first ({@link DataDirectoryGuard}). PostgreSQL's own output (initdb, the server log, pg_ctl) goes to
  * {@code postgresql.log} next to the data directory; when the server does not start, the failure says so in
- * one line followed by that log's last lines (docs/design.md §4.7). Blocking: call off the event loop.
+ * one line followed by that log's last lines (docs/design.md §11.1). Blocking: call off the event loop.
  */
 public final class EmbeddedDatabase implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedDatabase.class);

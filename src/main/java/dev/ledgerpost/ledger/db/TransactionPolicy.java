@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * docs/design.md §2.2: a whole transaction is retried, never one statement, and only for causes that another
+ * docs/contract.md §2.2: a whole transaction is retried, never one statement, and only for causes that another
  * attempt can cure (a lock wait that timed out, a serialization failure, a deadlock, a lost
  * connection). Everything else fails at once. Causes are told apart by SQLSTATE, never by text.
  */

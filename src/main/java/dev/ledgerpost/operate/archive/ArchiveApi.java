@@ -15,7 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * Ledger exports on demand (docs/design.md §5.13): every ledger row of the messages received in a time range, into
+ * Ledger exports on demand (docs/data-model.md §5.13): every ledger row of the messages received in a time range, into
  * {@code ledger.archiveDir}, answered with the export's manifest once the file is written and fsynced.
  */
 public record ArchiveApi(Bus bus) {

@@ -15,7 +15,7 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The key that authenticates export manifests (docs/design.md §5.13): an HMAC-SHA256 of the manifest under it, and
+ * The key that authenticates export manifests (docs/data-model.md §5.13): an HMAC-SHA256 of the manifest under it, and
  * its {@link #id()} in the manifest. Without it, whoever can write to the archive can rewrite an export and recompute
  * the checksums a manifest holds; with it, {@code ledger verify} tells such a file from the one the ledger wrote. It is
  * the one line of {@code ledger.archiveKeyFile}, else of {@code <data>/archive-key} (next to the admin token), which

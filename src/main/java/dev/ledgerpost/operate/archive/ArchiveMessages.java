@@ -2,7 +2,7 @@ package dev.ledgerpost.operate.archive;
 
 import java.time.Instant;
 
-/** The archive part's address on the bus: an export of a time range into {@code ledger.archiveDir} (docs/design.md §5.13). */
+/** The archive part's address on the bus: an export of a time range into {@code ledger.archiveDir} (docs/data-model.md §5.13). */
 public final class ArchiveMessages {
   public static final String EXPORT = "ledger.archive.export";
 

@@ -9,7 +9,7 @@ import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
 import java.util.Optional;
 
-/** Ledger exports on demand (docs/design.md §5.13), and retention's export of a partition before its drop. */
+/** Ledger exports on demand (docs/data-model.md §5.13), and retention's export of a partition before its drop. */
 public final class ArchivePart implements Part {
   @Override
   public String name() {

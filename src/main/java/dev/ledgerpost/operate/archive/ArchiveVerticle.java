@@ -12,7 +12,7 @@ import java.time.temporal.ChronoUnit;
 
 /**
  * Exports on demand (the API's {@code POST /api/v1/ledger/exports}) into {@code ledger.archiveDir}, named after their
- * time range; without an archive directory every export is refused (docs/design.md §5.13).
+ * time range; without an archive directory every export is refused (docs/data-model.md §5.13).
  */
 public final class ArchiveVerticle extends VerticleBase {
   private final Path archiveDir;

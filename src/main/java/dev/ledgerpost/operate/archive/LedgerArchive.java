@@ -56,7 +56,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Every ledger row of a message-id range written as one gzip-compressed JSON Lines file with a manifest beside it
- * (docs/design.md §5.13), and the check of such a file. The rows are PostgreSQL's own {@code row_to_json}, streamed
+ * (docs/data-model.md §5.13), and the check of such a file. The rows are PostgreSQL's own {@code row_to_json}, streamed
  * with {@code COPY ... TO STDOUT} from one repeatable-read snapshot, so the file says exactly what the ledger held at
  * one instant, column for column, whatever the Java side knows of the schema. Rows are selected by id range from the
  * parent tables, so a plain table and a partitioned one export alike.

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * What an export holds, written beside it as {@code <name>.manifest.json} (docs/design.md §5.13): enough to check the
+ * What an export holds, written beside it as {@code <name>.manifest.json} (docs/data-model.md §5.13): enough to check the
  * file without the database that wrote it, and to know which rows it stands for once they are dropped.
  *
  * @param fromId inclusive, {@code toId} exclusive: the message-id range (UUIDv7, so a time range too)

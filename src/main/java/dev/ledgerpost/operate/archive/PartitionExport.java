@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.util.UUID;
 
 /**
- * Retention's archiver (docs/design.md §5.12): a partition's rows exported into {@code ledger.archiveDir} before it is
+ * Retention's archiver (docs/data-model.md §5.12): a partition's rows exported into {@code ledger.archiveDir} before it is
  * dropped. An export of that name already there (a pass that exported, then failed to drop; or another ledger's, when
  * two share the directory) is offered when it verifies under the archive key, so the next pass can drop; retention
  * then compares what its manifest says with the partition itself before it drops anything. One that does not verify

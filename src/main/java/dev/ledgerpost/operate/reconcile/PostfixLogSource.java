@@ -17,7 +17,7 @@ import java.util.UUID;
 
 /**
  * A Postfix mail log (and its rotated files) as an evidence source: read on a worker, never on an event loop
- * (docs/design.md §4.2). Which queue ids are read is decided by the rows asked about: their Message-IDs, and the
+ * (docs/architecture.md §4.3). Which queue ids are read is decided by the rows asked about: their Message-IDs, and the
  * senders of rows that have none.
  */
 final class PostfixLogSource implements EvidenceSource {

@@ -68,7 +68,7 @@ public final class MessageJson {
         .put("downstreamReply", d.downstreamReply())
         .put("lastError", d.lastError())
         .put("sentSha256", d.sentSha256())
-        .put("recipients", recipients) // recipientList before openapi.yaml 0.2.0 (docs/design.md §4.9)
+        .put("recipients", recipients) // recipientList before openapi.yaml 0.2.0 (docs/contract.md §1.12)
         .put("resolution", resolution(d.resolution(), proposalList))
         .put("dsn", d.dsnRet() == null && d.dsnEnvid() == null ? null
             : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()))

@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The operator's SQL, a store on the ledger's context: the facts of one operation (docs/design.md §4.6) and
+ * The operator's SQL, a store on the ledger's context: the facts of one operation (docs/contract.md §1.11) and
  * manual resolution ({@link Resolutions}, §8.2).
  */
 public final class OperatorStore implements LedgerStore {

@@ -7,7 +7,7 @@ import java.sql.SQLException;
 import java.util.UUID;
 
 /**
- * Whether an export may stand in for the partition about to be dropped (docs/design.md §5.12), asked inside the
+ * Whether an export may stand in for the partition about to be dropped (docs/data-model.md §5.12), asked inside the
  * transaction that drops it. The archive only shows that a file matches its own manifest; this shows that the manifest
  * describes these rows as they are now: this ledger's (two ledgers sharing an archive directory write exports of the
  * same names), this partition's range and row counts, and no erasure since it was written (an older export still

@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pass of the ledger partition job (docs/design.md §5.12): makes the weeks ahead, reports rows in the DEFAULT
+ * One pass of the ledger partition job (docs/data-model.md §5.12): makes the weeks ahead, reports rows in the DEFAULT
  * partitions, and drops each pair of partitions whose upper bound is older than {@code ledger.retention}, whole, never
  * row by row. A partition is kept (and a CRITICAL line says why) while it holds a PENDING or UNKNOWN message: a fact
  * nobody settled is not silently lost. Otherwise it is first exported through the {@link PartitionArchiver}; with no

@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Writes every ledger row of one partition's id range to a file before retention drops it (docs/design.md §5.12). The
+ * Writes every ledger row of one partition's id range to a file before retention drops it (docs/data-model.md §5.12). The
  * gateway's is the archive part's export into {@code ledger.archiveDir}; retention knows only this.
  */
 public interface PartitionArchiver {

@@ -7,7 +7,7 @@ import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
 
 /**
- * Retention (docs/design.md §5.12): old partitions exported (when {@code ledger.archiveDir} is set) and dropped, and
+ * Retention (docs/data-model.md §5.12): old partitions exported (when {@code ledger.archiveDir} is set) and dropped, and
  * the other parts' old rows pruned. After every part whose rows it prunes serves its addresses: a job taken at once
  * runs its first pass at once.
  */

@@ -36,7 +36,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * docs/design.md §3.3 invariant 5: a PENDING row that nobody is settling does not age silently. At start and
+ * docs/contract.md §3.3 invariant 5: a PENDING row that nobody is settling does not age silently. At start and
  * every {@code stale.scanInterval} this finds PENDING rows older than {@code stale.threshold} that the
  * retry part of no live node holds, and raises each once per threshold period: a CRITICAL audit line and a
  * {@code message.stale} outbox event. It never changes a row's outcome: that is an operator's call.

@@ -11,7 +11,7 @@ import java.util.List;
 
 /**
  * Every credential source, read before anything else starts (a bad file is a one-line start failure, before the
- * database is touched) and again on SIGHUP (docs/design.md §4.8): the admin token, the event tokens, the send API's
+ * database is touched) and again on SIGHUP (docs/design.md §11.2): the admin token, the event tokens, the send API's
  * keys and the SMTP users. Provides each; the SMTP users only when {@code auth.usersFile} is set.
  */
 public final class AuthPart implements Part {

@@ -11,7 +11,7 @@ import java.util.List;
 
 /**
  * The one rule for every credential file the gateway reads (send API keys, event tokens, htpasswd users, the
- * admin token; docs/design.md §4.8): one entry per line, blank lines and lines starting with {@code #}
+ * admin token; docs/design.md §11.2): one entry per line, blank lines and lines starting with {@code #}
  * skipped, and a line that is not a valid entry is an error naming the key, the file and the line. Nothing
  * is skipped quietly: a credential the operator meant to grant must not silently fail every request. All
  * bad lines are reported at once. Blocking: at start, or on the SIGHUP reload's thread.

@@ -17,7 +17,7 @@ import java.util.function.Function;
  * means (the README's reference is written from this table). Unknown keys are errors.
  */
 final class ConfigKeys {
-  /** Values above this are clamped: 3 attempts x (1 s + backoff) keep the worst case near 3.2 s (docs/design.md §2.3). */
+  /** Values above this are clamped: 3 attempts x (1 s + backoff) keep the worst case near 3.2 s (docs/contract.md §2.3). */
   static final Duration LOCK_TIMEOUT_CEILING = Duration.ofMillis(1000);
 
   record Key(String name, Object defaultValue, Function<Object, Object> parser, String help) {

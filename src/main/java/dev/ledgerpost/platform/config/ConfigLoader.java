@@ -385,7 +385,7 @@ public final class ConfigLoader {
 
   /**
    * A row stays PENDING while its body goes downstream: up to downstream.replyTimeout for DATA's 354, then up to
-   * downstream.dataTimeout for the body and the reply to the final dot (docs/design.md §1.4). A stale watch or a
+   * downstream.dataTimeout for the body and the reply to the final dot (docs/contract.md §1.4). A stale watch or a
    * reconcile job that looks at younger rows would raise or reconcile deliveries still under way (§8.1, §8.4).
    */
   private static void deliveryBoundChecks(Map<String, Object> values, List<String> problems) {

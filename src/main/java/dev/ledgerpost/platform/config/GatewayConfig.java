@@ -10,11 +10,11 @@ public record GatewayConfig(
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
-  /** After a message's verdict, its settle and its answer before the stop closes its client (docs/design.md §4.7). */
+  /** After a message's verdict, its settle and its answer before the stop closes its client (docs/design.md §11.1). */
   public static final Duration STOP_ANSWER_MARGIN = Duration.ofSeconds(30);
 
   /**
-   * The longest an intake's graceful stop takes (docs/design.md §4.7): {@code smtp.shutdownGrace} for transactions
+   * The longest an intake's graceful stop takes (docs/design.md §11.1): {@code smtp.shutdownGrace} for transactions
    * in flight, then {@code downstream.dataTimeout} for a message whose final dot is already at the smarthost, then
    * {@link #STOP_ANSWER_MARGIN} to settle and answer it (the settle and the journal have bounds of their own).
    */
@@ -22,7 +22,7 @@ public record GatewayConfig(
     return smtp.shutdownGrace().plus(downstream.dataTimeout()).plus(STOP_ANSWER_MARGIN);
   }
 
-  /** What a client hears when the downstream may or may not have taken the message (docs/design.md §1.9). */
+  /** What a client hears when the downstream may or may not have taken the message (docs/contract.md §1.9). */
   public enum UnknownOutcomeReply { REPLY_451, REPLY_250 }
 
   public record Smtp(
@@ -51,7 +51,7 @@ public record GatewayConfig(
     }
   }
 
-  /** Which PROXY protocol versions the SMTP listener reads (docs/design.md §4.4); NONE = no header is read. */
+  /** Which PROXY protocol versions the SMTP listener reads (docs/architecture.md §4.2); NONE = no header is read. */
   public enum ProxyProtocol { NONE, V1, V2, ANY }
 
   /** {@code smtp.proxyProtocol}, {@code smtp.proxyNetworks}, {@code smtp.proxyTimeout}. */

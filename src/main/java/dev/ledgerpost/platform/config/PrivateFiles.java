@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * files that hold addresses (ledger exports, the outcome journal). Each is created owner-only ({@code 0600}, its new
  * directories {@code 0700}) by the system call that creates it, never created with the umask's mode and restricted
  * afterwards: in between, another user could open it, and an open descriptor keeps reading after a chmod
- * (docs/design.md §4.8). On a file system without POSIX permissions they are created as it allows. Blocking: workers
+ * (docs/design.md §11.2). On a file system without POSIX permissions they are created as it allows. Blocking: workers
  * and start-up only.
  */
 public final class PrivateFiles {

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Every audit event the gateway writes, with its fields in the order they are written (docs/design.md §1.8).
+ * Every audit event the gateway writes, with its fields in the order they are written (docs/contract.md §1.8).
  * A CRITICAL event is a fact an operator must act on or know of; a NOTICE records how a fact was closed.
  */
 public enum AuditEvent {

@@ -6,7 +6,7 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
 /**
  * A fact about one message the gateway knows and must get into the ledger: the versioned settle that
  * records it, and what the audit log needs. The relay contract journals it while it settles
- * (docs/design.md §1.5: whichever is durable first holds the fact) and hands it over to the retry part
+ * (docs/contract.md §1.5: whichever is durable first holds the fact) and hands it over to the retry part
  * when that settle failed. The retry part can only re-persist it, never send mail.
  *
  * <p>{@code notSent} marks the one fact that is not a downstream verdict: the ledger open was not

@@ -4,7 +4,7 @@ import io.vertx.core.Future;
 import java.util.UUID;
 
 /**
- * What the relay contract asks of the retry part for every known outcome (docs/design.md §1.5–§1.7), called
+ * What the relay contract asks of the retry part for every known outcome (docs/contract.md §1.5–§1.7), called
  * directly from any event loop: journal it, say that its settle committed, or hand it over because its
  * settle failed. The retry part can only re-persist what it is given; it never sends mail.
  */

@@ -6,7 +6,7 @@ import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
 
 /**
- * The retry part (docs/design.md §1.5-§1.7): the outcome journal, and the settles it re-runs for outcomes whose own
+ * The retry part (docs/contract.md §1.5-§1.7): the outcome journal, and the settles it re-runs for outcomes whose own
  * settle failed. Provides the {@link OutcomeKeeper} the relay contract hands every known outcome to.
  */
 public final class RetryPart implements Part {

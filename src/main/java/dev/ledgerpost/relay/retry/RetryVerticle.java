@@ -28,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The retry part (docs/design.md §1.7): it owns the outcome journal (which the relay contract appends to
+ * The retry part (docs/contract.md §1.7): it owns the outcome journal (which the relay contract appends to
  * directly while it settles, §1.5), and re-runs the
  * versioned settle of every outcome whose settle failed until the ledger has it, for as long as the
  * process lives. It talks to the ledger only, over the bus: it has no handle on the delivery part and

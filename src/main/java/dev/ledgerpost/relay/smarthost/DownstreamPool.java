@@ -143,7 +143,7 @@ final class DownstreamPool {
   }
 
   /**
-   * The end of a stop's grace (docs/design.md §4.7): nothing new is opened or kept, and every connection is closed
+   * The end of a stop's grace (docs/design.md §11.1): nothing new is opened or kept, and every connection is closed
    * except one whose final dot is already at the smarthost. Cut, that one would leave its message UNKNOWN and its
    * client resending it; it is left to its verdict, bounded by {@code downstream.dataTimeout}, and closes when it
    * comes back. A transaction cut here had sent no final dot: nothing of it was delivered (its message settles

@@ -1137,7 +1137,7 @@ class SmtpSessionTranscriptTest {
     }
   }
 
-  /** Outcomes after DATA (docs/design.md §1.9 reply table). */
+  /** Outcomes after DATA (docs/contract.md §1.9 reply table). */
   @Nested
   class Outcomes {
     private Step deliverWith(DeliveryOutcome outcome) {

@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** docs/design.md §2.2: which failures earn another attempt, how many, and that others fail at once. */
+/** docs/contract.md §2.2: which failures earn another attempt, how many, and that others fail at once. */
 class TransactionPolicyTest {
   final Vertx vertx = Vertx.vertx();
   final List<String> retried = new ArrayList<>();

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A downstream Ledgerpost's message detail read as evidence in either shape (docs/design.md §4.9): `recipients` as the
+ * A downstream Ledgerpost's message detail read as evidence in either shape (docs/contract.md §1.12): `recipients` as the
  * array (openapi.yaml 0.2.0 on), or `recipientList` with `recipients` as the count (a downstream not upgraded yet).
  */
 class LedgerpostSourceShapeTest {

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * ledger.retention over real partitions (docs/design.md §5.12). Four weeks after the first (pre-V90) partition get
+ * ledger.retention over real partitions (docs/data-model.md §5.12). Four weeks after the first (pre-V90) partition get
  * rows; the pass runs "400 days after the third": the first partition and week 1 are exported (a fake archiver that
  * writes what it finds in the range to a file) and dropped with their satellite rows, week 2 holds a PENDING row and
  * is kept with a CRITICAL line, weeks 3 and 4 are untouched. Without an archive nothing is dropped unless

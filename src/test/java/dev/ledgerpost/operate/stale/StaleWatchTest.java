@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * docs/design.md §3.3 invariant 5 with a clock the test moves: a PENDING row past the threshold shows up in the
+ * docs/contract.md §3.3 invariant 5 with a clock the test moves: a PENDING row past the threshold shows up in the
  * gauges, the log (once per period, however many scans), the outbox and the API, and an operator
  * closes it with an audit row. The gateway itself never changes its outcome.
  */

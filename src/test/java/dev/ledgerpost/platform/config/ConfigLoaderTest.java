@@ -273,7 +273,7 @@ class ConfigLoaderTest {
         .containsExactly("auth.usersFile: cannot read " + missing);
   }
 
-  // --- ledger.lockTimeout (docs/design.md §2.1)
+  // --- ledger.lockTimeout (docs/contract.md §2.1)
 
   @ParameterizedTest(name = "{0} -> {1} ms")
   @CsvSource({"250ms, 250", "1s, 1000", "750, 750", "1000ms, 1000", "' 500 ms ', 500"})

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The one rule of the credential files (docs/design.md §4.8): a bad line is an error naming the key, the file
+ * The one rule of the credential files (docs/design.md §11.2): a bad line is an error naming the key, the file
  * and the line, for every kind of file; a reload with a bad line keeps the previous content.
  */
 class CredentialFilesTest {

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** docs/design.md §1.7: the retry part can never send mail. Its compiled classes name nothing of delivery or SMTP. */
+/** docs/contract.md §1.7: the retry part can never send mail. Its compiled classes name nothing of delivery or SMTP. */
 class RetryIsolationTest {
 
   @Test
