@@ -20,8 +20,15 @@ public final class NodePart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     verticle = new NodeVerticle(a.nodeId(), a.hostname(), a.config().node(), a.get(DatabaseTarget.class), a.metrics());
-    return a.deploy(verticle).onSuccess(x -> a.provide(NodeServices.class,
-        new NodeServices(a.config(), a.nodeId(), verticle.leadership(), a.metrics(), a.clock())));
+    return a.deploy(verticle).onSuccess(x -> {
+      a.provide(NodePart.class, this);
+      a.provide(NodeServices.class, new NodeServices(a.config(), a.nodeId(), verticle.leadership(), a.metrics(), a.clock()));
+    });
+  }
+
+  /** The retry part says what this node is settling, for the heartbeat. */
+  public void settlingFrom(Settling source) {
+    verticle.settlingFrom(source);
   }
 
   /** Which cluster jobs this node leads now. */

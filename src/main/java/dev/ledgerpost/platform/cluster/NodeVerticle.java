@@ -1,13 +1,11 @@
 package dev.ledgerpost.platform.cluster;
 
-import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.config.Durations;
 import dev.ledgerpost.platform.config.StartFailure;
 import dev.ledgerpost.ledger.db.DatabaseTarget;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.observability.ThrottledWarning;
-import dev.ledgerpost.relay.retry.RetryMessages;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.net.NetClientOptions;
@@ -116,11 +114,12 @@ public final class NodeVerticle extends VerticleBase {
   private boolean ticking;
   private boolean stopping;
   private long timer = -1;
+  /** Who says what this node is settling (the retry part, once it runs); read on this verticle's context. */
+  private volatile Settling settling = Settling.UNKNOWN;
   private Set<UUID> lastHeld;
   private Set<UUID> lastDelivering;
   /** A problem that repeats every tick while it lasts: one line a minute. */
   private final ThrottledWarning problems = new ThrottledWarning(LOG);
-  private Bus bus;
 
   public NodeVerticle(String nodeId, String hostname, GatewayConfig.Node config, DatabaseTarget target, GatewayMetrics metrics) {
     this.nodeId = nodeId;
@@ -137,7 +136,6 @@ public final class NodeVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    bus = Bus.of(vertx);
     for (Job job : Job.values()) {
       metrics.gauge("ledgerpost.node.leads", "1 while this node holds the cluster job (docs/design.md §9.2)", "job", job.label(),
           () -> leading.leads(job) ? 1 : 0);
@@ -380,9 +378,14 @@ public final class NodeVerticle extends VerticleBase {
    * stale.threshold, far longer than a heartbeat, so one opened since the last heartbeat is never at risk.
    */
   private Future<Marks> held() {
-    return bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(), RetryMessages.HeldOutcomes.class, ANSWER_TIMEOUT.dividedBy(5))
-        .map(h -> new Marks(h.ids().equals(lastHeld) ? null : h.ids(), h.delivering().equals(lastDelivering) ? null : h.delivering()))
+    return settling.now(ANSWER_TIMEOUT.dividedBy(5))
+        .map(h -> new Marks(h.held().equals(lastHeld) ? null : h.held(), h.delivering().equals(lastDelivering) ? null : h.delivering()))
         .otherwise(e -> new Marks(null, null));
+  }
+
+  /** The retry part says what this node is settling from now on. */
+  public void settlingFrom(Settling source) {
+    settling = source;
   }
 
   private static Job byKey(int key) {

@@ -1,5 +1,8 @@
 package dev.ledgerpost.relay.retry;
 
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.cluster.NodePart;
+import dev.ledgerpost.platform.cluster.Settling;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
@@ -20,7 +23,13 @@ public final class RetryPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     verticle = new RetryVerticle(a.config().retry(), RetryVerticle.journalDir(a.config()));
-    return a.deploy(verticle).onSuccess(x -> a.provide(OutcomeKeeper.class, verticle));
+    Bus bus = Bus.of(a.vertx());
+    return a.deploy(verticle).onSuccess(x -> {
+      a.provide(OutcomeKeeper.class, verticle);
+      // Asked through the bus: the answer is read on this part's context, whatever context asks.
+      a.get(NodePart.class).settlingFrom(timeout -> bus.request(RetryMessages.HELD, new RetryMessages.HeldQuery(),
+          RetryMessages.HeldOutcomes.class, timeout).map(h -> new Settling.Marks(h.ids(), h.delivering())));
+    });
   }
 
   @Override
