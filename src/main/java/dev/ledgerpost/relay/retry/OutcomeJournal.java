@@ -175,11 +175,19 @@ final class OutcomeJournal {
     JournalFormat.Scan scan = JournalFormat.scan(data);
     Map<UUID, JournalFormat.Outcome> outcomes = new LinkedHashMap<>();
     for (JournalFormat.Entry e : scan.entries()) {
-      if (e instanceof JournalFormat.Outcome o) {
-        outcomes.putIfAbsent(o.id(), o);
-      } else {
-        outcomes.remove(e.id());
-      }
+      e.accept(new JournalFormat.Entry.Visitor<Void>() {
+        @Override
+        public Void outcome(JournalFormat.Outcome o) {
+          outcomes.putIfAbsent(o.id(), o);
+          return null;
+        }
+
+        @Override
+        public Void done(JournalFormat.Done d) {
+          outcomes.remove(d.id());
+          return null;
+        }
+      });
     }
     Path copy = null;
     for (JournalFormat.Damage d : scan.damages()) {
