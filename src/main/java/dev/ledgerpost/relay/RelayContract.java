@@ -143,10 +143,22 @@ public final class RelayContract {
     services.metrics().downstreamTransaction(wire.command(message.form()));
     // Hashed while the body goes downstream; recorded only for a body that was sent whole (§1.6).
     Future<String> sent = SentDigest.of(trace, message);
-    return wire.data(trace, message).compose(result -> result.<Future<DeliveryOutcome>>fold(
-        verdict -> sentHash(sent, verdict.bodySent()).compose(hash -> settleReply(opened, pending, message, verdict.reply(), hash)),
-        lost -> settleLost(opened, pending, message, lost.reason()),
-        lost -> sentHash(sent, true).compose(hash -> settleUnknown(opened, pending, message, lost.reason(), hash))));
+    return wire.data(trace, message).compose(result -> result.accept(new WireTransaction.DataResult.Visitor<>() {
+      @Override
+      public Future<DeliveryOutcome> verdict(WireTransaction.DataResult.Verdict v) {
+        return sentHash(sent, v.bodySent()).compose(hash -> settleReply(opened, pending, message, v.reply(), hash));
+      }
+
+      @Override
+      public Future<DeliveryOutcome> lostBeforeDot(WireTransaction.DataResult.LostBeforeDot l) {
+        return settleLost(opened, pending, message, l.reason());
+      }
+
+      @Override
+      public Future<DeliveryOutcome> lostAfterDot(WireTransaction.DataResult.LostAfterDot l) {
+        return sentHash(sent, true).compose(hash -> settleUnknown(opened, pending, message, l.reason(), hash));
+      }
+    }));
   }
 
   /** The sent bytes' hash when the whole body left the gateway, else null. Never fails: a hash is not worth a lost fact. */

@@ -1,7 +1,6 @@
 package dev.ledgerpost.relay;
 
 import io.vertx.core.Future;
-import java.util.function.Function;
 
 /**
  * One mail transaction on a downstream SMTP connection, as the relay contract sees it: nothing but
@@ -12,30 +11,39 @@ public interface WireTransaction {
 
   /** How DATA ended: the downstream's verdict, or where the connection was lost. */
   sealed interface DataResult {
-    /** One function per kind of end, all required: a new kind is a compile error where it is not handled. */
-    <R> R fold(Function<Verdict, R> verdict, Function<LostBeforeDot, R> lostBefore, Function<LostAfterDot, R> lostAfter);
+
+    /** One method per kind of end; implement all of them, there is no default (as {@link DeliveryOutcome.Visitor}). */
+    interface Visitor<R> {
+      R verdict(Verdict v);
+
+      R lostBeforeDot(LostBeforeDot l);
+
+      R lostAfterDot(LostAfterDot l);
+    }
+
+    <R> R accept(Visitor<R> visitor);
 
     /** The downstream answered DATA (not 354: {@code bodySent} false) or the final dot ({@code bodySent} true). */
     record Verdict(DownstreamReply reply, boolean bodySent) implements DataResult {
       @Override
-      public <R> R fold(Function<Verdict, R> verdict, Function<LostBeforeDot, R> lostBefore, Function<LostAfterDot, R> lostAfter) {
-        return verdict.apply(this);
+      public <R> R accept(Visitor<R> v) {
+        return v.verdict(this);
       }
     }
 
     /** Lost or timed out before the final dot was written: nothing was delivered. */
     record LostBeforeDot(String reason) implements DataResult {
       @Override
-      public <R> R fold(Function<Verdict, R> verdict, Function<LostBeforeDot, R> lostBefore, Function<LostAfterDot, R> lostAfter) {
-        return lostBefore.apply(this);
+      public <R> R accept(Visitor<R> v) {
+        return v.lostBeforeDot(this);
       }
     }
 
     /** Lost or timed out after the final dot was written: the downstream may or may not have it. */
     record LostAfterDot(String reason) implements DataResult {
       @Override
-      public <R> R fold(Function<Verdict, R> verdict, Function<LostBeforeDot, R> lostBefore, Function<LostAfterDot, R> lostAfter) {
-        return lostAfter.apply(this);
+      public <R> R accept(Visitor<R> v) {
+        return v.lostAfterDot(this);
       }
     }
   }

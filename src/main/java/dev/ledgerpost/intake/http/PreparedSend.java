@@ -16,22 +16,28 @@ import java.util.UUID;
 public record PreparedSend(String mailFrom, List<String> recipients, MessageData message, Relay.MailParameters parameters,
     String requestHash) {
 
+  /** The message's bytes, and what an error about them names. */
+  private record Message(byte[] bytes, String field) {}
+
   /** Limits: the SMTP intake's, so both doors let in the same mail. */
   public record Limits(long maxMessageSize, int maxRecipients) {}
 
   /** @throws InvalidSend when the request cannot be sent as it is */
   public static PreparedSend prepare(JsonObject body, UUID operationId, String hostname, Limits limits) {
     SendRequest request = SendRequest.parse(body, limits.maxRecipients());
-    byte[] bytes;
-    String field;
-    if (request instanceof Composed c) {
-      bytes = MimeComposer.compose(c, "<" + operationId + "@" + hostname + ">", hostname);
-      field = "(composed message)";
-    } else {
-      bytes = ((SendRequest.Raw) request).message();
-      field = "raw";
-    }
-    MessageData data = WireMessage.of(bytes, limits.maxMessageSize(), field);
+    Message m = request.accept(new SendRequest.Visitor<>() {
+      @Override
+      public Message composed(Composed c) {
+        return new Message(MimeComposer.compose(c, "<" + operationId + "@" + hostname + ">", hostname), "(composed message)");
+      }
+
+      @Override
+      public Message raw(SendRequest.Raw r) {
+        return new Message(r.message(), "raw");
+      }
+    });
+    byte[] bytes = m.bytes();
+    MessageData data = WireMessage.of(bytes, limits.maxMessageSize(), m.field());
     boolean smtpUtf8 = !Addresses.ascii(request.mailFrom()) || request.recipients().stream().anyMatch(r -> !Addresses.ascii(r));
     Relay.MailParameters parameters = new Relay.MailParameters(data.size(), WireMessage.eightBit(bytes), smtpUtf8);
     return new PreparedSend(request.mailFrom(), request.recipients(), data, parameters, CanonicalJson.sha256(body));

@@ -78,27 +78,40 @@ final class SendAnswers {
   private SendAnswers() {}
 
   static Decided forEnd(SendEnd end, UUID op, String messageId) {
-    if (end instanceof Delivered d) {
-      return forOutcome(d.outcome(), op, messageId);
-    }
-    if (end instanceof Unavailable u) {
-      return new Decided(problem(503, "Service Unavailable", "downstream server unavailable (4.4.1): nothing was "
-          + "recorded or sent; retry later with the same Idempotency-Key", op, RETRY_DOWNSTREAM, null), KeyFate.RELEASE);
-    }
-    if (end instanceof SenderRefused s) {
-      boolean permanent = s.reply().permanentFailure();
-      JsonObject extra = new JsonObject().put("downstreamReply", s.reply().toString());
-      return new Decided(permanent
-          ? problem(422, "Unprocessable Content", "the downstream refused the sender: nothing was sent", op, null, extra)
-          : problem(503, "Service Unavailable", "the downstream deferred the sender: nothing was sent; retry later", op,
-              RETRY_DOWNSTREAM, extra), KeyFate.RELEASE);
-    }
-    if (end instanceof RecipientsRefused r) {
-      return new Decided(recipientsRefused(r, op), KeyFate.RELEASE);
-    }
-    // Broken: deliver() failed, which its contract rules out; what happened downstream is not known here.
-    return new Decided(problem(500, "Internal Server Error", "the send failed in an unexpected way (see the gateway log); "
-        + "query the operation before resending", op, null, null), KeyFate.LEAVE);
+    return end.accept(new SendEnd.Visitor<Decided>() {
+      @Override
+      public Decided delivered(Delivered d) {
+        return forOutcome(d.outcome(), op, messageId);
+      }
+
+      @Override
+      public Decided unavailable(Unavailable u) {
+        return new Decided(problem(503, "Service Unavailable", "downstream server unavailable (4.4.1): nothing was "
+            + "recorded or sent; retry later with the same Idempotency-Key", op, RETRY_DOWNSTREAM, null), KeyFate.RELEASE);
+      }
+
+      @Override
+      public Decided senderRefused(SenderRefused s) {
+        boolean permanent = s.reply().permanentFailure();
+        JsonObject extra = new JsonObject().put("downstreamReply", s.reply().toString());
+        return new Decided(permanent
+            ? problem(422, "Unprocessable Content", "the downstream refused the sender: nothing was sent", op, null, extra)
+            : problem(503, "Service Unavailable", "the downstream deferred the sender: nothing was sent; retry later", op,
+                RETRY_DOWNSTREAM, extra), KeyFate.RELEASE);
+      }
+
+      @Override
+      public Decided recipientsRefused(RecipientsRefused r) {
+        return new Decided(SendAnswers.recipientsRefused(r, op), KeyFate.RELEASE);
+      }
+
+      @Override
+      public Decided broken(SendEnd.Broken b) {
+        // deliver() failed, which its contract rules out; what happened downstream is not known here.
+        return new Decided(problem(500, "Internal Server Error", "the send failed in an unexpected way (see the gateway "
+            + "log); query the operation before resending", op, null, null), KeyFate.LEAVE);
+      }
+    });
   }
 
   /** docs/contract.md §1.10's table for what happened once the ledger was (or could not be) opened. */

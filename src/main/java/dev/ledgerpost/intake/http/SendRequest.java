@@ -22,6 +22,15 @@ import java.util.regex.Pattern;
  */
 public sealed interface SendRequest {
 
+  /** One method per kind of request; implement both, there is no default (as {@code DeliveryOutcome.Visitor}). */
+  interface Visitor<R> {
+    R composed(Composed c);
+
+    R raw(Raw r);
+  }
+
+  <R> R accept(Visitor<R> visitor);
+
   /** The SMTP envelope: MAIL FROM and the RCPT TO list, in order, without duplicates. */
   String mailFrom();
 
@@ -31,9 +40,19 @@ public sealed interface SendRequest {
 
   /** {@code headers} keep the client's order; {@code from}, {@code to} and {@code cc} may carry display names. */
   record Composed(String from, String mailFrom, List<String> to, List<String> cc, List<String> recipients, String subject,
-      String text, String html, Map<String, String> headers, List<Attachment> attachments) implements SendRequest {}
+      String text, String html, Map<String, String> headers, List<Attachment> attachments) implements SendRequest {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.composed(this);
+    }
+  }
 
-  record Raw(String mailFrom, List<String> recipients, byte[] message) implements SendRequest {}
+  record Raw(String mailFrom, List<String> recipients, byte[] message) implements SendRequest {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.raw(this);
+    }
+  }
 
   /** Headers the composer writes itself; a client sets them through the request's own members. */
   Set<String> RESERVED_HEADERS = Set.of("from", "to", "cc", "bcc", "subject", "date", "mime-version", "content-type",

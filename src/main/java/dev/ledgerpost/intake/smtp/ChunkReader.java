@@ -1,6 +1,7 @@
 package dev.ledgerpost.intake.smtp;
 
 import dev.ledgerpost.relay.MessageData;
+import dev.ledgerpost.relay.RelayTransaction;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -111,6 +112,18 @@ final class ChunkReader {
    */
   boolean fitForData() {
     return !binary && problem() == DataReader.Problem.NONE && lineLength == 0 && !lastCr;
+  }
+
+  /**
+   * Whether the transaction's smarthost can take the body unchanged: with CHUNKING anything (BINARYMIME
+   * with BINARYMIME too); without it, as DATA, only a body whose every line ends in CRLF and that is not
+   * BINARYMIME (the same rule as DATA intake's, so BDAT is no way round it).
+   */
+  boolean relayableBy(RelayTransaction txn) {
+    if (binary) {
+      return txn.offers("CHUNKING") && txn.offers("BINARYMIME");
+    }
+    return txn.offers("CHUNKING") || fitForData();
   }
 
   MessageData result() {

@@ -3,6 +3,8 @@ package dev.ledgerpost.intake.smtp;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The reply table: the single place that decides what an SMTP client hears (docs/contract.md §1.9). Local
@@ -20,7 +22,7 @@ public final class Replies {
   public static final Reply RESET = Reply.of(250, "2.0.0", "Reset OK");
   public static final Reply SENDER_OK = Reply.of(250, "2.1.0", "Sender OK");
   public static final Reply VRFY = Reply.of(252, "2.5.0", "Cannot VRFY user, but will accept message and attempt delivery");
-  public static final Reply HELP = new Reply(214, "2.0.0", java.util.List.of(
+  public static final Reply HELP = new Reply(214, "2.0.0", List.of(
       "Commands: EHLO HELO MAIL RCPT DATA BDAT RSET NOOP QUIT VRFY HELP STARTTLS AUTH",
       "Ledgerpost relays to its smarthost and records every message in its ledger"));
   public static final Reply START_DATA = Reply.plain(354, "End data with <CR><LF>.<CR><LF>");
@@ -87,6 +89,47 @@ public final class Replies {
   public static final Reply BODY_NOT_RELAYABLE = Reply.of(554, "5.6.1",
       "Message refused: the smarthost does not take BDAT (or BINARYMIME), and this body cannot go as DATA unchanged");
   public static final Reply UNSUPPORTED_PARAMETER = Reply.of(555, "5.5.4", "Unsupported MAIL/RCPT parameter");
+
+  /** HELO's answer: our name, no extensions. */
+  public static Reply helo(String host) {
+    return Reply.plain(250, host);
+  }
+
+  /**
+   * EHLO's answer: the greeting, then the extensions this session offers, in this order. What depends on the
+   * smarthost ({@code offered}: DSN, BINARYMIME) is offered only while it offers it; {@code authMechanisms} is null
+   * when AUTH is not offered.
+   */
+  public static Reply ehlo(String host, String client, long maxMessageSize, EsmtpParameters.Offered offered,
+      boolean startTls, String authMechanisms) {
+    List<String> lines = new ArrayList<>();
+    lines.add(host + " greets " + client);
+    lines.add("PIPELINING");
+    lines.add("SIZE " + maxMessageSize);
+    lines.add("8BITMIME");
+    if (offered.binaryMime()) {
+      lines.add("BINARYMIME");
+    }
+    lines.add("CHUNKING");
+    if (offered.dsn()) {
+      lines.add("DSN");
+    }
+    lines.add("ENHANCEDSTATUSCODES");
+    lines.add("SMTPUTF8");
+    if (startTls) {
+      lines.add("STARTTLS");
+    }
+    if (authMechanisms != null) {
+      lines.add("AUTH " + authMechanisms);
+    }
+    lines.add("HELP");
+    return new Reply(250, null, lines);
+  }
+
+  /** A SASL challenge (RFC 4954 §4): {@code 334} and the mechanism's base64 text, no enhanced code. */
+  public static Reply challenge(String base64) {
+    return Reply.plain(334, base64);
+  }
 
   /** A BDAT chunk that is not the last, received whole (RFC 3030 §2: each chunk has its reply). */
   public static Reply chunkReceived(long octets) {

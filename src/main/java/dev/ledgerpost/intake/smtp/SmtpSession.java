@@ -1,23 +1,15 @@
 package dev.ledgerpost.intake.smtp;
 
-import dev.ledgerpost.platform.mail.Addresses;
-
 import dev.ledgerpost.intake.smtp.auth.AuthThrottle;
+import dev.ledgerpost.intake.smtp.auth.SaslMechanism;
 import dev.ledgerpost.intake.smtp.auth.UserQuota;
+import dev.ledgerpost.ledger.Intake;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
-import dev.ledgerpost.relay.smarthost.DownstreamSlots;
-import dev.ledgerpost.relay.smarthost.DownstreamUnavailable;
-import dev.ledgerpost.relay.MessageData;
 import dev.ledgerpost.relay.Relay;
 import dev.ledgerpost.relay.RelayTransaction;
 import dev.ledgerpost.relay.Submission;
-import dev.ledgerpost.ledger.Intake;
 import io.vertx.core.Future;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Base64;
-import java.util.List;
 import java.util.Locale;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,10 +18,13 @@ import org.slf4j.LoggerFactory;
  * The ESMTP server state machine of one connection. It knows no sockets: it takes lines and answers
  * with a {@link Step} (a reply and what the transport must do next). Work that waits on the
  * downstream, the ledger or bcrypt comes back as a future; nothing here blocks.
+ *
+ * <p>It decides which command may come when, and routes the rest: AUTH and its SASL exchange to {@link SmtpAuth},
+ * the transaction's relay calls to {@link MailTransaction}, a DATA body to {@link DataReader}, BDAT's chunks to
+ * {@link BdatChunks}. What the client hears comes from {@link Replies}.
  */
 public final class SmtpSession {
   private static final Logger LOG = LoggerFactory.getLogger(SmtpSession.class);
-  private static final int MAX_AUTH_FAILURES = 3;
 
   /**
    * What the transport does after writing the step's reply. READ_CHUNK: the next {@link #chunkRemaining()}
@@ -47,14 +42,8 @@ public final class SmtpSession {
     }
   }
 
-  public record Settings(
-      String hostname,
-      long maxMessageSize,
-      int maxRecipients,
-      boolean tlsAvailable,
-      boolean authAvailable,
-      boolean allowInsecureAuth,
-      UnknownOutcomeReply unknownOutcomeReply) {}
+  public record Settings(String hostname, long maxMessageSize, int maxRecipients, boolean tlsAvailable,
+      boolean authAvailable, boolean allowInsecureAuth, UnknownOutcomeReply unknownOutcomeReply) {}
 
   /** Checks credentials; a worker does the hashing, never the caller's thread. */
   public interface Authenticator {
@@ -101,9 +90,8 @@ public final class SmtpSession {
   private String tlsCipher;
   /** What this session's EHLO offered that depends on the smarthost (DSN, BINARYMIME): MAIL and RCPT hold to it. */
   private EsmtpParameters.Offered offered = EsmtpParameters.Offered.NONE;
-  private String authUser;
-  private int authFailures;
-  private AuthExchange auth;
+  /** AUTH: the authenticated user, and the SASL exchange under way. */
+  private final SmtpAuth auth;
   private boolean draining;
   /**
    * The connection is gone ({@link #closed()}). A step still in flight when it went comes back to a session nobody
@@ -111,28 +99,14 @@ public final class SmtpSession {
    */
   private boolean ended;
 
-  // The mail transaction.
-  private RelayTransaction txn;
+  /** The mail transaction, MAIL to the end of its body; null outside one. */
+  private MailTransaction txn;
+  /** A RCPT could not reach the downstream: the transaction was dropped, and what follows of it is refused up to RSET. */
   private boolean txnBroken;
-  private boolean smtpUtf8;
-  private int acceptedRecipients;
-  private int recipientCount;
-  /** MAIL's SIZE=, if any: the body's buffer starts that large instead of growing to it. */
-  private long declaredSize;
-  private boolean binaryMime;
   private DataReader data;
 
-  // BDAT (RFC 3030): the transaction's body so far, and the chunk being read.
-  private ChunkReader chunks;
-  /** A chunk is being read: {@link #chunkLeft} more bytes, then {@link #endOfChunk()}. */
-  private boolean readingChunk;
-  private long chunkLeft;
-  private long chunkSize;
-  private boolean chunkLast;
-  /** The reply the chunk being read gets whatever it holds (no MAIL, no recipient...): its bytes are dropped. */
-  private Reply chunkRefusal;
-  /** A chunk of this transaction failed (over the size limit): the rest of its chunks get this reply, up to BDAT LAST or RSET. */
-  private Reply chunksFailed;
+  /** BDAT (RFC 3030): the chunk being read, and the transaction's body so far. */
+  private final BdatChunks chunks = new BdatChunks();
 
   public SmtpSession(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, String clientIp) {
     this(new Setup(settings, relay, authenticator, policy, Guards.none()), clientIp);
@@ -143,6 +117,7 @@ public final class SmtpSession {
     this.setup = setup;
     this.settings = setup.settings();
     this.clientIp = clientIp;
+    this.auth = new SmtpAuth(setup, clientIp);
   }
 
   public Reply greeting() {
@@ -156,22 +131,22 @@ public final class SmtpSession {
 
   /** True between MAIL and the end of DATA or BDAT LAST (or RSET). */
   public boolean inTransaction() {
-    return txn != null || data != null || readingChunk || chunks != null || chunksFailed != null;
+    return txn != null || data != null || chunks.reading() || chunks.begun();
   }
 
   /** True while a BDAT chunk is being read: the transport hands its bytes to {@link #chunk}, not to {@link #input}. */
   public boolean readingChunk() {
-    return readingChunk;
+    return chunks.reading();
   }
 
   /** Bytes of the current chunk still to come. */
   public long chunkRemaining() {
-    return chunkLeft;
+    return chunks.remaining();
   }
 
   /** The current chunk is a BDAT LAST whose body will be delivered or refused (for the transaction count). */
   public boolean lastChunkOfMessage() {
-    return readingChunk && chunkLast && chunkRefusal == null;
+    return chunks.lastOfMessage();
   }
 
   /** Shutdown has begun: the next command is answered 421 4.3.2; what is in flight finishes. */
@@ -195,8 +170,7 @@ public final class SmtpSession {
     offered = EsmtpParameters.Offered.NONE;
     helo = null;
     esmtp = false;
-    auth = null;
-    authUser = null; // RFC 3207 §4.2: an identity given in clear is knowledge to discard
+    auth.forget();
   }
 
   /**
@@ -207,7 +181,7 @@ public final class SmtpSession {
   public void closed() {
     ended = true;
     data = null;
-    readingChunk = false;
+    chunks.stop();
     abortTransaction();
   }
 
@@ -215,11 +189,11 @@ public final class SmtpSession {
     if (data != null) {
       return dataLine(line);
     }
-    if (readingChunk) {
+    if (chunks.reading()) {
       throw new IllegalStateException("a BDAT chunk's bytes go to chunk(), not input()");
     }
-    if (auth != null) {
-      return authContinuation(line);
+    if (auth.inExchange()) {
+      return auth.continuation(line);
     }
     if (draining) {
       abortTransaction();
@@ -249,7 +223,7 @@ public final class SmtpSession {
         case "VRFY" -> reply(args.isEmpty() ? Replies.SYNTAX : Replies.VRFY);
         case "HELP" -> reply(Replies.HELP);
         case "STARTTLS" -> startTls(args);
-        case "AUTH" -> auth(args);
+        case "AUTH" -> helo == null || !esmtp ? reply(Replies.NEED_HELO) : auth.command(args, txn != null, tls);
         case "EXPN", "TURN", "ETRN" -> reply(Replies.NOT_IMPLEMENTED);
         default -> reply(Replies.UNRECOGNIZED);
       };
@@ -273,38 +247,14 @@ public final class SmtpSession {
     esmtp = extended;
     offered = EsmtpParameters.Offered.NONE;
     if (!extended) {
-      return reply(Reply.plain(250, settings.hostname()));
+      return reply(Replies.helo(settings.hostname()));
     }
-    List<String> lines = new ArrayList<>();
-    lines.add(settings.hostname() + " greets " + args);
-    lines.add("PIPELINING");
-    lines.add("SIZE " + settings.maxMessageSize());
-    lines.add("8BITMIME");
     // What the smarthost must take too is offered only while it does (RFC 3461: the gateway never
     // originates a notification, so it cannot take DSN requests it could not pass on).
     offered = new EsmtpParameters.Offered(setup.relay().downstreamOffers("DSN"),
         setup.relay().downstreamOffers("CHUNKING") && setup.relay().downstreamOffers("BINARYMIME"));
-    if (offered.binaryMime()) {
-      lines.add("BINARYMIME");
-    }
-    lines.add("CHUNKING");
-    if (offered.dsn()) {
-      lines.add("DSN");
-    }
-    lines.add("ENHANCEDSTATUSCODES");
-    lines.add("SMTPUTF8");
-    if (settings.tlsAvailable() && !tls) {
-      lines.add("STARTTLS");
-    }
-    if (authOffered()) {
-      lines.add("AUTH PLAIN LOGIN");
-    }
-    lines.add("HELP");
-    return reply(new Reply(250, null, lines));
-  }
-
-  private boolean authOffered() {
-    return settings.authAvailable() && authUser == null && (tls || settings.allowInsecureAuth());
+    return reply(Replies.ehlo(settings.hostname(), args, settings.maxMessageSize(), offered,
+        settings.tlsAvailable() && !tls, auth.offered(tls) ? SaslMechanism.OFFERED : null));
   }
 
   /** {@code utf8}: as for {@link #hello}; an address that is not UTF-8 is refused, never relayed or recorded as U+FFFD. */
@@ -312,69 +262,40 @@ public final class SmtpSession {
     if (helo == null) {
       return reply(Replies.NEED_HELO);
     }
-    if (txn != null || txnBroken || chunksFailed != null) {
+    if (txn != null || txnBroken || chunks.failed() != null) {
       return reply(Replies.NESTED_MAIL);
     }
     if (!args.regionMatches(true, 0, "FROM:", 0, 5)) {
       return reply(Replies.SYNTAX);
     }
-    if (authUser == null && !setup.policy().mayRelayWithoutAuth(clientIp)) {
-      return reply(settings.authAvailable() ? Replies.AUTH_REQUIRED : Replies.RELAY_DENIED);
+    Reply notAllowed = auth.relayRefusal();
+    if (notAllowed != null) {
+      return reply(notAllowed);
     }
-    if (!utf8) {
-      return reply(Replies.SENDER_NOT_UTF8);
+    EnvelopeArgument.Sender sender = EnvelopeArgument.sender(args.substring(5), utf8, settings.maxMessageSize(), offered);
+    if (sender.refusal() != null) {
+      return reply(sender.refusal());
     }
-    Addresses.PathArgument argument = Addresses.splitPath(args.substring(5));
-    String from = argument == null ? null : Addresses.mailbox(argument.path());
-    if (from == null || argument.path().isEmpty()) {
-      return reply(Replies.BAD_SENDER);
+    String from = sender.from();
+    Reply notOwned = auth.senderRefusal(from);
+    if (notOwned != null) {
+      return reply(notOwned);
     }
-    EsmtpParameters.Mail parameters = EsmtpParameters.mail(argument.parameters(), settings.maxMessageSize(), offered);
-    if (parameters.refusal() != null) {
-      return reply(parameters.refusal());
-    }
-    if (!parameters.smtpUtf8() && !Addresses.ascii(from)) {
-      return reply(Replies.NEEDS_SMTPUTF8);
-    }
-    if (!setup.guards().senders().mayUse(authUser, from)) {
-      LOG.info("MAIL FROM <{}> refused: not a sender of user '{}' (auth.senderPolicy own), client {}", from, authUser, clientIp);
-      return reply(Replies.SENDER_NOT_OWNED);
-    }
-    if (authUser != null && !setup.guards().quota().tryTake(authUser)) {
-      return reply(Replies.USER_RATE_LIMITED);
-    }
-    Submission submission = new Submission(Intake.SMTP, clientIp, helo, authUser, tls, esmtp, tlsCipher,
-        parameters.smtpUtf8());
-    return setup.relay().begin(submission, from,
-            new Relay.MailParameters(parameters.declaredSize(), parameters.eightBit(), parameters.smtpUtf8(),
-                parameters.binaryMime(), parameters.ret(), parameters.envid()))
-        .map(t -> {
-          if (!t.mailReply().positive()) {
-            return Step.reply(Replies.mirror(t.mailReply(), "1.0")); // a refused transaction holds no connection
-          }
-          if (ended) {
-            // The client hung up while MAIL was on its way: kept here, the connection would be held until the
-            // smarthost dropped it (issue 26: a few such clients took every downstream.maxConnections slot).
-            t.abort();
-            return GONE;
-          }
-          txn = t;
-          declaredSize = parameters.declaredSize();
-          smtpUtf8 = parameters.smtpUtf8();
-          binaryMime = parameters.binaryMime();
-          acceptedRecipients = 0;
-          recipientCount = 0;
-          return Step.reply(Replies.SENDER_OK);
-        })
-        .recover(e -> {
-          if (e instanceof DownstreamSlots.Exhausted) {
-            return Future.succeededFuture(Step.reply(Replies.DOWNSTREAM_BUSY));
-          }
-          if (!(e instanceof DownstreamUnavailable)) {
-            LOG.error("MAIL from {} failed", clientIp, e);
-          }
-          return Future.succeededFuture(Step.reply(Replies.DOWNSTREAM_UNAVAILABLE));
-        });
+    Submission submission = new Submission(Intake.SMTP, clientIp, helo, auth.user(), tls, esmtp, tlsCipher,
+        sender.parameters().smtpUtf8());
+    return MailTransaction.begin(setup.relay(), submission, from, sender.parameters(), clientIp).map(begun -> {
+      if (begun.refusal() != null) {
+        return Step.reply(begun.refusal());
+      }
+      if (ended) {
+        // The client hung up while MAIL was on its way: kept here, the connection would be held until the
+        // smarthost dropped it (issue 26: a few such clients took every downstream.maxConnections slot).
+        begun.transaction().abort();
+        return GONE;
+      }
+      txn = begun.transaction();
+      return Step.reply(Replies.SENDER_OK);
+    });
   }
 
   private Future<Step> rcpt(String args, boolean utf8) {
@@ -387,36 +308,14 @@ public final class SmtpSession {
     if (!args.regionMatches(true, 0, "TO:", 0, 3)) {
       return reply(Replies.SYNTAX);
     }
-    if (!utf8) {
-      return reply(Replies.RECIPIENT_NOT_UTF8);
+    EnvelopeArgument.Recipient recipient = EnvelopeArgument.recipient(args.substring(3), utf8, offered.dsn(), txn.smtpUtf8());
+    Reply refusal = recipient.refusal() != null ? recipient.refusal() : txn.refusal(recipient.to(), settings.maxRecipients());
+    if (refusal != null) {
+      return reply(refusal);
     }
-    Addresses.PathArgument argument = Addresses.splitPath(args.substring(3));
-    String to = argument == null ? null : Addresses.mailbox(argument.path());
-    if (to == null || to.isEmpty()) {
-      return reply(Replies.BAD_RECIPIENT);
-    }
-    EsmtpParameters.Rcpt parameters = EsmtpParameters.rcpt(argument.parameters(), offered.dsn(), smtpUtf8);
-    if (parameters.refusal() != null) {
-      return reply(parameters.refusal());
-    }
-    if (!smtpUtf8 && !Addresses.ascii(to)) {
-      return reply(Replies.NEEDS_SMTPUTF8);
-    }
-    if (recipientCount >= settings.maxRecipients()) {
-      return reply(Replies.TOO_MANY_RECIPIENTS);
-    }
-    if (!txn.route().equals(txn.routeFor(to))) {
-      return reply(Replies.OTHER_ROUTE);
-    }
-    recipientCount++;
-    RelayTransaction current = txn;
-    return current.rcpt(to, new RelayTransaction.RcptParameters(parameters.dsnNotify(), parameters.dsnOrcpt()))
-        .map(verdict -> {
-          if (verdict.positive()) {
-            acceptedRecipients++;
-          }
-          return Step.reply(Replies.mirror(verdict, verdict.positive() ? "1.5" : "1.0"));
-        })
+    EsmtpParameters.Rcpt parameters = recipient.parameters();
+    return txn.rcpt(recipient.to(), new RelayTransaction.RcptParameters(parameters.dsnNotify(), parameters.dsnOrcpt()))
+        .map(Step::reply)
         .recover(e -> {
           LOG.warn("RCPT for {} failed downstream: {}", clientIp, e.getMessage());
           abortTransaction();
@@ -429,23 +328,29 @@ public final class SmtpSession {
     if (!args.isEmpty()) {
       return reply(Replies.SYNTAX);
     }
-    if (txnBroken) {
-      return reply(Replies.DOWNSTREAM_UNAVAILABLE);
-    }
-    if (chunks != null || chunksFailed != null) {
+    if (chunks.begun()) {
       return reply(Replies.DATA_AFTER_BDAT); // RFC 3030 §3: DATA and BDAT do not mix in one transaction
     }
-    if (txn == null) {
-      return reply(Replies.NEED_MAIL);
+    Reply notReady = bodyRefusal();
+    if (notReady != null) {
+      return reply(notReady);
     }
-    if (acceptedRecipients == 0) {
-      return reply(recipientCount == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS);
-    }
-    if (binaryMime) {
+    if (txn.binaryMime()) {
       return reply(Replies.BINARYMIME_NEEDS_BDAT);
     }
-    data = new DataReader(settings.maxMessageSize(), crlf, declaredSize);
+    data = new DataReader(settings.maxMessageSize(), crlf, txn.declaredSize());
     return Future.succeededFuture(new Step(Replies.START_DATA, Action.READ_DATA));
+  }
+
+  /** Why the transaction cannot take a body (DATA or BDAT) yet; null when it can. */
+  private Reply bodyRefusal() {
+    if (txnBroken) {
+      return Replies.DOWNSTREAM_UNAVAILABLE;
+    }
+    if (txn == null) {
+      return Replies.NEED_MAIL;
+    }
+    return txn.recipientsMissing();
   }
 
   private Future<Step> dataLine(Line line) {
@@ -469,25 +374,10 @@ public final class SmtpSession {
   public Future<Step> endOfData() {
     DataReader finished = data;
     data = null;
-    RelayTransaction current = txn;
+    MailTransaction current = txn;
     txn = null;
     Reply refusal = Replies.forBody(finished.problem());
-    return finishBody(current, refusal, finished::result);
-  }
-
-  /** The body of a transaction is complete (DATA's dot, BDAT LAST): refused (the downstream is reset), or delivered. */
-  private Future<Step> finishBody(RelayTransaction current, Reply refusal, java.util.function.Supplier<MessageData> body) {
-    if (refusal != null) {
-      current.abort();
-      return afterTransaction(Future.succeededFuture(refusal));
-    }
-    return afterTransaction(current.deliver(body.get())
-        .map(outcome -> Replies.forOutcome(outcome, settings.unknownOutcomeReply()))
-        .recover(e -> {
-          // deliver() maps every end to an outcome; reaching here is a bug, and the safe answer is 451.
-          LOG.error("delivery for {} failed unexpectedly", clientIp, e);
-          return Future.succeededFuture(Replies.LOCAL_ERROR);
-        }));
+    return afterTransaction(current.finish(refusal, finished::result, settings.unknownOutcomeReply(), clientIp));
   }
 
   private Future<Step> afterTransaction(Future<Reply> reply) {
@@ -503,44 +393,19 @@ public final class SmtpSession {
    * {@code 501} and the connection is closed rather than reading a chunk's bytes as commands.
    */
   private Future<Step> bdat(String args) {
-    String[] words = args.split(" ", -1);
-    long size = words.length >= 1 ? EsmtpParameters.size(words[0]) : -1;
-    boolean last = words.length == 2 && words[1].equalsIgnoreCase("LAST");
-    if (size < 0 || size == Long.MAX_VALUE || words.length > 2 || (words.length == 2 && !last)) {
+    BdatChunks.Command command = BdatChunks.Command.parse(args);
+    if (command == null) {
       abortTransaction();
       return close(Replies.BDAT_SYNTAX);
     }
-    Reply refusal = null;
-    if (helo == null) {
-      refusal = Replies.NEED_HELO;
-    } else if (chunksFailed != null) {
-      refusal = chunksFailed;
-    } else if (txnBroken) {
-      refusal = Replies.DOWNSTREAM_UNAVAILABLE;
-    } else if (txn == null) {
-      refusal = Replies.NEED_MAIL;
-    } else if (acceptedRecipients == 0) {
-      refusal = recipientCount == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS;
-    } else if (chunks == null) {
-      chunks = new ChunkReader(settings.maxMessageSize(), binaryMime, declaredSize);
-    }
-    readingChunk = true;
-    chunkLeft = size;
-    chunkSize = size;
-    chunkLast = last;
-    chunkRefusal = refusal;
+    Reply refusal = helo == null ? Replies.NEED_HELO : chunks.failed() != null ? chunks.failed() : bodyRefusal();
+    chunks.begin(command, refusal, () -> new ChunkReader(settings.maxMessageSize(), txn.binaryMime(), txn.declaredSize()));
     return Future.succeededFuture(new Step(null, Action.READ_CHUNK));
   }
 
   /** Bytes of the current chunk as they came off the socket, at most {@link #chunkRemaining()}. */
   public void chunk(byte[] bytes, int off, int len) {
-    if (len > chunkLeft) {
-      throw new IllegalArgumentException(len + " bytes given, " + chunkLeft + " left in the chunk");
-    }
-    chunkLeft -= len;
-    if (chunkRefusal == null) {
-      chunks.add(bytes, off, len);
-    }
+    chunks.add(bytes, off, len);
   }
 
   /**
@@ -549,51 +414,32 @@ public final class SmtpSession {
    * transaction, the body refused or delivered as DATA's is, with the relay contract's reply.
    */
   public Future<Step> endOfChunk() {
-    if (!readingChunk || chunkLeft > 0) {
-      throw new IllegalStateException("no complete chunk");
-    }
-    readingChunk = false;
-    if (chunkRefusal != null) {
-      Reply r = chunkRefusal;
-      chunkRefusal = null;
-      if (chunkLast) {
+    Reply refused = chunks.end();
+    boolean last = chunks.wasLast();
+    if (refused != null) {
+      if (last) {
         abortTransaction(); // BDAT LAST ends the transaction, refused or not
       }
-      return reply(r);
+      return reply(refused);
     }
-    if (chunks.problem() == DataReader.Problem.TOO_BIG) {
-      boolean last = chunkLast;
+    if (chunks.tooBig()) {
       abortTransaction();
       if (!last) {
-        chunksFailed = Replies.TOO_BIG; // RFC 3030 §2: the rest of the chunks are dropped with the same answer
+        chunks.fail(Replies.TOO_BIG); // RFC 3030 §2: the rest of the chunks are dropped with the same answer
       }
       return afterTransaction(Future.succeededFuture(Replies.TOO_BIG));
     }
-    if (!chunkLast) {
-      return reply(Replies.chunkReceived(chunkSize));
+    if (!last) {
+      return reply(Replies.chunkReceived(chunks.size()));
     }
-    ChunkReader finished = chunks;
-    chunks = null;
-    finished.finish();
-    RelayTransaction current = txn;
+    ChunkReader finished = chunks.finish();
+    MailTransaction current = txn;
     txn = null;
     Reply refusal = Replies.forBody(finished.problem());
-    if (refusal == null && !relayable(finished, current)) {
+    if (refusal == null && !finished.relayableBy(current.relay())) {
       refusal = Replies.BODY_NOT_RELAYABLE; // before the ledger is opened: nothing is recorded, nothing sent
     }
-    return finishBody(current, refusal, finished::result);
-  }
-
-  /**
-   * Whether the transaction's smarthost can take the body unchanged: with CHUNKING anything (BINARYMIME
-   * with BINARYMIME too); without it, as DATA, only a body whose every line ends in CRLF and that is not
-   * BINARYMIME (the same rule as DATA intake's, so BDAT is no way round it).
-   */
-  private static boolean relayable(ChunkReader body, RelayTransaction txn) {
-    if (body.binary()) {
-      return txn.offers("CHUNKING") && txn.offers("BINARYMIME");
-    }
-    return txn.offers("CHUNKING") || body.fitForData();
+    return afterTransaction(current.finish(refusal, finished::result, settings.unknownOutcomeReply(), clientIp));
   }
 
   private Future<Step> rset(String args) {
@@ -623,135 +469,6 @@ public final class SmtpSession {
     return Future.succeededFuture(new Step(Replies.READY_TLS, Action.START_TLS));
   }
 
-  // --- AUTH (RFC 4954): PLAIN and LOGIN, with or without an initial response.
-
-  /** A multi-line AUTH exchange in progress: which mechanism and what is known so far. */
-  private record AuthExchange(String mechanism, String user) {}
-
-  private Future<Step> auth(String args) {
-    if (helo == null || !esmtp) {
-      return reply(Replies.NEED_HELO);
-    }
-    if (!settings.authAvailable()) {
-      return reply(Replies.AUTH_NOT_AVAILABLE);
-    }
-    if (authUser != null) {
-      return reply(Replies.ALREADY_AUTHENTICATED);
-    }
-    if (txn != null) {
-      return reply(Replies.AUTH_IN_TRANSACTION);
-    }
-    if (!tls && !settings.allowInsecureAuth()) {
-      return reply(Replies.ENCRYPTION_REQUIRED);
-    }
-    if (!setup.guards().throttle().mayAttempt(clientIp)) {
-      return reply(Replies.AUTH_BANNED);
-    }
-    String[] parts = args.split(" ");
-    String mechanism = parts[0].toUpperCase(Locale.ROOT);
-    String initial = parts.length > 1 ? parts[1] : null;
-    switch (mechanism) {
-      case "PLAIN":
-        if (initial == null) {
-          auth = new AuthExchange("PLAIN", null);
-          return reply(Reply.plain(334, ""));
-        }
-        return plain(initial);
-      case "LOGIN":
-        if (initial == null) {
-          auth = new AuthExchange("LOGIN", null);
-          return reply(Reply.plain(334, "VXNlcm5hbWU6")); // "Username:"
-        }
-        return loginUser(initial);
-      default:
-        return reply(Replies.UNKNOWN_MECHANISM);
-    }
-  }
-
-  private Future<Step> authContinuation(Line line) {
-    AuthExchange exchange = auth;
-    auth = null;
-    String text = line.text().trim();
-    if (text.equals("*")) {
-      return reply(Replies.AUTH_CANCELLED);
-    }
-    if (exchange.mechanism().equals("PLAIN")) {
-      return plain(text);
-    }
-    if (exchange.user() == null) {
-      return loginUser(text);
-    }
-    String password = decode(text);
-    return password == null ? reply(Replies.AUTH_BAD_BASE64) : verify(exchange.user(), password);
-  }
-
-  private Future<Step> loginUser(String encoded) {
-    String user = decode(encoded);
-    if (user == null) {
-      return reply(Replies.AUTH_BAD_BASE64);
-    }
-    auth = new AuthExchange("LOGIN", user);
-    return reply(Reply.plain(334, "UGFzc3dvcmQ6")); // "Password:"
-  }
-
-  private Future<Step> plain(String encoded) {
-    String decoded = decode(encoded);
-    if (decoded == null) {
-      return reply(Replies.AUTH_BAD_BASE64);
-    }
-    String[] fields = decoded.split("\0", -1);
-    if (fields.length != 3) {
-      return reply(Replies.AUTH_BAD_BASE64);
-    }
-    if (!fields[0].isEmpty() && !fields[0].equals(fields[1])) {
-      return failedAuth(fields[1]); // acting as another identity is not supported
-    }
-    return verify(fields[1], fields[2]);
-  }
-
-  private Future<Step> verify(String user, String password) {
-    if (!setup.guards().throttle().mayAttempt(clientIp)) {
-      return reply(Replies.AUTH_BANNED); // banned while the exchange was under way
-    }
-    return setup.authenticator().verify(user, password)
-        .recover(e -> {
-          LOG.error("credential check failed", e);
-          return Future.succeededFuture(false);
-        })
-        .compose(ok -> {
-          if (ok) {
-            authUser = user;
-            LOG.info("client {} authenticated as {}", clientIp, user);
-            return reply(Replies.AUTH_OK);
-          }
-          LOG.warn("authentication failed for user '{}' from {}", user, clientIp);
-          return failedAuth(user);
-        });
-  }
-
-  /**
-   * Counted across connections by the throttle, which says how long to wait before answering: the
-   * reply comes from a timer, so the event loop goes on serving everybody else meanwhile.
-   */
-  private Future<Step> failedAuth(String user) {
-    AuthThrottle.Penalty penalty = setup.guards().throttle().failed(clientIp, user);
-    Step step = ++authFailures >= MAX_AUTH_FAILURES
-        ? new Step(Replies.TOO_MANY_AUTH_FAILURES, Action.CLOSE)
-        : Step.reply(Replies.AUTH_FAILED);
-    if (penalty.delay().isZero()) {
-      return Future.succeededFuture(step);
-    }
-    return setup.guards().delays().after(penalty.delay()).map(v -> step);
-  }
-
-  private static String decode(String b64) {
-    try {
-      return new String(Base64.getDecoder().decode(b64.trim()), StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      return null;
-    }
-  }
-
   // ---
 
   private void abortTransaction() {
@@ -761,13 +478,7 @@ public final class SmtpSession {
     txn = null;
     txnBroken = false;
     data = null;
-    chunks = null;
-    chunksFailed = null;
-    acceptedRecipients = 0;
-    recipientCount = 0;
-    declaredSize = 0;
-    smtpUtf8 = false;
-    binaryMime = false;
+    chunks.endTransaction();
   }
 
   private static Future<Step> reply(Reply r) {

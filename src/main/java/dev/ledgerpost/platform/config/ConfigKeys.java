@@ -1,7 +1,5 @@
 package dev.ledgerpost.platform.config;
 
-import dev.ledgerpost.platform.auth.WebhookSecrets;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -36,8 +34,6 @@ final class ConfigKeys {
   static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
       "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir",
       "ledger.erasureKeyFile", "ledger.archiveKeyFile");
-  /** The keys an endpoint of webhooks.endpoints may have. */
-  private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user");
 
   /** {@code LEDGERPOST_TEST_*} variables belong to the tests and benchmarks; every other unknown LEDGERPOST_ variable is an error. */
   static final String ENV_PREFIX = "LEDGERPOST_";
@@ -56,9 +52,9 @@ final class ConfigKeys {
     key("smtp.minDataRate", 500, v -> nonNegativeInt(v), "Bytes per second a DATA body must average once smtp.minDataRateGrace has passed; a slower client gets 421 4.4.2 and is disconnected. 0 = no minimum.");
     key("smtp.minDataRateGrace", "30s", ConfigKeys::positiveDuration, "Time from the 354 before smtp.minDataRate is enforced.");
     key("smtp.instances", 0, v -> nonNegativeInt(v), "SMTP event loops (verticle instances, each with its own smarthost pool) sharing the port; 0 = one per available processor.");
-    key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ConfigKeys::cidrs, "Networks that may relay without AUTH (CIDR list).");
+    key("smtp.relayNetworks", List.of("127.0.0.0/8", "::1/128"), ListValues::cidrs, "Networks that may relay without AUTH (CIDR list).");
     key("smtp.proxyProtocol", "none", v -> enumOf(GatewayConfig.ProxyProtocol.class, v), "PROXY protocol header expected before SMTP from peers in smtp.proxyNetworks (HAProxy's send-proxy / send-proxy-v2): `none`, `v1`, `v2` or `any`. Its client address then counts for relay networks, limits, the Received: header, the ledger and the logs.");
-    key("smtp.proxyNetworks", "", ConfigKeys::cidrs, "Proxies (CIDR list) whose PROXY header is read; a peer inside must send one, a header from any other peer closes its connection. Required when smtp.proxyProtocol is not none.");
+    key("smtp.proxyNetworks", "", ListValues::cidrs, "Proxies (CIDR list) whose PROXY header is read; a peer inside must send one, a header from any other peer closes its connection. Required when smtp.proxyProtocol is not none.");
     key("smtp.proxyTimeout", "5s", ConfigKeys::positiveDuration, "Time a proxy has to send the whole PROXY header after connecting; later, the connection is closed.");
     key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
     key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = a self-signed ECDSA P-256 one, made in memory at start. Read again (with the key) on SIGHUP.");
@@ -79,7 +75,7 @@ final class ConfigKeys {
     key("downstream.maxIdle", 100, v -> nonNegativeInt(v), "Idle smarthost connections kept for reuse, per event loop (each SMTP and HTTP instance has its own pool; downstream.maxConnections caps them all).");
     key("downstream.idleTtl", "60s", ConfigKeys::positiveDuration, "How long an idle smarthost connection is kept.");
     key("downstream.maxConnections", 200, v -> positiveInt(v), "Smarthost connections open at once (in use or idle), shared by SMTP and the send API; beyond it a client's MAIL gets 451 4.7.0 and nothing is opened.");
-    key("downstream.fallback", "", ConfigKeys::smarthosts, "Further smarthosts (`host:port` list, `[v6]:port`), tried in order when a connection to the ones before cannot be opened (refused, timed out, a greeting other than 220, a failed EHLO, STARTTLS or AUTH); never once a message reached DATA. The route of each message names the smarthost used.");
+    key("downstream.fallback", "", ListValues::smarthosts, "Further smarthosts (`host:port` list, `[v6]:port`), tried in order when a connection to the ones before cannot be opened (refused, timed out, a greeting other than 220, a failed EHLO, STARTTLS or AUTH); never once a message reached DATA. The route of each message names the smarthost used.");
     key("downstream.hostBackoff", "30s", ConfigKeys::positiveDuration, "A smarthost whose connection could not be opened is tried after the others for this long (process-wide); doubles per failed round, up to downstream.hostMaxBackoff.");
     key("downstream.hostMaxBackoff", "5m", ConfigKeys::positiveDuration, "Longest back-off of a failing smarthost.");
     key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
@@ -124,7 +120,7 @@ final class ConfigKeys {
     key("retry.concurrency", 4, v -> positiveInt(v), "Settle retries in flight at once while the ledger answers (one probe while it fails).");
     key("stale.scanInterval", "30s", ConfigKeys::positiveDuration, "How often the stale watch looks for old PENDING rows (and once at start).");
     key("stale.threshold", "20m", ConfigKeys::positiveDuration, "Age from which a PENDING row nobody is settling is stale; it is raised once per this period. Must be longer than downstream.replyTimeout + downstream.dataTimeout (15m by default), so that no row still in delivery is raised.");
-    key("reconcile.sources", "", ConfigKeys::reconcileSources, "Evidence sources of the reconcile job (a YAML list; as a variable, a JSON array): `{type: postfix-log, path: /var/log/mail.log}` (rotated `mail.log.1`, `mail.log.2.gz`... too; `zone` for timestamps without an offset, default this host's), `{type: ledgerpost, url: https://next-hop:8080, token: ...}` (a downstream Ledgerpost's API and admin token); `name` (default the type) names the source in proposals and in `reconcile:<name>`. The ledger's own facts are always used.");
+    key("reconcile.sources", "", ListValues::reconcileSources, "Evidence sources of the reconcile job (a YAML list; as a variable, a JSON array): `{type: postfix-log, path: /var/log/mail.log}` (rotated `mail.log.1`, `mail.log.2.gz`... too; `zone` for timestamps without an offset, default this host's), `{type: ledgerpost, url: https://next-hop:8080, token: ...}` (a downstream Ledgerpost's API and admin token); `name` (default the type) names the source in proposals and in `reconcile:<name>`. The ledger's own facts are always used.");
     key("reconcile.interval", "1m", ConfigKeys::positiveDuration, "How often the node that leads the reconcile job looks at UNKNOWN and old PENDING rows (and once when it takes the job). A row without evidence is looked at again after a back-off, doubling up to an hour.");
     key("reconcile.autoResolve", "never", v -> enumOf(GatewayConfig.AutoResolve.class, v), "`never`: proposals wait for an operator; `exact`: an exact proposal (Message-ID, envelope and time, or the sent bytes' hash and time) is resolved by the job as `reconcile:<source>`. Weak ones always wait.");
     key("reconcile.window", "15m", ConfigKeys::positiveDuration, "Evidence counts only when its time is within this of the row's received_at (both ways: clocks differ).");
@@ -132,8 +128,8 @@ final class ConfigKeys {
     key("node.id", "", ConfigKeys::nodeId, "This gateway's name among the nodes on one ledger (letters, digits, `.`, `_`, `-`; at most 63); empty = this host's name. Recorded on the rows it opens; two live gateways may not share one.");
     key("node.heartbeatInterval", "1s", ConfigKeys::positiveDuration, "How often a node renews its heartbeat, checks its lock connection and tries to take the cluster's single-active jobs (fail-over starts within this).");
     key("node.deadAfter", "15s", ConfigKeys::positiveDuration, "A node whose heartbeat is older than this is dead to the others: the outcomes it held no longer keep its rows from the stale watch, and a live node ends its lock session and takes its jobs (a frozen node stops acting on them by itself at the same age).");
-    key("webhooks.endpoints", "", ConfigKeys::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, never through the API; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale; default all) and `user` (only that user's messages).");
-    key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ConfigKeys::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
+    key("webhooks.endpoints", "", ListValues::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, never through the API; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale; default all) and `user` (only that user's messages).");
+    key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ListValues::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
     key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");
     key("webhooks.concurrency", 4, v -> positiveInt(v), "Webhook requests in flight at once per endpoint, across every node on the ledger.");
     key("webhooks.pollInterval", "1s", ConfigKeys::positiveDuration, "How often each node looks for webhook deliveries that have come due (new events wake it sooner).");
@@ -272,7 +268,7 @@ final class ConfigKeys {
     return d;
   }
 
-  private static Object nonNegativeDuration(Object v) {
+  static Object nonNegativeDuration(Object v) {
     Duration d = Durations.parse(str(v));
     if (d.isNegative()) {
       throw new IllegalArgumentException("'" + v + "' must not be negative");
@@ -283,282 +279,6 @@ final class ConfigKeys {
   /** Parsed here; the clamp is applied (and warned about) by the loader, which owns the log. */
   private static Object lockTimeout(Object v) {
     return positiveDuration(v);
-  }
-
-  private static Object cidrs(Object v) {
-    return each(items(v, "expected a list of networks, e.g. 10.0.0.0/8"), item -> Cidr.parse(str(item)));
-  }
-
-  /** {@code mx1.example.net:25, [2001:db8::1]:587}: a YAML list or one string (an environment variable) split at commas and spaces. */
-  private static Object smarthosts(Object v) {
-    return each(items(v, "expected a list of host:port"), item -> {
-      String s = str(item);
-      int colon = s.lastIndexOf(':');
-      String host = colon > 0 ? s.substring(0, colon) : "";
-      if (host.startsWith("[") && host.endsWith("]")) {
-        host = host.substring(1, host.length() - 1);
-      } else if (host.indexOf(':') >= 0) {
-        host = ""; // an IPv6 address needs its brackets, or its last group would be read as the port
-      }
-      int port = -1;
-      try {
-        port = colon > 0 ? Integer.parseInt(s.substring(colon + 1)) : -1;
-      } catch (NumberFormatException e) {
-        // reported below
-      }
-      if (host.isEmpty() || port < 1 || port > 65535) {
-        throw new IllegalArgumentException("'" + s + "' is not host:port (an IPv6 address as [addr]:port)");
-      }
-      return new GatewayConfig.Smarthost(host, port);
-    });
-  }
-
-  /**
-   * {@code reconcile.sources}: a list of maps (YAML), or a JSON array in one string (an environment variable). Each
-   * source is checked whole here, so a start names every bad member; relative paths are resolved by the loader.
-   */
-  private static Object reconcileSources(Object v) {
-    List<Object> items = new ArrayList<>();
-    if (v instanceof Collection<?> c) {
-      items.addAll(c);
-    } else if (v instanceof Map) {
-      throw new IllegalArgumentException("expected a list of sources, e.g. [{type: postfix-log, path: /var/log/mail.log}]");
-    } else if (!str(v).isEmpty()) {
-      try {
-        items.addAll(new io.vertx.core.json.JsonArray(str(v)).getList());
-      } catch (io.vertx.core.json.DecodeException e) {
-        throw new IllegalArgumentException("expected a JSON array of sources, e.g. [{\"type\": \"postfix-log\", \"path\": "
-            + "\"/var/log/mail.log\"}]");
-      }
-    }
-    List<GatewayConfig.ReconcileSource> result = new ArrayList<>();
-    List<String> bad = new ArrayList<>();
-    Map<String, Integer> names = new java.util.HashMap<>();
-    for (int i = 0; i < items.size(); i++) {
-      Object item = items.get(i) instanceof io.vertx.core.json.JsonObject j ? j.getMap() : items.get(i);
-      String where = "source " + (i + 1);
-      if (!(item instanceof Map<?, ?> m)) {
-        bad.add(where + ": expected a map such as {type: postfix-log, path: ...}");
-        continue;
-      }
-      try {
-        GatewayConfig.ReconcileSource s = reconcileSource(m, names);
-        if (names.merge(s.name(), 1, Integer::sum) > 1) {
-          throw new IllegalArgumentException("name '" + s.name() + "' is given to two sources");
-        }
-        result.add(s);
-      } catch (IllegalArgumentException e) {
-        bad.add(where + ": " + e.getMessage());
-      }
-    }
-    if (!bad.isEmpty()) {
-      throw new IllegalArgumentException(String.join("; ", bad));
-    }
-    return List.copyOf(result);
-  }
-
-  private static GatewayConfig.ReconcileSource reconcileSource(Map<?, ?> m, Map<String, Integer> names) {
-    String typeText = str(m.get("type"));
-    GatewayConfig.SourceType type = null;
-    for (GatewayConfig.SourceType t : GatewayConfig.SourceType.values()) {
-      if (t.label().equals(typeText)) {
-        type = t;
-      }
-    }
-    if (type == null) {
-      throw new IllegalArgumentException("type must be postfix-log or ledgerpost" + (typeText.isEmpty() ? "" : ", not '" + typeText + "'"));
-    }
-    Set<String> allowed = type == GatewayConfig.SourceType.POSTFIX_LOG ? Set.of("type", "name", "path", "zone")
-        : Set.of("type", "name", "url", "token");
-    for (Object k : m.keySet()) {
-      if (!allowed.contains(String.valueOf(k))) {
-        throw new IllegalArgumentException("unknown member '" + k + "' of a " + type.label() + " source (it takes "
-            + String.join(", ", new java.util.TreeSet<>(allowed)) + ")");
-      }
-    }
-    String name = str(m.get("name"));
-    if (name.isEmpty()) {
-      name = type.label();
-      for (int n = 2; names.containsKey(name); n++) {
-        name = type.label() + "-" + n;
-      }
-    } else if (!name.matches("[A-Za-z0-9._-]{1,40}")) {
-      throw new IllegalArgumentException("name '" + name + "' is not a plain name (letters, digits, '.', '_', '-'; at most 40)");
-    }
-    if (type == GatewayConfig.SourceType.POSTFIX_LOG) {
-      String path = str(m.get("path"));
-      if (path.isEmpty()) {
-        throw new IllegalArgumentException("a postfix-log source needs a path (the mail log, e.g. /var/log/mail.log)");
-      }
-      java.time.ZoneId zone = java.time.ZoneId.systemDefault();
-      if (!str(m.get("zone")).isEmpty()) {
-        try {
-          zone = java.time.ZoneId.of(str(m.get("zone")));
-        } catch (java.time.DateTimeException e) {
-          throw new IllegalArgumentException("zone '" + str(m.get("zone")) + "' is not a time zone (e.g. UTC, Europe/Berlin)");
-        }
-      }
-      return new GatewayConfig.ReconcileSource(name, type, path, zone, null, null);
-    }
-    String url = str(m.get("url"));
-    java.net.URI uri;
-    try {
-      uri = new java.net.URI(url);
-    } catch (java.net.URISyntaxException e) {
-      uri = null;
-    }
-    if (uri == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
-      throw new IllegalArgumentException("a ledgerpost source needs the url of its HTTP API (http(s)://host:port)"
-          + (url.isEmpty() ? "" : ", not '" + url + "'"));
-    }
-    String token = str(m.get("token"));
-    if (token.isEmpty()) {
-      throw new IllegalArgumentException("a ledgerpost source needs a token (the downstream's admin token)");
-    }
-    return new GatewayConfig.ReconcileSource(name, type, null, null, url.replaceAll("/+$", ""), token);
-  }
-
-  /** {@code 0s, 5s, 5m}: a YAML list or one string split at commas and spaces; at least one delay, none negative. */
-  private static Object retrySchedule(Object v) {
-    List<Duration> delays = each(items(v, "expected a list"), item -> (Duration) nonNegativeDuration(item));
-    if (delays.isEmpty() || delays.size() > 50) {
-      throw new IllegalArgumentException("give from 1 to 50 delays, e.g. 0s, 5s, 5m");
-    }
-    return delays;
-  }
-
-  /** Each item of {@code items} parsed; every bad one is named at once (each parse's message), or the list of all. */
-  private static <T> List<T> each(List<Object> items, Function<Object, T> parse) {
-    List<T> result = new ArrayList<>();
-    List<String> bad = new ArrayList<>();
-    for (Object item : items) {
-      try {
-        result.add(parse.apply(item));
-      } catch (IllegalArgumentException e) {
-        bad.add(e.getMessage());
-      }
-    }
-    if (!bad.isEmpty()) {
-      throw new IllegalArgumentException(String.join("; ", bad));
-    }
-    return List.copyOf(result);
-  }
-
-  /** A YAML list, or one string (an environment variable) split at commas and spaces; a map is refused with {@code expected}. */
-  private static List<Object> items(Object v, String expected) {
-    List<Object> items = new ArrayList<>();
-    if (v instanceof Collection<?> c) {
-      items.addAll(c);
-    } else if (v instanceof Map) {
-      throw new IllegalArgumentException(expected);
-    } else {
-      for (String part : str(v).split("[,\\s]+")) {
-        if (!part.isEmpty()) {
-          items.add(part);
-        }
-      }
-    }
-    return items;
-  }
-
-  /**
-   * The endpoints: a YAML list of maps, or (from LEDGERPOST_WEBHOOKS_ENDPOINTS) the same as a JSON array. Every
-   * problem of every endpoint is reported at once, each naming its endpoint.
-   */
-  private static Object webhookEndpoints(Object v) {
-    Object list = v;
-    if (v instanceof String text) {
-      if (text.isBlank()) {
-        return List.of();
-      }
-      try {
-        list = new io.vertx.core.json.JsonArray(text.trim()).getList();
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("expected a JSON array of endpoints: " + e.getMessage());
-      }
-    }
-    if (!(list instanceof Collection<?> items)) {
-      throw new IllegalArgumentException("expected a list of endpoints (name, url, secret or secretFile, events, user)");
-    }
-    List<GatewayConfig.WebhookEndpoint> endpoints = new ArrayList<>();
-    List<String> bad = new ArrayList<>();
-    java.util.Set<String> names = new java.util.HashSet<>();
-    int i = 0;
-    for (Object item : items) {
-      String where = "endpoint " + i++;
-      Object m = item instanceof io.vertx.core.json.JsonObject j ? j.getMap() : item;
-      if (!(m instanceof Map<?, ?> map)) {
-        bad.add(where + ": expected name, url, secret or secretFile, events, user");
-        continue;
-      }
-      List<String> problems = new ArrayList<>();
-      String name = str(map.get("name"));
-      if (!name.matches("[A-Za-z0-9._-]{1,63}")) {
-        problems.add("name '" + name + "' is not a name (letters, digits, '.', '_', '-'; at most 63)");
-      } else {
-        where = "endpoint " + name;
-        if (!names.add(name)) {
-          problems.add("the name is used twice");
-        }
-      }
-      for (Object key : map.keySet()) {
-        if (!ENDPOINT_KEYS.contains(String.valueOf(key))) {
-          problems.add(key + ": unknown key");
-        }
-      }
-      String url = str(map.get("url"));
-      String urlProblem = WebhookSecrets.urlProblem(url);
-      if (urlProblem != null) {
-        problems.add("url " + urlProblem);
-      }
-      List<String> secrets = new ArrayList<>();
-      Object secret = map.get("secret");
-      if (secret instanceof Collection<?> c) {
-        c.forEach(s -> secrets.add(str(s)));
-      } else if (secret != null) {
-        secrets.add(str(secret));
-      }
-      String secretFile = map.get("secretFile") == null ? "" : str(map.get("secretFile"));
-      if (secrets.isEmpty() == secretFile.isEmpty()) {
-        problems.add("give secret or secretFile (one of them)");
-      }
-      for (String s : secrets) {
-        try {
-          WebhookSecrets.decode(s);
-        } catch (IllegalArgumentException e) {
-          problems.add("secret: " + e.getMessage());
-        }
-      }
-      List<String> events = new ArrayList<>();
-      Object ev = map.get("events");
-      if (ev == null) {
-        events.addAll(GatewayConfig.WEBHOOK_EVENTS);
-      } else {
-        for (Object e : items(ev, "expected a list")) {
-          String type = str(e);
-          if (!GatewayConfig.WEBHOOK_EVENTS.contains(type)) {
-            problems.add("events: '" + type + "' is not one of " + String.join(", ", GatewayConfig.WEBHOOK_EVENTS));
-          } else if (!events.contains(type)) {
-            events.add(type);
-          }
-        }
-        if (events.isEmpty() && problems.isEmpty()) {
-          problems.add("events: name at least one event, or leave it out for all");
-        }
-      }
-      String user = map.get("user") == null || str(map.get("user")).isEmpty() ? null : str(map.get("user"));
-      if (problems.isEmpty()) {
-        endpoints.add(new GatewayConfig.WebhookEndpoint(name, url, List.copyOf(secrets), secretFile, List.copyOf(events), user));
-      } else {
-        for (String p : problems) {
-          bad.add(where + ": " + p);
-        }
-      }
-    }
-    if (!bad.isEmpty()) {
-      throw new IllegalArgumentException(String.join("; ", bad));
-    }
-    return List.copyOf(endpoints);
   }
 
   private static <E extends Enum<E>> Object enumOf(Class<E> type, Object v) {

@@ -44,6 +44,15 @@ final class JournalFormat {
     UUID id();
 
     byte[] raw();
+
+    /** One method per kind of record; implement both, there is no default (as {@code DeliveryOutcome.Visitor}). */
+    interface Visitor<R> {
+      R outcome(Outcome o);
+
+      R done(Done d);
+    }
+
+    <R> R accept(Visitor<R> visitor);
   }
 
   record Outcome(KnownOutcome outcome, long journaledAtMillis, byte[] raw) implements Entry {
@@ -51,9 +60,19 @@ final class JournalFormat {
     public UUID id() {
       return outcome.settle().id();
     }
+
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.outcome(this);
+    }
   }
 
-  record Done(UUID id, byte[] raw) implements Entry {}
+  record Done(UUID id, byte[] raw) implements Entry {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.done(this);
+    }
+  }
 
   /** Bytes that are not an intact record: {@code tail} when no intact record follows them. */
   record Damage(long offset, long length, boolean tail) {}

@@ -11,11 +11,9 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -87,11 +85,10 @@ final class OutcomeJournal {
   private final Path file;
   private final Path tmp;
   private final long compactBytes;
-  private final Opener opener;
   private final WorkerExecutor io;
 
   /** Touched only by the io thread. */
-  private FileChannel channel;
+  private final JournalFile journalFile;
   /** The directory's lock (io thread): one process, one journal; taken before the file is read, released at close. */
   private LockFile lock;
 
@@ -123,7 +120,7 @@ final class OutcomeJournal {
     this.file = dir.resolve(FILE);
     this.tmp = dir.resolve(FILE + ".tmp");
     this.compactBytes = compactBytes;
-    this.opener = opener;
+    this.journalFile = new JournalFile(dir, file, tmp, opener);
     this.io = vertx.createSharedWorkerExecutor("ledgerpost-journal-" + System.identityHashCode(this), 1, 5, TimeUnit.MINUTES);
   }
 
@@ -178,11 +175,19 @@ final class OutcomeJournal {
     JournalFormat.Scan scan = JournalFormat.scan(data);
     Map<UUID, JournalFormat.Outcome> outcomes = new LinkedHashMap<>();
     for (JournalFormat.Entry e : scan.entries()) {
-      if (e instanceof JournalFormat.Outcome o) {
-        outcomes.putIfAbsent(o.id(), o);
-      } else {
-        outcomes.remove(e.id());
-      }
+      e.accept(new JournalFormat.Entry.Visitor<Void>() {
+        @Override
+        public Void outcome(JournalFormat.Outcome o) {
+          outcomes.putIfAbsent(o.id(), o);
+          return null;
+        }
+
+        @Override
+        public Void done(JournalFormat.Done d) {
+          outcomes.remove(d.id());
+          return null;
+        }
+      });
     }
     Path copy = null;
     for (JournalFormat.Damage d : scan.damages()) {
@@ -205,7 +210,7 @@ final class OutcomeJournal {
     }
     long after;
     try {
-      after = rewrite(keep);
+      after = journalFile.rewrite(keep);
     } catch (IOException e) {
       after = keepAsItIs(scan, e);
     }
@@ -222,13 +227,9 @@ final class OutcomeJournal {
    */
   private long keepAsItIs(JournalFormat.Scan scan, IOException cause) throws IOException {
     LOG.error("outcome journal {}: compaction at start failed ({}); appending to the journal as it is", file, cause.toString());
-    closeQuietly();
-    FileChannel ch = channel(-1);
     List<JournalFormat.Damage> damages = scan.damages();
-    if (!damages.isEmpty() && damages.get(damages.size() - 1).tail()) {
-      ch.truncate(damages.get(damages.size() - 1).offset());
-    }
-    return ch.size();
+    boolean torn = !damages.isEmpty() && damages.get(damages.size() - 1).tail();
+    return journalFile.keepAsItIs(torn ? damages.get(damages.size() - 1).offset() : -1);
   }
 
   /**
@@ -356,7 +357,8 @@ final class OutcomeJournal {
       before = fileBytes;
       sync = batch.stream().anyMatch(Pending::isOutcome);
     }
-    io.executeBlocking(() -> writeBlocking(before, batch, sync), true).onComplete(ar -> written(batch, sync, ar));
+    List<byte[]> records = batch.stream().map(Pending::bytes).toList();
+    io.executeBlocking(() -> journalFile.append(before, records, sync), true).onComplete(ar -> written(batch, sync, ar));
   }
 
   private void written(List<Pending> batch, boolean sync, io.vertx.core.AsyncResult<Long> ar) {
@@ -412,7 +414,7 @@ final class OutcomeJournal {
     List<byte[]> snapshot = new ArrayList<>(open.values());
     // Done-marks still pending belong to outcomes no longer open, which the rewrite leaves out anyway.
     pending.removeIf(p -> !p.isOutcome());
-    io.executeBlocking(() -> snapshot.isEmpty() ? truncateBlocking() : rewrite(snapshot), true).onComplete(ar -> {
+    io.executeBlocking(() -> snapshot.isEmpty() ? journalFile.truncate() : journalFile.rewrite(snapshot), true).onComplete(ar -> {
       synchronized (this) {
         busy = false;
         if (ar.succeeded()) {
@@ -436,10 +438,7 @@ final class OutcomeJournal {
     closed = true;
     io.executeBlocking(() -> {
       try {
-        if (channel != null) {
-          channel.close();
-          channel = null;
-        }
+        journalFile.close();
       } finally {
         if (lock != null) {
           lock.close();
@@ -459,106 +458,5 @@ final class OutcomeJournal {
   private void publishStats() {
     openCount = open.size();
     bytesNow = fileBytes;
-  }
-
-  // ---- io thread only below ----
-
-  /** The channel, with any bytes of an earlier failed write cut off. {@code expected} < 0: take the size as it is. */
-  private FileChannel channel(long expected) throws IOException {
-    if (channel == null) {
-      channel = opener.open(file);
-    }
-    if (expected >= 0) {
-      long size = channel.size();
-      if (size > expected) {
-        channel.truncate(expected);
-      } else if (size < expected) {
-        LOG.error("outcome journal {} is {} bytes, expected {}: was it changed by someone else?", file, size, expected);
-      }
-    }
-    return channel;
-  }
-
-  private long writeBlocking(long before, List<Pending> batch, boolean sync) throws IOException {
-    long start = -1;
-    try {
-      FileChannel ch = channel(before);
-      start = ch.size();
-      ByteBuffer[] buffers = batch.stream().map(p -> ByteBuffer.wrap(p.bytes())).toArray(ByteBuffer[]::new);
-      long total = 0;
-      for (ByteBuffer b : buffers) {
-        total += b.remaining();
-      }
-      long written = 0;
-      while (written < total) {
-        written += ch.write(buffers);
-      }
-      if (sync) {
-        ch.force(true);
-      }
-      return ch.size();
-    } catch (IOException | RuntimeException e) {
-      // Not one record of this batch is acknowledged. Cut off whatever part of it reached the file, so no
-      // half record sits between intact ones (the next write checks the size again), and reopen next time.
-      if (start >= 0 && channel != null) {
-        try {
-          channel.truncate(start);
-        } catch (IOException ignored) {
-          // the next write truncates to the size it expects
-        }
-      }
-      closeQuietly();
-      throw e;
-    }
-  }
-
-  /**
-   * Nothing is open: the file is emptied in place, without an fsync. Should a crash undo the
-   * truncation, the old file comes back holding only outcomes that are done (or whose done-marks were
-   * lost, replayed idempotently); an append after it is fsynced with the file's new size anyway.
-   */
-  private long truncateBlocking() throws IOException {
-    try {
-      FileChannel ch = channel(-1);
-      ch.truncate(0);
-      return 0L;
-    } catch (IOException | RuntimeException e) {
-      closeQuietly();
-      throw e;
-    }
-  }
-
-  /** Atomic replacement: write and fsync a temporary file, rename it over the journal, fsync the directory. */
-  private long rewrite(List<byte[]> records) throws IOException {
-    // Created 0600 (the journal it replaces is then 0600 too, whatever an older version left).
-    try (FileChannel t = PrivateFiles.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-        StandardOpenOption.WRITE)) {
-      for (byte[] r : records) {
-        ByteBuffer b = ByteBuffer.wrap(r);
-        while (b.hasRemaining()) {
-          t.write(b);
-        }
-      }
-      t.force(true); // the rename must never expose a file whose contents are not on disk
-    }
-    closeQuietly();
-    Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    // Without this, a crash could bring back the old directory entry while appends went to the new file.
-    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-      d.force(true);
-    }
-    channel = opener.open(file);
-    return channel.size();
-  }
-
-  private void closeQuietly() {
-    if (channel != null) {
-      try {
-        channel.close();
-      } catch (IOException ignored) {
-        // already failing; the next write reopens
-      }
-      channel = null;
-    }
   }
 }

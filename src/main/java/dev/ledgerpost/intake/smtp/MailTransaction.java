@@ -1,0 +1,118 @@
+package dev.ledgerpost.intake.smtp;
+
+import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
+import dev.ledgerpost.relay.MessageData;
+import dev.ledgerpost.relay.Relay;
+import dev.ledgerpost.relay.RelayTransaction;
+import dev.ledgerpost.relay.Submission;
+import dev.ledgerpost.relay.smarthost.DownstreamSlots;
+import dev.ledgerpost.relay.smarthost.DownstreamUnavailable;
+import io.vertx.core.Future;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One mail transaction of a session, from MAIL to the end of its body: the relay's transaction, what MAIL
+ * declared, the recipients so far, and what the relay's answers mean to the client ({@link Replies}). Which
+ * command may come when is the session's to decide; this class only talks to the relay.
+ */
+final class MailTransaction {
+  /** The session's logger: its lines are the session's, under the name operators filter and tests capture. */
+  private static final Logger LOG = LoggerFactory.getLogger(SmtpSession.class);
+
+  private final RelayTransaction relay;
+  private final EsmtpParameters.Mail declared;
+  private int recipients;
+  private int accepted;
+
+  private MailTransaction(RelayTransaction relay, EsmtpParameters.Mail declared) {
+    this.relay = relay;
+    this.declared = declared;
+  }
+
+  /** MAIL's answer: the transaction begun downstream (and {@code refusal} null), or the reply that refuses it. */
+  record Begun(MailTransaction transaction, Reply refusal) {}
+
+  /** MAIL FROM, downstream. A transaction the smarthost refused holds no connection: nothing to release. */
+  static Future<Begun> begin(Relay relay, Submission submission, String from, EsmtpParameters.Mail p, String clientIp) {
+    return relay.begin(submission, from,
+            new Relay.MailParameters(p.declaredSize(), p.eightBit(), p.smtpUtf8(), p.binaryMime(), p.ret(), p.envid()))
+        .map(t -> t.mailReply().positive()
+            ? new Begun(new MailTransaction(t, p), null)
+            : new Begun(null, Replies.mirror(t.mailReply(), "1.0")))
+        .recover(e -> {
+          if (e instanceof DownstreamSlots.Exhausted) {
+            return Future.succeededFuture(new Begun(null, Replies.DOWNSTREAM_BUSY));
+          }
+          if (!(e instanceof DownstreamUnavailable)) {
+            LOG.error("MAIL from {} failed", clientIp, e);
+          }
+          return Future.succeededFuture(new Begun(null, Replies.DOWNSTREAM_UNAVAILABLE));
+        });
+  }
+
+  /** MAIL's SIZE=, if any: the body's buffer starts that large instead of growing to it. */
+  long declaredSize() {
+    return declared.declaredSize();
+  }
+
+  boolean smtpUtf8() {
+    return declared.smtpUtf8();
+  }
+
+  boolean binaryMime() {
+    return declared.binaryMime();
+  }
+
+  RelayTransaction relay() {
+    return relay;
+  }
+
+  /** A recipient refused before it goes downstream (too many, or another route); null when it may go. */
+  Reply refusal(String to, int maxRecipients) {
+    if (recipients >= maxRecipients) {
+      return Replies.TOO_MANY_RECIPIENTS;
+    }
+    return relay.route().equals(relay.routeFor(to)) ? null : Replies.OTHER_ROUTE;
+  }
+
+  /** RCPT TO, downstream: its verdict mirrored. Fails when the downstream could not be asked. */
+  Future<Reply> rcpt(String to, RelayTransaction.RcptParameters parameters) {
+    recipients++;
+    return relay.rcpt(to, parameters).map(verdict -> {
+      if (verdict.positive()) {
+        accepted++;
+      }
+      return Replies.mirror(verdict, verdict.positive() ? "1.5" : "1.0");
+    });
+  }
+
+  /** Why no body may come yet (no recipient given, or none accepted); null once one was accepted. */
+  Reply recipientsMissing() {
+    if (accepted > 0) {
+      return null;
+    }
+    return recipients == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS;
+  }
+
+  /** The body is complete (DATA's dot, BDAT LAST): refused (the downstream is reset), or delivered. */
+  Future<Reply> finish(Reply refusal, Supplier<MessageData> body, UnknownOutcomeReply unknown, String clientIp) {
+    if (refusal != null) {
+      relay.abort();
+      return Future.succeededFuture(refusal);
+    }
+    return relay.deliver(body.get())
+        .map(outcome -> Replies.forOutcome(outcome, unknown))
+        .recover(e -> {
+          // deliver() maps every end to an outcome; reaching here is a bug, and the safe answer is 451.
+          LOG.error("delivery for {} failed unexpectedly", clientIp, e);
+          return Future.succeededFuture(Replies.LOCAL_ERROR);
+        });
+  }
+
+  /** Resets the transaction downstream and releases its connection. */
+  void abort() {
+    relay.abort();
+  }
+}
