@@ -10,6 +10,7 @@ import dev.ledgerpost.testing.HeadlessChrome;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.MutableClock;
+import dev.ledgerpost.testing.RunsAlone;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TcpProxy;
@@ -45,6 +46,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * the console signed in for the next; screenshots of the main pages go to target/console-screenshots/
  * (scripts/console-screenshots.sh copies two of them into docs/ for the README).
  */
+@RunsAlone
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleBrowserTest {
   static final Path SHOTS = Path.of("target", "console-screenshots");

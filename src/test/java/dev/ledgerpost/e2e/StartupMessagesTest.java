@@ -114,7 +114,7 @@ class StartupMessagesTest {
   @Test
   void aNormalStartSaysWhichConfigurationItReadAndNothingElseWorries() throws Exception {
     Path dir = GatewayHarness.tempDir("quiet-start-");
-    String ledger = TestDatabase.newDatabase();
+    String ledger = TestDatabase.newEmptyDatabase();
     for (int start = 1; start <= 2; start++) {
       // The second start as under nohup: SIGHUP ignored, which the JVM then never hooks, so the reload cannot work.
       boolean hupIgnored = start == 2;

@@ -19,6 +19,7 @@ import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
+import dev.ledgerpost.testing.RunsAlone;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TableLock;
@@ -62,6 +63,7 @@ import org.junit.jupiter.api.Test;
  * message (a constraint, LP001) fails that message alone; a lock held past the retry budget fails the
  * whole batch, within the bound a request would have had alone.
  */
+@RunsAlone
 class GroupCommitTest {
   /** A recipient address the test's database refuses (a CHECK constraint added below): one message's own failure. */
   static final String POISON = "poison@example.net";

@@ -47,7 +47,7 @@ class PartitionMigrationTest {
 
   @Test
   void aMillionRowLedgerMigratesWhileAWriterWritesAndTheLongestLockIsShort() throws Exception {
-    String url = TestDatabase.newDatabase();
+    String url = TestDatabase.newEmptyDatabase();
     DatabaseTarget target = DatabaseTarget.fromUrl(url, Duration.ofMillis(1000));
     LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
     Flyway at80 = flyway(target, v90).target("80").load();
@@ -155,7 +155,7 @@ class PartitionMigrationTest {
    */
   @Test
   void aNewEmptyLedgerSaysInOneShortLineThatItWasPartitioned() throws Exception {
-    DatabaseTarget target = DatabaseTarget.fromUrl(TestDatabase.newDatabase(), Duration.ofMillis(1000));
+    DatabaseTarget target = DatabaseTarget.fromUrl(TestDatabase.newEmptyDatabase(), Duration.ofMillis(1000));
     LedgerPartitionsMigration v90 = new LedgerPartitionsMigration();
     List<LogCapture.Line> lines;
     try (LogCapture log = LogCapture.at(LedgerPartitionsMigration.class.getName(), ch.qos.logback.classic.Level.DEBUG)) {

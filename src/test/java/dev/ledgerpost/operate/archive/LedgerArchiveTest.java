@@ -313,7 +313,7 @@ class LedgerArchiveTest {
 
   @Test
   void partitionedTablesExportByTheirParentNames() throws Exception {
-    String url = TestDatabase.newDatabase();
+    String url = TestDatabase.newEmptyDatabase();
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
       st.execute("""
           CREATE TABLE messages (id uuid PRIMARY KEY, status text NOT NULL, mail_from text NOT NULL,

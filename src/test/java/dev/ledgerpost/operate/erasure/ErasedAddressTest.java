@@ -21,7 +21,7 @@ class ErasedAddressTest {
 
   @BeforeAll
   static void connect() throws Exception {
-    db = TestDatabase.connect(TestDatabase.newDatabase());
+    db = TestDatabase.connect(TestDatabase.newEmptyDatabase());
   }
 
   @AfterAll

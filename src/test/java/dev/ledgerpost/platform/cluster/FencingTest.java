@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.Cluster;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
+import dev.ledgerpost.testing.RunsAlone;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.TcpProxy;
 import io.vertx.core.Vertx;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * job at the same time as another. The cut is real: node a reaches PostgreSQL through a proxy that goes silent (no
  * byte either way, nothing closed), then drops the connections.
  */
+@RunsAlone
 class FencingTest {
   static final Duration HEARTBEAT = Duration.ofMillis(500);
   static final Duration DEAD_AFTER = Duration.ofSeconds(3);

@@ -7,6 +7,7 @@ import dev.ledgerpost.testing.Cluster;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
+import dev.ledgerpost.testing.RunsAlone;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import io.vertx.core.Vertx;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * others; node b must take every job within {@code node.deadAfter} (plus a heartbeat and the poll's own delay),
  * publish again, and node a, woken by SIGCONT, must not act as a leader for a moment (docs/design.md §9.2).
  */
+@RunsAlone
 class FrozenLeaderTest {
   static final Duration HEARTBEAT = Duration.ofMillis(500);
   static final Duration DEAD_AFTER = Duration.ofSeconds(3);

@@ -1,0 +1,20 @@
+package dev.ledgerpost.testing;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * A test class whose assertions bound how long something takes (a take-over within a heartbeat or two of a frozen or
+ * cut node, a statement timeout within its slack, a mail on the browser's live page within two seconds), tight enough
+ * that test classes running beside it on the 2-core machine could push it past them. The suite runs test classes in several JVMs at once; a class tagged {@value #TAG} runs instead in
+ * Surefire's execution of that name, after the others, one class at a time (pom.xml).
+ */
+@Target(ElementType.TYPE)
+@Retention(RetentionPolicy.RUNTIME)
+@Tag(RunsAlone.TAG)
+public @interface RunsAlone {
+  String TAG = "alone";
+}
