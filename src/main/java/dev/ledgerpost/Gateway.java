@@ -9,8 +9,7 @@ import dev.ledgerpost.operate.archive.PartitionExport;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.operate.capacity.CapacityGauges;
 import dev.ledgerpost.operate.capacity.CapacityVerticle;
-import dev.ledgerpost.operate.capacity.SizeStore;
-import dev.ledgerpost.chaos.ChaosLocks;
+import dev.ledgerpost.chaos.ChaosVerticle;
 import dev.ledgerpost.platform.cluster.NodeServices;
 import dev.ledgerpost.platform.cluster.NodeVerticle;
 import dev.ledgerpost.platform.auth.AdminToken;
@@ -21,12 +20,9 @@ import dev.ledgerpost.relay.smarthost.DownstreamSlots;
 import dev.ledgerpost.relay.smarthost.SmarthostHealth;
 import dev.ledgerpost.relay.RelayContract;
 import dev.ledgerpost.operate.erasure.ErasureKey;
-import dev.ledgerpost.operate.erasure.ErasureStore;
+import dev.ledgerpost.operate.erasure.ErasureVerticle;
 import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.intake.http.IdempotencyStore;
-import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.LedgerStore;
-import dev.ledgerpost.publish.outbox.OutboxStore;
+import dev.ledgerpost.intake.http.IdempotencyVerticle;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.observability.MicrometerGatewayMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -37,8 +33,7 @@ import dev.ledgerpost.publish.hub.NotifyVerticle;
 import dev.ledgerpost.publish.outbox.OutboxVerticle;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.ledger.LedgerVerticle;
-import dev.ledgerpost.operate.resolutions.OperatorStore;
-import dev.ledgerpost.operate.reconcile.ReconcileStore;
+import dev.ledgerpost.operate.resolutions.ResolutionsVerticle;
 import dev.ledgerpost.operate.reconcile.ReconcileVerticle;
 import dev.ledgerpost.operate.retention.PartitionArchiver;
 import dev.ledgerpost.operate.retention.RetentionVerticle;
@@ -53,7 +48,6 @@ import dev.ledgerpost.intake.smtp.tls.TlsMaterial;
 import dev.ledgerpost.intake.smtp.auth.UserQuota;
 import dev.ledgerpost.operate.stale.StaleGauges;
 import dev.ledgerpost.operate.stale.PendingHistory;
-import dev.ledgerpost.operate.stale.StaleRows;
 import dev.ledgerpost.operate.stale.StaleVerticle;
 import dev.ledgerpost.publish.webhook.WebhookVerticle;
 import io.vertx.core.Future;
@@ -67,7 +61,6 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -138,14 +131,16 @@ public final class Gateway {
   private Future<Void> boot() {
     return vertx.executeBlocking(this::prepare)
         .compose(shared -> {
-          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics, stores());
+          ledger = new LedgerVerticle(config.ledger(), nodeId, metrics);
           return deploy(ledger).map(shared);
         })
+        // The parts whose SQL the ledger used to run, each on its own verticle, before any part that asks them.
+        .compose(shared -> deployStores().map(shared))
         .compose(shared -> {
           node = new NodeVerticle(nodeId, shared.hostname(), config.node(), ledger.target(), metrics);
           return deploy(node).map(shared);
         })
-        .compose(shared -> deploy(new OutboxVerticle(onNode())).map(shared))
+        .compose(shared -> deploy(new OutboxVerticle(onNode(), ledger.database())).map(shared))
         .compose(shared -> deploy(new ArchiveVerticle(config.ledger(), nodeId, ledger.target())).map(shared))
         .compose(shared -> {
           retry = new RetryVerticle(config.retry(), RetryVerticle.journalDir(config));
@@ -154,11 +149,11 @@ public final class Gateway {
         .map(shared -> shared.withContract(new RelayContract(new RelayContract.Services(ledger.writer(), Bus.of(vertx), retry,
             metrics, handovers, shared.hostname()))))
         .compose(shared -> {
-          stale = new StaleVerticle(onNode(), pendingHistory);
+          stale = new StaleVerticle(onNode(), ledger.database(), pendingHistory);
           return deploy(stale).map(shared);
         })
         .compose(shared -> {
-          capacity = new CapacityVerticle(config.ledger(), clock);
+          capacity = new CapacityVerticle(config.ledger(), ledger.database(), clock);
           return deploy(capacity).map(shared);
         })
         .compose(shared -> vertx.executeBlocking(() -> new WebhookVerticle(onNode(), ledger.target())).compose(w -> {
@@ -169,7 +164,7 @@ public final class Gateway {
         // After every part whose rows it prunes serves its addresses: a job taken at once runs its first pass at once.
         .compose(shared -> deploy(new RetentionVerticle(onNode(), ledger.target(), archiver())).map(shared))
         .compose(shared -> {
-          reconcile = new ReconcileVerticle(onNode());
+          reconcile = new ReconcileVerticle(onNode(), ledger.database());
           return deploy(reconcile).map(shared);
         })
         .compose(shared -> {
@@ -215,17 +210,14 @@ public final class Gateway {
   }
 
   /**
-   * The parts' SQL over the ledger's one pool, each with its own messages (docs/design.md §4.1); the ledger makes
-   * them once its pool exists.
+   * The parts with SQL and no verticle of their own before (docs/design.md §4.1): idempotency keys, resolutions,
+   * erasure, chaos locks, over the ledger's one {@code Database}.
    */
-  private List<Function<LedgerAccess, LedgerStore>> stores() {
-    List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
-        StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new,
-        access -> new ErasureStore(access, ErasureKey.of(config.ledger()))));
-    if (config.observability().chaosEnabled()) {
-      stores.add(ChaosLocks::new);
-    }
-    return stores;
+  private Future<Void> deployStores() {
+    Future<Void> chain = deploy(new IdempotencyVerticle(ledger.database()))
+        .compose(x -> deploy(new ResolutionsVerticle(ledger.database())))
+        .compose(x -> deploy(new ErasureVerticle(ledger.database(), ErasureKey.of(config.ledger()))));
+    return config.observability().chaosEnabled() ? chain.compose(x -> deploy(new ChaosVerticle(ledger.database()))) : chain;
   }
 
   /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */
@@ -446,7 +438,7 @@ public final class Gateway {
 
   /** Whole-transaction retries of the ledger so far, by SQLSTATE (or "connection"). */
   public java.util.Map<String, Long> ledgerRetries() {
-    return ledger.retries();
+    return ledger.database().retries();
   }
 
   /** Known outcomes handed to the retry part because their settle failed. */
@@ -461,6 +453,11 @@ public final class Gateway {
   /** What the retry part holds and did, and its journal's counters. */
   public RetryVerticle.Stats retryStats() {
     return retry.stats();
+  }
+
+  /** The retry part as the relay contract sees it (journal, hand-over): tests play the contract's part through it. */
+  public dev.ledgerpost.relay.retry.OutcomeKeeper outcomeKeeper() {
+    return retry;
   }
 
   /** Pending, oldest pending and stale gauges, for the metrics part. */
