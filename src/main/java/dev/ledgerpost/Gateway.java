@@ -217,7 +217,9 @@ public final class Gateway {
     Future<Void> chain = deploy(new IdempotencyVerticle(ledger.database()))
         .compose(x -> deploy(new ResolutionsVerticle(ledger.database())))
         .compose(x -> deploy(new ErasureVerticle(ledger.database(), ErasureKey.of(config.ledger()))));
-    return config.observability().chaosEnabled() ? chain.compose(x -> deploy(new ChaosVerticle(ledger.database()))) : chain;
+    return config.observability().chaosEnabled()
+        ? chain.compose(x -> deploy(new ChaosVerticle(ledger.database())))
+        : chain;
   }
 
   /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */

@@ -6,7 +6,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 /**
- * Event-bus messages of the HTTP send API's idempotency keys ({@link IdempotencyStore}, on the ledger's context).
+ * Event-bus messages of the HTTP send API's idempotency keys ({@link IdempotencyStore}, on its own verticle).
  * A key is claimed before the downstream transaction begins (so a concurrent duplicate hears 409 at once), bound
  * to its ledger entry in the transaction that opens the ledger (the ledger's {@code OpenKeyed}), and finally given
  * its answer or released.

@@ -25,9 +25,10 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The SQL of idempotency keys (states in V30__idempotency_key_states.sql), on the idempotency part's own context ({@link IdempotencyVerticle}).
- * Every operation is one transaction under the ledger's retry policy and is safe to run again after an
- * ambiguous commit. The binding of a key to its entry is the ledger's keyed open (one statement with the open).
+ * The SQL of idempotency keys (states in V30__idempotency_key_states.sql), on the idempotency part's own context
+ * ({@link IdempotencyVerticle}). Every operation is one transaction under the ledger's retry policy and is safe to run
+ * again after an ambiguous commit. The binding of a key to its entry is the ledger's keyed open (one statement with the
+ * open).
  */
 public final class IdempotencyStore {
   private static final String INSERT = """

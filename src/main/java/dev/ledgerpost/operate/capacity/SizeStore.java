@@ -12,9 +12,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The capacity watch's SQL, on the capacity watch's context ({@link CapacityVerticle}). Every statement reads the catalog or one end of the
- * messages' primary key: nothing here scans a table, so it costs the same on a ledger of a thousand rows or a
- * billion.
+ * The capacity watch's SQL, on the capacity watch's context ({@link CapacityVerticle}). Every statement reads the
+ * catalog or one end of the messages' primary key: nothing here scans a table, so it costs the same on a ledger of a
+ * thousand rows or a billion.
  */
 public final class SizeStore {
   /**

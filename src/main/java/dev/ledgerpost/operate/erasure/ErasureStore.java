@@ -25,9 +25,9 @@ import java.util.Set;
 
 /**
  * Erasure (docs/design.md §8.6), on the erasure part's context ({@link ErasureVerticle}): one transaction replaces an
- * address in every text, JSON and text-array column of every table of the ledger's schema (found in the catalog at each erasure, so
- * a column or table added later is covered without a change here), then records the erasure in the append-only
- * {@code erasures} table. Only the matching values change: no status, version, count or id.
+ * address in every text, JSON and text-array column of every table of the ledger's schema (found in the catalog at each
+ * erasure, so a column or table added later is covered without a change here), then records the erasure in the
+ * append-only {@code erasures} table. Only the matching values change: no status, version, count or id.
  */
 public final class ErasureStore {
   /**

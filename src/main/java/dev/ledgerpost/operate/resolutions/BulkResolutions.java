@@ -25,7 +25,7 @@ import java.util.List;
 /**
  * {@code POST /api/v1/resolutions} (docs/design.md §8.3): every message {@code GET /api/v1/attention} lists for a
  * filter, resolved with one outcome and note. Each message goes through the single resolution's path on its own
- * ({@code ledger.resolve}: its own transaction, {@code resolutions} row, outbox event and audit line), at the
+ * ({@code resolutions.resolve}: its own transaction, {@code resolutions} row, outbox event and audit line), at the
  * version it had when selected, so a message that changed meanwhile is reported as a conflict, never overwritten.
  * The caller states how many messages it expects (the count it previewed and the operator confirmed); when the
  * filter matches another number now, nothing is resolved.
@@ -95,7 +95,7 @@ public final class BulkResolutions {
     });
   }
 
-  /** Every row through ledger.resolve, {@link #PARALLEL} at a time; one answer per row, in the rows' order. Never fails. */
+  /** Every row through resolutions.resolve, {@link #PARALLEL} at a time; one answer per row, in the rows' order. Never fails. */
   private Future<List<JsonObject>> resolveAll(List<OpenRow> rows, Request request) {
     JsonObject[] answers = new JsonObject[rows.size()];
     Promise<List<JsonObject>> all = Promise.promise();

@@ -19,8 +19,8 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The operator's SQL, on the resolutions part's context ({@link ResolutionsVerticle}): the facts of one operation (docs/design.md §4.6) and
- * manual resolution ({@link Resolutions}, §8.2).
+ * The operator's SQL, on the resolutions part's context ({@link ResolutionsVerticle}): the facts of one operation
+ * (docs/design.md §4.6) and manual resolution ({@link Resolutions}, §8.2).
  */
 public final class OperatorStore {
   /** A message's events: its single-event rows, and the batch rows of its open and settle. */

@@ -29,9 +29,9 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The stale watch's SQL, on the stale watch's context ({@link StaleVerticle}). It reads {@code messages} and {@code stale_raises}
- * only (never recipients), and times come from the caller's clock, not the database's, so a test can age rows
- * by moving time.
+ * The stale watch's SQL, on the stale watch's context ({@link StaleVerticle}). It reads {@code messages} and
+ * {@code stale_raises} only (never recipients), and times come from the caller's clock, not the database's, so a test
+ * can age rows by moving time.
  */
 public final class StaleRows {
   /** The outcomes live nodes hold and the rows they are delivering (heartbeat younger than #{deadAfter} s): nobody raises these. */

@@ -3,7 +3,7 @@ package dev.ledgerpost.publish.outbox;
 import java.time.Duration;
 import java.util.List;
 
-/** Event-bus messages of the outbox ({@link OutboxStore}, on the relay's context): publishing, history, retention, receipts. */
+/** Event-bus messages of the outbox ({@link OutboxStore}, on its relay's context): publishing, history, retention, receipts. */
 public final class OutboxMessages {
   private OutboxMessages() {}
 

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 public final class OutboxVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxVerticle.class);
   /** Where published events go; the hub listens here. */
-  public static final String EVENTS = "notify.events";
+  public static final String EVENTS = "outbox.events";
   private static final int BATCH = 500;
 
   private final NodeServices node;
