@@ -1,27 +1,18 @@
 package dev.ledgerpost;
 
 import dev.ledgerpost.api.ApiPart;
-import dev.ledgerpost.chaos.ChaosLocks;
 import dev.ledgerpost.chaos.ChaosPart;
 import dev.ledgerpost.intake.http.HttpIntakePart;
-import dev.ledgerpost.intake.http.IdempotencyStore;
+import dev.ledgerpost.relay.idempotency.IdempotencyStore;
 import dev.ledgerpost.intake.smtp.SmtpPart;
-import dev.ledgerpost.ledger.LedgerAccess;
 import dev.ledgerpost.ledger.LedgerPart;
-import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.operate.archive.ArchivePart;
 import dev.ledgerpost.operate.capacity.CapacityPart;
-import dev.ledgerpost.operate.capacity.SizeStore;
-import dev.ledgerpost.operate.erasure.ErasureKey;
 import dev.ledgerpost.operate.erasure.ErasurePart;
-import dev.ledgerpost.operate.erasure.ErasureStore;
 import dev.ledgerpost.operate.reconcile.ReconcilePart;
-import dev.ledgerpost.operate.reconcile.ReconcileStore;
-import dev.ledgerpost.operate.resolutions.OperatorStore;
 import dev.ledgerpost.operate.resolutions.ResolutionsPart;
 import dev.ledgerpost.operate.retention.RetentionPart;
 import dev.ledgerpost.operate.stale.StalePart;
-import dev.ledgerpost.operate.stale.StaleRows;
 import dev.ledgerpost.platform.auth.AuthPart;
 import dev.ledgerpost.platform.cluster.NodePart;
 import dev.ledgerpost.platform.config.GatewayConfig;
@@ -31,9 +22,9 @@ import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import dev.ledgerpost.publish.hub.HubPart;
 import dev.ledgerpost.publish.outbox.OutboxPart;
-import dev.ledgerpost.publish.outbox.OutboxStore;
 import dev.ledgerpost.publish.webhook.WebhookPart;
 import dev.ledgerpost.relay.RelayPart;
+import dev.ledgerpost.relay.idempotency.IdempotencyPart;
 import dev.ledgerpost.relay.retry.RetryPart;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -44,7 +35,6 @@ import java.net.UnknownHostException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,25 +64,15 @@ public final class Gateway {
 
   /** The parts in start order; a part finds what the ones before it provide. */
   private static List<Part> parts(GatewayConfig config) {
-    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new LedgerPart(stores(config)), new NodePart(),
-        new OutboxPart(), new ArchivePart(), new RetryPart(), new RelayPart(), new StalePart(), new CapacityPart(),
-        new WebhookPart(), new RetentionPart(), new ReconcilePart(), new HubPart(), new ResolutionsPart(), new ErasurePart()));
+    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new LedgerPart(), new IdempotencyPart(), new ResolutionsPart(),
+        new ErasurePart()));
     if (config.observability().chaosEnabled()) {
       parts.add(new ChaosPart());
     }
-    parts.addAll(List.of(new HttpIntakePart(), new ApiPart(), new SmtpPart()));
+    parts.addAll(List.of(new NodePart(), new OutboxPart(), new ArchivePart(), new RetryPart(), new RelayPart(), new StalePart(),
+        new CapacityPart(), new WebhookPart(), new RetentionPart(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
+        new ApiPart(), new SmtpPart()));
     return parts;
-  }
-
-  /** The parts' SQL over the ledger's one pool (docs/architecture.md §4.1); the ledger makes them once its pool exists. */
-  private static List<Function<LedgerAccess, LedgerStore>> stores(GatewayConfig config) {
-    List<Function<LedgerAccess, LedgerStore>> stores = new ArrayList<>(List.of(OutboxStore::new, IdempotencyStore::new,
-        StaleRows::new, OperatorStore::new, ReconcileStore::new, SizeStore::new,
-        access -> new ErasureStore(access, ErasureKey.of(config.ledger()))));
-    if (config.observability().chaosEnabled()) {
-      stores.add(ChaosLocks::new);
-    }
-    return stores;
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config) {

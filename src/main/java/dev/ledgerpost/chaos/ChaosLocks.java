@@ -2,9 +2,9 @@ package dev.ledgerpost.chaos;
 
 import dev.ledgerpost.chaos.ChaosMessages.ChaosLock;
 import dev.ledgerpost.chaos.ChaosMessages.ChaosLocked;
-import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.db.StoreException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * pool's), so a load test can make lock contention on demand. Bounded: one at a time, at most 10 s. Started
  * only when {@code chaos.enabled} is set; a production gateway has no such address.
  */
-public final class ChaosLocks implements LedgerStore {
+public final class ChaosLocks {
   private static final Logger LOG = LoggerFactory.getLogger(ChaosLocks.class);
   static final Set<String> TABLES = Set.of("messages", "recipients", "outbox", "resolutions", "idempotency_keys");
   static final long MAX_MILLIS = 10_000;
@@ -28,10 +28,11 @@ public final class ChaosLocks implements LedgerStore {
   private final PgConnectOptions options;
   private boolean held;
 
-  public ChaosLocks(LedgerAccess ledger) {
-    vertx = ledger.context().owner();
-    options = ledger.connectOptions();
-    ledger.serve(ChaosMessages.LOCK, ChaosLock.class, this::hold);
+  /** Serves its address on the context it is made on (its own verticle's, {@link ChaosVerticle}). */
+  public ChaosLocks(Database db, Vertx vertx) {
+    this.vertx = vertx;
+    options = db.connectOptions();
+    Bus.of(vertx).serve(ChaosMessages.LOCK, ChaosLock.class, this::hold);
   }
 
   /** Completes once the locks are held (or fails: bad request, busy, lock not obtained). */

@@ -4,7 +4,7 @@ import java.util.List;
 
 /** Chaos mode's address (test environments only): hold ACCESS EXCLUSIVE locks from a separate connection. */
 public final class ChaosMessages {
-  public static final String LOCK = "ledger.chaos.lock";
+  public static final String LOCK = "chaos.lock";
 
   private ChaosMessages() {}
 

@@ -1,6 +1,7 @@
 package dev.ledgerpost.chaos;
 
-import dev.ledgerpost.ledger.db.StoreException;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.HttpFace;
@@ -33,7 +34,7 @@ public final class ChaosPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     LOG.warn("chaos mode is ON: POST /api/v1/chaos/locks holds ledger table locks on demand (test environments only)");
-    return Future.succeededFuture();
+    return a.deploy(new ChaosVerticle(a.get(Database.class)));
   }
 
   @Override

@@ -4,7 +4,7 @@ import dev.ledgerpost.cli.ApiClient.Reply;
 import dev.ledgerpost.platform.auth.AdminToken;
 import dev.ledgerpost.platform.config.ConfigException;
 import dev.ledgerpost.platform.config.ConfigLoader;
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.TransactionPolicy;
+import dev.ledgerpost.platform.db.TransactionPolicy;
 
 import dev.ledgerpost.platform.bus.Hop;
 import io.vertx.core.Context;

@@ -1,7 +1,7 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.db.TransactionPolicy;
+import dev.ledgerpost.platform.db.StoreException;
+import dev.ledgerpost.platform.db.TransactionPolicy;
 
 import dev.ledgerpost.ledger.LedgerMessages.OpenKeyed;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;

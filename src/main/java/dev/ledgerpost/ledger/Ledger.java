@@ -1,6 +1,8 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.StoreException;
+import dev.ledgerpost.platform.db.LedgerIds;
+
+import dev.ledgerpost.platform.db.StoreException;
 
 import dev.ledgerpost.ledger.LedgerMessages.Get;
 import dev.ledgerpost.ledger.LedgerMessages.ListQuery;

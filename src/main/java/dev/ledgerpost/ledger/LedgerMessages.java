@@ -9,8 +9,6 @@ import java.util.UUID;
 public final class LedgerMessages {
   private LedgerMessages() {}
 
-  public static final String OPEN = "ledger.open";
-
   /**
    * One recipient as the transaction knows it when the ledger is opened, with the RFC 3461 NOTIFY and ORCPT
    * its RCPT carried (verbatim; null when absent).
@@ -56,7 +54,7 @@ public final class LedgerMessages {
   public record Opened(UUID id, int version) {}
 
   /** Opens a ledger entry and binds the claimed Idempotency-Key to it in one transaction (docs/design.md §7.2). */
-  public static final String OPEN_KEYED = "ledger.idempotency.open";
+  public static final String OPEN_KEYED = "ledger.openKeyed";
 
   /** A key as one request holds it: scoped by {@code owner} (the API key), claimed under {@code operationId}. */
   public record KeyRef(String owner, String key, UUID operationId) {}

@@ -1,33 +1,27 @@
 package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.ledger.LedgerMessages.Ping;
-import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * The ledger: the database started (embedded) or reached, the schema migrated, the writer of opens and settles and the
- * reads. First of all parts: nothing is taken before it is ready. Provides the {@link LedgerWriter} and the
- * {@link DatabaseTarget}.
+ * reads. First of all parts: nothing is taken before it is ready. Provides the {@link LedgerWriter}, the
+ * {@link DatabaseTarget} and the one {@link Database} handle every part with SQL runs its statements over.
  */
 public final class LedgerPart implements Part {
   /** How long readiness waits for the database's answer. */
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(3);
 
-  private final List<Function<LedgerAccess, LedgerStore>> stores;
   private LedgerVerticle verticle;
   private Bus bus;
-
-  public LedgerPart(List<Function<LedgerAccess, LedgerStore>> stores) {
-    this.stores = List.copyOf(stores);
-  }
 
   @Override
   public String name() {
@@ -37,10 +31,11 @@ public final class LedgerPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     bus = Bus.of(a.vertx());
-    verticle = new LedgerVerticle(a.config().ledger(), a.nodeId(), a.metrics(), stores);
+    verticle = new LedgerVerticle(a.config().ledger(), a.nodeId(), a.metrics());
     return a.deploy(verticle).onSuccess(x -> {
       a.provide(LedgerWriter.class, verticle.writer());
       a.provide(DatabaseTarget.class, verticle.target());
+      a.provide(Database.class, verticle.database());
     });
   }
 
@@ -54,7 +49,7 @@ public final class LedgerPart implements Part {
 
   /** Whole-transaction retries so far, by SQLSTATE (or "connection"). */
   public Map<String, Long> retries() {
-    return verticle.retries();
+    return verticle.database().retries();
   }
 
   /** Where the ledger lives. */

@@ -1,5 +1,7 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.platform.db.LedgerIds;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,7 +1,7 @@
 package dev.ledgerpost.relay;
 
 import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.LedgerIds;
 import java.time.Duration;
 import java.util.UUID;
 

@@ -1,6 +1,6 @@
 package dev.ledgerpost.relay;
 
-import dev.ledgerpost.ledger.db.StoreException;
+import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;

@@ -172,7 +172,7 @@ class ConsoleBrowserTest {
     String sender = "history@example.com";
     List<UUID> ids = new ArrayList<>();
     for (int i = 0; i < 55; i++) {
-      ids.add(dev.ledgerpost.ledger.LedgerIds.next()); // time-ordered, as the gateway's own ids: a new mail's sorts above
+      ids.add(dev.ledgerpost.platform.db.LedgerIds.next()); // time-ordered, as the gateway's own ids: a new mail's sorts above
     }
     LedgerRows.insertPending(url, ids, Instant.now().minus(Duration.ofMinutes(2)));
     LedgerRows.string(url, "UPDATE messages SET mail_from = '" + sender + "', status = 'SENT', version = 2, settled_at = now() "

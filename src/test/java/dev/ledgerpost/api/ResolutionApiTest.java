@@ -4,7 +4,6 @@ import dev.ledgerpost.relay.retry.RetryPart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.relay.retry.KnownOutcome;
@@ -139,7 +138,7 @@ class ResolutionApiTest {
     try (LogCapture retry = LogCapture.of("dev.ledgerpost.relay.retry.RetryVerticle")) {
       KnownOutcome late = new KnownOutcome(new Settle(id, 1, MessageStatus.SENT, 1, 250, "2.0.0", "Ok", null),
           "<late@example.com>", true);
-      Bus.of(gateway.vertx()).publish(KnownOutcome.ADDRESS, late);
+      gateway.gateway().part(RetryPart.class).keeper().handOver(late, false); // as the relay contract does when its settle fails
       Poll.until(Duration.ofSeconds(10), "dropped", () -> gateway.gateway().part(RetryPart.class).stats().dropped() == 1);
       assertThat(retry.warningsContaining("known outcome SENT of " + id, "dropped", "RESOLVED_NOT_DELIVERED")).hasSize(1);
     }

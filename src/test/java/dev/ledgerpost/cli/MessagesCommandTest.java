@@ -166,8 +166,8 @@ class MessagesCommandTest {
   /** The README's one-liner for the newest message's ledger id. */
   @Test
   void listWithIdsPrintsOnlyTheIdsForTheShell() throws Exception {
-    UUID older = dev.ledgerpost.ledger.LedgerIds.next();
-    UUID newer = dev.ledgerpost.ledger.LedgerIds.lowest(Instant.now().plusSeconds(1)); // above older, whatever the clock's grain
+    UUID older = dev.ledgerpost.platform.db.LedgerIds.next();
+    UUID newer = dev.ledgerpost.platform.db.LedgerIds.lowest(Instant.now().plusSeconds(1)); // above older, whatever the clock's grain
     LedgerRows.insert(gateway.databaseUrl(), older, "SENT", "ACCEPTED", clock.instant(), "<older@example.com>");
     LedgerRows.insert(gateway.databaseUrl(), newer, "SENT", "ACCEPTED", clock.instant(), "<newer@example.com>");
     CommandLineRun newest = run("messages", "list", "--limit", "1", "--ids", "--api", api(), "--token", "test-admin-token");

@@ -2,7 +2,7 @@ package dev.ledgerpost.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SendClient;
 import io.vertx.core.json.JsonObject;

@@ -3,7 +3,7 @@ package dev.ledgerpost.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.platform.bus.Bus;
-import dev.ledgerpost.intake.http.IdempotencyMessages;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;

@@ -2,7 +2,7 @@ package dev.ledgerpost.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.ledger.db.EmbeddedDatabase;
+import dev.ledgerpost.platform.db.EmbeddedDatabase;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;

@@ -2,9 +2,9 @@ package dev.ledgerpost.ledger;
 
 import dev.ledgerpost.relay.retry.RetryPart;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.db.TransactionPolicy;
+import dev.ledgerpost.platform.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.StoreException;
+import dev.ledgerpost.platform.db.TransactionPolicy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

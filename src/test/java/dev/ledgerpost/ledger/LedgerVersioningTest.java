@@ -1,8 +1,8 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.db.TransactionPolicy;
+import dev.ledgerpost.platform.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.StoreException;
+import dev.ledgerpost.platform.db.TransactionPolicy;
 
 import static dev.ledgerpost.ledger.GroupCommitTest.await;
 import static dev.ledgerpost.ledger.GroupCommitTest.failure;

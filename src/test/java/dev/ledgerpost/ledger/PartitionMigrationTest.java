@@ -1,6 +1,6 @@
 package dev.ledgerpost.ledger;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.DatabaseTarget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

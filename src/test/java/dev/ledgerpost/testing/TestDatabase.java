@@ -1,7 +1,7 @@
 package dev.ledgerpost.testing;
 
 import dev.ledgerpost.ledger.MigratedLedger;
-import dev.ledgerpost.ledger.db.EmbeddedDatabase;
+import dev.ledgerpost.platform.db.EmbeddedDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;

@@ -1,5 +1,7 @@
 package dev.ledgerpost.intake.http;
 
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages;
+
 import dev.ledgerpost.intake.http.SendEnd.Delivered;
 import dev.ledgerpost.intake.http.SendEnd.RecipientsRefused;
 import dev.ledgerpost.intake.http.SendEnd.SenderRefused;
@@ -7,7 +9,7 @@ import dev.ledgerpost.intake.http.SendEnd.Unavailable;
 import dev.ledgerpost.intake.http.SendEnd.Verdict;
 import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Claimed;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Claimed;
 import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

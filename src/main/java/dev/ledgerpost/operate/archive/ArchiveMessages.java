@@ -4,7 +4,7 @@ import java.time.Instant;
 
 /** The archive part's address on the bus: an export of a time range into {@code ledger.archiveDir} (docs/data-model.md §5.13). */
 public final class ArchiveMessages {
-  public static final String EXPORT = "ledger.archive.export";
+  public static final String EXPORT = "archive.export";
 
   private ArchiveMessages() {}
 

@@ -2,8 +2,8 @@ package dev.ledgerpost.operate.archive;
 
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
-import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.LedgerIds;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.nio.file.Path;

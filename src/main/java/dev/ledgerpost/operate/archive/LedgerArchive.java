@@ -1,8 +1,8 @@
 package dev.ledgerpost.operate.archive;
 
 import dev.ledgerpost.platform.config.PrivateFiles;
-import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.ledger.Partitions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,6 +1,6 @@
 package dev.ledgerpost.operate.archive;
 
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.LedgerIds;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.LinkedHashMap;

@@ -1,6 +1,6 @@
 package dev.ledgerpost.operate.archive;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.operate.retention.PartitionArchiver;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -5,11 +5,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-/** The capacity watch's address on the ledger's context ({@link SizeStore}): what the ledger weighs now. */
+/** The capacity watch's address, on its own verticle ({@link SizeStore}): what the ledger weighs now. */
 public final class CapacityMessages {
   private CapacityMessages() {}
 
-  public static final String SIZE = "ledger.size";
+  public static final String SIZE = "capacity.size";
 
   /** The tables whose rows are estimated; a name that is no table (not yet migrated) counts 0. */
   public record SizeQuery(List<String> tables) {}

@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.capacity;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
@@ -20,7 +21,7 @@ public final class CapacityPart implements Part {
 
   @Override
   public Future<Void> start(Assembly a) {
-    verticle = new CapacityVerticle(a.config().ledger(), a.clock());
+    verticle = new CapacityVerticle(a.config().ledger(), a.get(Database.class), a.clock());
     return a.deploy(verticle).onSuccess(x -> a.provide(CapacityGauges.class, verticle));
   }
 

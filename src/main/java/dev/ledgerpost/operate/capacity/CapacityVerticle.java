@@ -1,11 +1,12 @@
 package dev.ledgerpost.operate.capacity;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.operate.capacity.CapacityMessages.LedgerSize;
 import dev.ledgerpost.operate.capacity.CapacityMessages.SizeQuery;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.config.StartFailure;
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.LedgerIds;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.io.IOException;
@@ -42,6 +43,8 @@ public final class CapacityVerticle extends VerticleBase implements CapacityGaug
   private final GatewayConfig.Ledger config;
   private final Optional<Path> disk;
   private final Clock clock;
+  /** Where its SQL ({@link SizeStore}) runs, on this verticle's context. */
+  private final Database db;
   private volatile LedgerSize size;
   private volatile Space space;
   private long timer = -1;
@@ -49,14 +52,16 @@ public final class CapacityVerticle extends VerticleBase implements CapacityGaug
   /** Whether the last disk reading was below ledger.diskLowPercent: the log says so once per crossing. */
   private boolean low;
 
-  public CapacityVerticle(GatewayConfig.Ledger config, Clock clock) {
+  public CapacityVerticle(GatewayConfig.Ledger config, Database db, Clock clock) {
     this.config = config;
+    this.db = db;
     this.disk = config.disk();
     this.clock = clock;
   }
 
   @Override
   public Future<?> start() {
+    new SizeStore(db, Bus.of(vertx));
     return vertx.executeBlocking(this::checkDisk).compose(v -> read()).onSuccess(v ->
         timer = vertx.setPeriodic(config.sizeInterval().toMillis(), t -> read()));
   }

@@ -2,8 +2,8 @@ package dev.ledgerpost.operate.capacity;
 
 import dev.ledgerpost.operate.capacity.CapacityMessages.LedgerSize;
 import dev.ledgerpost.operate.capacity.CapacityMessages.SizeQuery;
-import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.bus.Bus;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -12,11 +12,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The capacity watch's SQL, a store on the ledger's context. Every statement reads the catalog or one end of the
- * messages' primary key: nothing here scans a table, so it costs the same on a ledger of a thousand rows or a
- * billion.
+ * The capacity watch's SQL, on the capacity watch's context ({@link CapacityVerticle}). Every statement reads the
+ * catalog or one end of the messages' primary key: nothing here scans a table, so it costs the same on a ledger of a
+ * thousand rows or a billion.
  */
-public final class SizeStore implements LedgerStore {
+public final class SizeStore {
   /**
    * Row estimates from pg_class.reltuples (kept by ANALYZE and autovacuum; -1 before the first, read as 0), summed
    * over every table in the inheritance tree of each name (pg_inherits, all levels), so a partitioned table counts its
@@ -37,9 +37,10 @@ public final class SizeStore implements LedgerStore {
 
   private final Pool pool;
 
-  public SizeStore(LedgerAccess access) {
-    pool = access.pool();
-    access.serve(CapacityMessages.SIZE, SizeQuery.class, this::size);
+  /** Serves its address on the context it is made on. */
+  public SizeStore(Database db, Bus bus) {
+    pool = db.pool();
+    bus.serve(CapacityMessages.SIZE, SizeQuery.class, this::size);
   }
 
   Future<LedgerSize> size(SizeQuery q) {

@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.Map;
 
-/** The erasure's address, served on the ledger's context ({@link ErasureStore}; docs/design.md §8.6). */
+/** The erasure's address, served on its own verticle ({@link ErasureStore}; docs/design.md §8.6). */
 public final class ErasureMessages {
-  public static final String ERASE = "ledger.erase";
+  public static final String ERASE = "erasure.erase";
   /**
    * An erasure reads every table once in one transaction: on a large ledger that takes minutes, not the bus's usual
    * 30 s. A request that outlived this would be answered as failed while the transaction still commits.

@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.erasure;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.HttpFace;
@@ -16,7 +17,7 @@ public final class ErasurePart implements Part {
 
   @Override
   public Future<Void> start(Assembly a) {
-    return Future.succeededFuture();
+    return a.deploy(new ErasureVerticle(a.get(Database.class), ErasureKey.of(a.config().ledger())));
   }
 
   @Override

@@ -2,9 +2,10 @@ package dev.ledgerpost.operate.erasure;
 
 import dev.ledgerpost.operate.erasure.ErasureMessages.Erase;
 import dev.ledgerpost.operate.erasure.ErasureMessages.Erased;
-import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.db.TransactionPolicy;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.db.StoreException;
+import dev.ledgerpost.platform.db.TransactionPolicy;
 import dev.ledgerpost.platform.observability.AuditEvent;
 import dev.ledgerpost.platform.observability.AuditLog;
 import dev.ledgerpost.platform.mail.Addresses;
@@ -23,12 +24,12 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Erasure (docs/design.md §8.6), a store on the ledger's context: one transaction replaces an address in every
- * text, JSON and text-array column of every table of the ledger's schema (found in the catalog at each erasure, so
- * a column or table added later is covered without a change here), then records the erasure in the append-only
- * {@code erasures} table. Only the matching values change: no status, version, count or id.
+ * Erasure (docs/design.md §8.6), on the erasure part's context ({@link ErasureVerticle}): one transaction replaces an
+ * address in every text, JSON and text-array column of every table of the ledger's schema (found in the catalog at each
+ * erasure, so a column or table added later is covered without a change here), then records the erasure in the
+ * append-only {@code erasures} table. Only the matching values change: no status, version, count or id.
  */
-public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
+public final class ErasureStore {
   /**
    * Every column that can hold text, of every table (a partitioned one once, through its parent). Left out: Flyway's
    * history, and {@code erasures}, which refuses changes; its new row is written without the address instead.
@@ -66,12 +67,13 @@ public final class ErasureStore implements dev.ledgerpost.ledger.LedgerStore {
   private final TransactionPolicy policy;
   private final ErasureKey key;
 
-  public ErasureStore(LedgerAccess access, ErasureKey key) {
-    this.vertx = access.context().owner();
-    this.pool = access.pool();
-    this.policy = access.policy();
+  /** Serves its address on the context it is made on. */
+  public ErasureStore(Database db, Vertx vertx, ErasureKey key) {
+    this.vertx = vertx;
+    this.pool = db.pool();
+    this.policy = db.policy();
     this.key = key;
-    access.serve(ErasureMessages.ERASE, Erase.class, this::erase);
+    Bus.of(vertx).serve(ErasureMessages.ERASE, Erase.class, this::erase);
   }
 
   Future<Erased> erase(Erase e) {

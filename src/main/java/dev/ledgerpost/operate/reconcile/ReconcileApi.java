@@ -15,7 +15,7 @@ import dev.ledgerpost.operate.reconcile.ReconcileMessages.ProposalQuery;
 import dev.ledgerpost.operate.reconcile.ReconcileMessages.ProposalState;
 import dev.ledgerpost.operate.reconcile.ReconcileMessages.ProposalView;
 import dev.ledgerpost.operate.reconcile.ReconcileMessages.Reject;
-import dev.ledgerpost.ledger.StateConflict;
+import dev.ledgerpost.platform.db.StateConflict;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -94,7 +94,7 @@ public record ReconcileApi(Bus bus) {
     }
     if (e instanceof StateConflict c) {
       Problem.send(ctx, 409, "Conflict", e.getMessage() + "; the proposal is superseded",
-          new JsonObject().put("proposalState", ProposalState.SUPERSEDED.name()).put("messageStatus", c.current().name())
+          new JsonObject().put("proposalState", ProposalState.SUPERSEDED.name()).put("messageStatus", c.current())
               .put("messageVersion", c.version()));
       return;
     }

@@ -17,14 +17,14 @@ import java.util.UUID;
  * itself holds about them, proposals, and their acceptance (through the resolution path of §8.2) or rejection.
  */
 public final class ReconcileMessages {
-  public static final String CANDIDATES = "ledger.reconcile.candidates";
-  public static final String CLAIMED = "ledger.reconcile.claimed";
-  public static final String PROPOSE = "ledger.reconcile.propose";
-  public static final String ACCEPT = "ledger.reconcile.accept";
-  public static final String REJECT = "ledger.reconcile.reject";
-  public static final String LIST = "ledger.reconcile.list";
-  public static final String COUNTS = "ledger.reconcile.counts";
-  public static final String OF_MESSAGE = "ledger.reconcile.ofMessage";
+  public static final String CANDIDATES = "reconcile.candidates";
+  public static final String CLAIMED = "reconcile.claimed";
+  public static final String PROPOSE = "reconcile.propose";
+  public static final String ACCEPT = "reconcile.accept";
+  public static final String REJECT = "reconcile.reject";
+  public static final String LIST = "reconcile.list";
+  public static final String COUNTS = "reconcile.counts";
+  public static final String OF_MESSAGE = "reconcile.ofMessage";
 
   private ReconcileMessages() {}
 

@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.reconcile;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.NodeServices;
 import dev.ledgerpost.platform.part.Assembly;
@@ -19,7 +20,7 @@ public final class ReconcilePart implements Part {
 
   @Override
   public Future<Void> start(Assembly a) {
-    verticle = new ReconcileVerticle(a.get(NodeServices.class));
+    verticle = new ReconcileVerticle(a.get(NodeServices.class), a.get(Database.class));
     return a.deploy(verticle);
   }
 

@@ -1,13 +1,13 @@
 package dev.ledgerpost.operate.reconcile;
 
-import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.ledger.Ledger;
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.LedgerIds;
-import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.platform.db.StoreException;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.StateConflict;
-import dev.ledgerpost.ledger.db.TransactionPolicy;
+import dev.ledgerpost.platform.db.StateConflict;
+import dev.ledgerpost.platform.db.TransactionPolicy;
 import dev.ledgerpost.operate.resolutions.Resolutions;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.Resolve;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.ResolutionOutcome;
@@ -54,7 +54,7 @@ import dev.ledgerpost.platform.observability.AuditLog;
  * proposals. Accepting a proposal resolves its message with {@link Resolutions#resolveIn}, in the same transaction,
  * so a reconciled resolution is an operator's resolution that names its proposal; nothing here sends mail.
  */
-public final class ReconcileStore implements LedgerStore {
+public final class ReconcileStore {
   /** The open rows to reconcile; the WHERE starts with messages_open_idx's predicate, so only open rows are read. */
   private static final String CANDIDATES = """
       WITH held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held || n.delivering) AS h(id)
@@ -132,17 +132,18 @@ public final class ReconcileStore implements LedgerStore {
   private final Pool pool;
   private final TransactionPolicy policy;
 
-  public ReconcileStore(LedgerAccess access) {
-    this.pool = access.pool();
-    this.policy = access.policy();
-    access.serve(ReconcileMessages.CANDIDATES, CandidateQuery.class, this::candidates);
-    access.serve(ReconcileMessages.CLAIMED, ClaimedQuery.class, this::claimed);
-    access.serve(ReconcileMessages.PROPOSE, Propose.class, this::propose);
-    access.serve(ReconcileMessages.ACCEPT, Accept.class, this::accept);
-    access.serve(ReconcileMessages.REJECT, Reject.class, this::reject);
-    access.serve(ReconcileMessages.LIST, ProposalQuery.class, this::list);
-    access.serve(ReconcileMessages.COUNTS, CountsQuery.class, this::counts);
-    access.serve(ReconcileMessages.OF_MESSAGE, ReconcileMessages.OfMessage.class,
+  /** Serves its addresses on the context it is made on. */
+  public ReconcileStore(Database db, Bus bus) {
+    this.pool = db.pool();
+    this.policy = db.policy();
+    bus.serve(ReconcileMessages.CANDIDATES, CandidateQuery.class, this::candidates);
+    bus.serve(ReconcileMessages.CLAIMED, ClaimedQuery.class, this::claimed);
+    bus.serve(ReconcileMessages.PROPOSE, Propose.class, this::propose);
+    bus.serve(ReconcileMessages.ACCEPT, Accept.class, this::accept);
+    bus.serve(ReconcileMessages.REJECT, Reject.class, this::reject);
+    bus.serve(ReconcileMessages.LIST, ProposalQuery.class, this::list);
+    bus.serve(ReconcileMessages.COUNTS, CountsQuery.class, this::counts);
+    bus.serve(ReconcileMessages.OF_MESSAGE, ReconcileMessages.OfMessage.class,
         q -> ofMessage(pool, q.messageId()).map(ReconcileMessages.Proposals::new));
   }
 

@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.reconcile;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.Job;
 import dev.ledgerpost.platform.cluster.JobSchedule;
@@ -58,6 +59,8 @@ public final class ReconcileVerticle extends VerticleBase {
   private static final Duration HELD_TIMEOUT = Duration.ofSeconds(3);
 
   private final NodeServices node;
+  /** Where its SQL ({@link ReconcileStore}) runs, on this verticle's context. */
+  private final Database db;
   private final GatewayConfig config;
   private final List<EvidenceSource> sources = new ArrayList<>();
   /** Rows that had no evidence: when to look again. */
@@ -72,8 +75,9 @@ public final class ReconcileVerticle extends VerticleBase {
   private volatile long openProposals;
   private volatile long unresolved;
 
-  public ReconcileVerticle(NodeServices node) {
+  public ReconcileVerticle(NodeServices node, Database db) {
     this.node = node;
+    this.db = db;
     this.config = node.config();
     this.backoff = new Backoff(config.reconcile().interval());
   }
@@ -81,6 +85,7 @@ public final class ReconcileVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     bus = Bus.of(vertx);
+    new ReconcileStore(db, bus);
     sources.add(new LedgerFacts());
     for (GatewayConfig.ReconcileSource s : config.reconcile().sources()) {
       sources.add(s.type() == GatewayConfig.SourceType.POSTFIX_LOG ? new PostfixLogSource(vertx, s) : new LedgerpostSource(vertx, s));

@@ -5,13 +5,13 @@ import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Problem;
 
 import dev.ledgerpost.platform.bus.Bus;
-import dev.ledgerpost.ledger.db.StoreException;
+import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.operate.resolutions.OperatorMessages;
 import dev.ledgerpost.operate.stale.StaleMessages.OpenRow;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.Resolve;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.Resolved;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.ResolutionOutcome;
-import dev.ledgerpost.ledger.StateConflict;
+import dev.ledgerpost.platform.db.StateConflict;
 import dev.ledgerpost.operate.stale.StaleMessages;
 import dev.ledgerpost.operate.stale.StaleMessages.Attention;
 import dev.ledgerpost.operate.stale.StaleMessages.AttentionQuery;
@@ -26,7 +26,7 @@ import java.util.List;
 /**
  * {@code POST /api/v1/resolutions} (docs/design.md §8.3): every message {@code GET /api/v1/attention} lists for a
  * filter, resolved with one outcome and note. Each message goes through the single resolution's path on its own
- * ({@code ledger.resolve}: its own transaction, {@code resolutions} row, outbox event and audit line), at the
+ * ({@code resolutions.resolve}: its own transaction, {@code resolutions} row, outbox event and audit line), at the
  * version it had when selected, so a message that changed meanwhile is reported as a conflict, never overwritten.
  * The caller states how many messages it expects (the count it previewed and the operator confirmed); when the
  * filter matches another number now, nothing is resolved.
@@ -96,7 +96,7 @@ public final class BulkResolutions {
     });
   }
 
-  /** Every row through ledger.resolve, {@link #PARALLEL} at a time; one answer per row, in the rows' order. Never fails. */
+  /** Every row through resolutions.resolve, {@link #PARALLEL} at a time; one answer per row, in the rows' order. Never fails. */
   private Future<List<JsonObject>> resolveAll(List<OpenRow> rows, Request request) {
     JsonObject[] answers = new JsonObject[rows.size()];
     Promise<List<JsonObject>> all = Promise.promise();
@@ -129,7 +129,7 @@ public final class BulkResolutions {
       return item.put("result", "RESOLVED").put("status", r.status().name()).put("version", r.version());
     }
     if (failure instanceof StateConflict c) {
-      return item.put("result", "CONFLICT").put("status", c.current().name()).put("version", c.version())
+      return item.put("result", "CONFLICT").put("status", c.current()).put("version", c.version())
           .put("detail", c.getMessage());
     }
     String detail = failure instanceof StoreException ? failure.getMessage() : "not resolved: " + failure.getMessage();

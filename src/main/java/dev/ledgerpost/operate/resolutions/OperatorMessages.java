@@ -7,10 +7,10 @@ import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.UUID;
 
-/** The operator's addresses, served on the ledger's context ({@link OperatorStore}): manual resolution, operation status. */
+/** The operator's addresses, served on its own verticle ({@link OperatorStore}): manual resolution, operation status. */
 public final class OperatorMessages {
-  public static final String RESOLVE = "ledger.resolve";
-  public static final String OPERATION = "ledger.operation";
+  public static final String RESOLVE = "resolutions.resolve";
+  public static final String OPERATION = "resolutions.operation";
 
   private OperatorMessages() {}
 

@@ -1,9 +1,9 @@
 package dev.ledgerpost.operate.resolutions;
 
 import dev.ledgerpost.ledger.Ledger;
-import dev.ledgerpost.ledger.LedgerAccess;
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.ledger.LedgerMessages;
-import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.Operation;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.OperationFacts;
 import dev.ledgerpost.operate.resolutions.OperatorMessages.ReceiptView;
@@ -19,10 +19,10 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The operator's SQL, a store on the ledger's context: the facts of one operation (docs/contract.md §1.11) and
- * manual resolution ({@link Resolutions}, §8.2).
+ * The operator's SQL, on the resolutions part's context ({@link ResolutionsVerticle}): the facts of one operation
+ * (docs/contract.md §1.11) and manual resolution ({@link Resolutions}, §8.2).
  */
-public final class OperatorStore implements LedgerStore {
+public final class OperatorStore {
   /** A message's events: its single-event rows, and the batch rows of its open and settle. */
   private static final String EVENT_COUNTS = """
       WITH rows AS (
@@ -41,11 +41,12 @@ public final class OperatorStore implements LedgerStore {
   private final Pool pool;
   private final Ledger ledger;
 
-  public OperatorStore(LedgerAccess access) {
-    pool = access.pool();
-    ledger = access.reads();
-    access.serve(OperatorMessages.RESOLVE, Resolve.class, new Resolutions(pool, access.policy())::resolve);
-    access.serve(OperatorMessages.OPERATION, Operation.class, this::operation);
+  /** Serves its addresses on the context it is made on. */
+  public OperatorStore(Database db, Bus bus) {
+    pool = db.pool();
+    ledger = new Ledger(pool);
+    bus.serve(OperatorMessages.RESOLVE, Resolve.class, new Resolutions(pool, db.policy())::resolve);
+    bus.serve(OperatorMessages.OPERATION, Operation.class, this::operation);
   }
 
   Future<OperationFacts> operation(Operation o) {

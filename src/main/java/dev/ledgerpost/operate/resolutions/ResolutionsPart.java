@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.resolutions;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.operate.capacity.CapacityGauges;
 import dev.ledgerpost.operate.stale.PendingHistory;
 import dev.ledgerpost.operate.stale.StaleGauges;
@@ -16,7 +17,7 @@ import java.util.Optional;
  * watch's gauges and their last hour, single and bulk resolutions, and the ledger's messages with their proposals.
  */
 public final class ResolutionsPart implements Part {
-  private OperatorViews views;
+  private Assembly assembly;
 
   @Override
   public String name() {
@@ -25,13 +26,16 @@ public final class ResolutionsPart implements Part {
 
   @Override
   public Future<Void> start(Assembly a) {
-    views = new OperatorViews(a.get(StaleGauges.class), a.get(PendingHistory.class), a.get(CapacityGauges.class));
-    return Future.succeededFuture();
+    assembly = a;
+    return a.deploy(new ResolutionsVerticle(a.get(Database.class)));
   }
 
   @Override
   public Optional<HttpFace> http(HttpFace.Api api) {
     Bus bus = Bus.of(api.vertx());
+    // The stale watch and the capacity watch start after this part (their passes resolve nothing): asked for here.
+    OperatorViews views = new OperatorViews(assembly.get(StaleGauges.class), assembly.get(PendingHistory.class),
+        assembly.get(CapacityGauges.class));
     return Optional.of(HttpFace.admin((Router router) -> {
       new OperatorApi(bus).mount(router); // before /messages/:id, which would take "stale" for an id
       new AttentionApi(bus, views).mount(router);

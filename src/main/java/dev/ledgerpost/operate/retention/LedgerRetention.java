@@ -1,7 +1,7 @@
 package dev.ledgerpost.operate.retention;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.ledger.Partitions;
 import dev.ledgerpost.platform.observability.AuditEvent;
 import dev.ledgerpost.platform.observability.AuditLog;

@@ -1,6 +1,6 @@
 package dev.ledgerpost.operate.retention;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.cluster.NodeServices;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;

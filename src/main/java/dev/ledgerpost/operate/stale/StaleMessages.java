@@ -9,7 +9,7 @@ import java.util.UUID;
 
 /**
  * The stale watch's addresses: the list the API and the CLI show and what needs an operator's attention, served by
- * the watch; and its SQL's ({@link StaleRows}, on the ledger's context): stale rows, stale raises, the gauges' counts,
+ * the watch; and its SQL's ({@link StaleRows}, on the same context): stale rows, stale raises, the gauges' counts,
  * the rows waiting for an operator.
  */
 public final class StaleMessages {
@@ -33,7 +33,7 @@ public final class StaleMessages {
   /** Oldest first, as of {@code asOf} (the watch's clock); {@code matching} counts them all, {@code rows} the first. */
   public record Attention(Duration threshold, OffsetDateTime asOf, long matching, List<OpenRow> rows) {}
 
-  public static final String STALE = "ledger.stale";
+  public static final String STALE = "stale.report";
 
   /**
    * PENDING rows received before {@code cutoff}, except {@code excluded} (outcomes this node's retry part holds)
@@ -51,12 +51,12 @@ public final class StaleMessages {
   /** {@code oldestPendingAt} is null when nothing is PENDING; {@code stale} counts past the cutoff and not excluded. */
   public record StaleReport(long pending, OffsetDateTime oldestPendingAt, long stale, List<StaleRow> rows) {}
 
-  public static final String RAISE_STALE = "ledger.raiseStale";
+  public static final String RAISE_STALE = "stale.raise";
 
   /** Raises one row unless it was raised less than {@code period} before {@code now} or is no longer PENDING. */
   public record RaiseStale(UUID id, OffsetDateTime now, Duration period) {}
 
-  public static final String OPEN_COUNTS = "ledger.openCounts";
+  public static final String OPEN_COUNTS = "stale.openCounts";
 
   /** The ledger-wide gauges' query (docs/design.md §8.1). */
   public record OpenCountsQuery() {}
@@ -67,7 +67,7 @@ public final class StaleMessages {
   /** {@code raised} false: nothing written (raised already this period, or settled meanwhile). */
   public record StaleRaised(UUID id, boolean raised, int raise, String messageIdHeader, OffsetDateTime receivedAt) {}
 
-  public static final String OPEN_ROWS = "ledger.openRows";
+  public static final String OPEN_ROWS = "stale.openRows";
 
   /**
    * The rows waiting for an operator, oldest first: PENDING rows received before {@code pendingCutoff} except

@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.stale;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.cluster.NodeServices;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.part.Assembly;
@@ -22,7 +23,7 @@ public final class StalePart implements Part {
 
   @Override
   public Future<Void> start(Assembly a) {
-    verticle = new StaleVerticle(a.get(NodeServices.class), history);
+    verticle = new StaleVerticle(a.get(NodeServices.class), a.get(Database.class), history);
     return a.deploy(verticle).onSuccess(x -> {
       a.provide(StaleGauges.class, verticle);
       a.provide(PendingHistory.class, history);

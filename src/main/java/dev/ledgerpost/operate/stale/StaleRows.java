@@ -1,9 +1,9 @@
 package dev.ledgerpost.operate.stale;
 
 import dev.ledgerpost.ledger.Ledger;
-import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.operate.stale.StaleMessages.OpenCounts;
 import dev.ledgerpost.operate.stale.StaleMessages.OpenCountsQuery;
@@ -29,11 +29,11 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The stale watch's SQL, a store on the ledger's context. It reads {@code messages} and {@code stale_raises}
- * only (never recipients), and times come from the caller's clock, not the database's, so a test can age rows
- * by moving time.
+ * The stale watch's SQL, on the stale watch's context ({@link StaleVerticle}). It reads {@code messages} and
+ * {@code stale_raises} only (never recipients), and times come from the caller's clock, not the database's, so a test
+ * can age rows by moving time.
  */
-public final class StaleRows implements LedgerStore {
+public final class StaleRows {
   /** The outcomes live nodes hold and the rows they are delivering (heartbeat younger than #{deadAfter} s): nobody raises these. */
   private static final String HELD = """
       held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held || n.delivering) AS h(id)
@@ -92,14 +92,15 @@ public final class StaleRows implements LedgerStore {
       RETURNING raises""";
 
   /** The pool and the retry policy the statements below run on. */
-  private final LedgerAccess ledger;
+  private final Database ledger;
 
-  public StaleRows(LedgerAccess ledger) {
+  /** Serves its addresses on the context it is made on. */
+  public StaleRows(Database ledger, Bus bus) {
     this.ledger = ledger;
-    ledger.serve(StaleMessages.STALE, StaleQuery.class, this::report);
-    ledger.serve(StaleMessages.RAISE_STALE, RaiseStale.class, this::raise);
-    ledger.serve(StaleMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
-    ledger.serve(StaleMessages.OPEN_ROWS, OpenRowsQuery.class, this::openRows);
+    bus.serve(StaleMessages.STALE, StaleQuery.class, this::report);
+    bus.serve(StaleMessages.RAISE_STALE, RaiseStale.class, this::raise);
+    bus.serve(StaleMessages.OPEN_COUNTS, OpenCountsQuery.class, q -> openCounts());
+    bus.serve(StaleMessages.OPEN_ROWS, OpenRowsQuery.class, this::openRows);
   }
 
   Future<OpenRows> openRows(OpenRowsQuery q) {

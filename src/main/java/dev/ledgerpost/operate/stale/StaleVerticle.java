@@ -2,6 +2,7 @@ package dev.ledgerpost.operate.stale;
 
 import dev.ledgerpost.platform.observability.AuditEvent;
 import dev.ledgerpost.platform.observability.AuditLog;
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.Job;
 import dev.ledgerpost.platform.cluster.JobSchedule;
@@ -55,6 +56,8 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   private static final long READERS_GONE_NANOS = Duration.ofMinutes(5).toNanos();
 
   private final NodeServices node;
+  /** Where its SQL ({@link StaleRows}) runs, on this verticle's context. */
+  private final Database db;
   private final GatewayConfig.Stale config;
   private final PendingHistory history;
   private final AtomicLong scans = new AtomicLong();
@@ -76,8 +79,9 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
    * Reads {@code stale.*}, and {@code node.deadAfter} for the outcomes other nodes hold; {@code history} receives a
    * sample of the gauges every {@link PendingHistory#INTERVAL} (the console's chart).
    */
-  public StaleVerticle(NodeServices node, PendingHistory history) {
+  public StaleVerticle(NodeServices node, Database db, PendingHistory history) {
     this.node = node;
+    this.db = db;
     this.config = node.config().stale();
     this.history = history;
   }
@@ -85,6 +89,7 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
   @Override
   public Future<?> start() {
     bus = Bus.of(vertx);
+    new StaleRows(db, bus);
     bus.serve(StaleMessages.LIST, StaleListQuery.class, this::list);
     bus.serve(StaleMessages.ATTENTION, AttentionQuery.class, this::attention);
     schedule = new JobSchedule(vertx, node.leadership());

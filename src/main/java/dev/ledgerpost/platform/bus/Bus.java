@@ -1,11 +1,16 @@
 package dev.ledgerpost.platform.bus;
 
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.shareddata.LocalMap;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -19,6 +24,11 @@ public final class Bus {
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
   /** The shared-data map, per Vert.x, of the types whose codec is registered on its event bus. */
   private static final String CODECS = "ledgerpost.bus.codecs";
+  /**
+   * The shared-data map, per Vert.x, of who serves what: "deployment id" TAB "address" for every {@link #serve}. The
+   * parts' ownership of their addresses is checked against it (the ledger's context serves only the ledger's).
+   */
+  private static final String SERVED = "ledgerpost.bus.served";
 
   /** A failed request's cause, carried as a reply so its type survives the bus. */
   record Failure(Throwable cause) {}
@@ -75,9 +85,32 @@ public final class Bus {
     vertx.eventBus().publish(address, local(notice));
   }
 
-  /** Serves requests of one type at an address; a failed future is sent back as its exception. */
+  /**
+   * Serves requests of one type at an address; a failed future is sent back as its exception. The handler runs on the
+   * caller's context (a part serves from its verticle's start), which is recorded as the address's owner ({@link #served}).
+   */
   public <Q, R> MessageConsumer<Q> serve(String address, Class<Q> requestType, Function<Q, Future<R>> handler) {
+    Context context = Vertx.currentContext();
+    String deployment = context == null || context.deploymentID() == null ? "" : context.deploymentID();
+    vertx.sharedData().<String, Boolean>getLocalMap(SERVED).put(deployment + '\t' + address, Boolean.TRUE);
     return vertx.eventBus().<Q>localConsumer(address, message -> Hop.guarded(() -> handler.apply(requestType.cast(message.body())))
         .onComplete(ar -> message.reply(local(ar.succeeded() ? ar.result() : new Failure(ar.cause())))));
+  }
+
+  /**
+   * The addresses served through {@link #serve} by each deployment still deployed on {@code vertx} (its id; "" for a
+   * serve outside any verticle), sorted. Read at start or by tests: it copies the whole map.
+   */
+  public static Map<String, Set<String>> served(Vertx vertx) {
+    Set<String> live = vertx.deploymentIDs();
+    Map<String, Set<String>> byDeployment = new TreeMap<>();
+    for (String entry : vertx.sharedData().<String, Boolean>getLocalMap(SERVED).keySet()) {
+      int tab = entry.indexOf('\t');
+      String deployment = entry.substring(0, tab);
+      if (deployment.isEmpty() || live.contains(deployment)) {
+        byDeployment.computeIfAbsent(deployment, d -> new TreeSet<>()).add(entry.substring(tab + 1));
+      }
+    }
+    return byDeployment;
   }
 }

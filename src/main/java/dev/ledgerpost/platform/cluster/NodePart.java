@@ -1,6 +1,6 @@
 package dev.ledgerpost.platform.cluster;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;

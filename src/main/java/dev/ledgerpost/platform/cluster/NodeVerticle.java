@@ -3,7 +3,7 @@ package dev.ledgerpost.platform.cluster;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.config.Durations;
 import dev.ledgerpost.platform.config.StartFailure;
-import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.observability.ThrottledWarning;
 import io.vertx.core.Future;

@@ -1,7 +1,7 @@
 package dev.ledgerpost.platform.web;
 
-import dev.ledgerpost.ledger.db.StoreException;
-import dev.ledgerpost.ledger.StateConflict;
+import dev.ledgerpost.platform.db.StoreException;
+import dev.ledgerpost.platform.db.StateConflict;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -69,7 +69,7 @@ public final class Problem {
   public static void ledgerFailure(RoutingContext ctx, Throwable e) {
     if (e instanceof StateConflict c) {
       send(ctx, 409, "Conflict", e.getMessage(),
-          new JsonObject().put("messageStatus", c.current().name()).put("messageVersion", c.version()));
+          new JsonObject().put("messageStatus", c.current()).put("messageVersion", c.version()));
       return;
     }
     if (e instanceof StoreException le) {

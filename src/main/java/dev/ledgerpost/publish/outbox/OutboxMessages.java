@@ -3,19 +3,19 @@ package dev.ledgerpost.publish.outbox;
 import java.time.Duration;
 import java.util.List;
 
-/** Event-bus messages of the outbox ({@link OutboxStore}, on the ledger's context): publishing, history, retention, receipts. */
+/** Event-bus messages of the outbox ({@link OutboxStore}, on its relay's context): publishing, history, retention, receipts. */
 public final class OutboxMessages {
   private OutboxMessages() {}
 
   /** Publishes the next batch of committed, unpublished rows. */
-  public static final String PUBLISH = "ledger.outbox.publish";
+  public static final String PUBLISH = "outbox.publish";
 
   public record Publish(int limit) {}
 
   public record Published(List<OutboxEvent> events) {}
 
   /** Published events after {@code since}, for a subscriber that resumes. */
-  public static final String HISTORY = "ledger.outbox.history";
+  public static final String HISTORY = "outbox.history";
 
   /** {@code user} null: every event (admin); else only that user's. */
   public record History(long since, int limit, String user) {}
@@ -26,13 +26,13 @@ public final class OutboxMessages {
    */
   public record HistoryPage(List<OutboxEvent> events, long prunedThrough, long lastPubSeq, long scannedThrough) {}
 
-  public static final String PRUNE = "ledger.outbox.prune";
+  public static final String PRUNE = "outbox.prune";
 
   public record Prune(Duration retention, int batch) {}
 
   public record Pruned(int deleted) {}
 
-  public static final String RECEIPT = "ledger.outbox.receipt";
+  public static final String RECEIPT = "outbox.receipt";
 
   /**
    * A subscriber's ack of the event {@code pubSeq}. {@code user} is the subscriber's user, whose events alone it may
@@ -47,7 +47,7 @@ public final class OutboxMessages {
   public record ReceiptStored(boolean stored) {}
 
   /** Published (not requested) after a commit that wrote outbox rows: this process's ({@link OutboxWake}), or another's (LISTEN). */
-  public static final String WAKE = "ledger.outbox.wake";
+  public static final String WAKE = "outbox.wake";
 
   public record Wake() {}
 
@@ -55,18 +55,18 @@ public final class OutboxMessages {
    * Published (not requested) by the outbox store when PostgreSQL says some node's publisher numbered events: a
    * {@link PublishedUpTo}. Every node's hub tails the ledger on it (docs/design.md §9.3).
    */
-  public static final String PUBLISHED = "ledger.outbox.published";
+  public static final String PUBLISHED = "outbox.published";
 
   /** Every event up to {@code lastPubSeq} is published. */
   public record PublishedUpTo(long lastPubSeq) {}
 
   /** The last pub_seq given out so far, by any node: a {@link Head} answered by a {@link PublishedUpTo}. */
-  public static final String HEAD = "ledger.outbox.head";
+  public static final String HEAD = "outbox.head";
 
   public record Head() {}
 
   /** Age of the oldest committed row not yet published. */
-  public static final String LAG = "ledger.outbox.lag";
+  public static final String LAG = "outbox.lag";
 
   public record Lag() {}
 

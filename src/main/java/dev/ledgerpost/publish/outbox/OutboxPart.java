@@ -1,5 +1,6 @@
 package dev.ledgerpost.publish.outbox;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.cluster.NodeServices;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
@@ -14,6 +15,6 @@ public final class OutboxPart implements Part {
 
   @Override
   public Future<Void> start(Assembly a) {
-    return a.deploy(new OutboxVerticle(a.get(NodeServices.class)));
+    return a.deploy(new OutboxVerticle(a.get(NodeServices.class), a.get(Database.class)));
   }
 }

@@ -7,9 +7,9 @@ import dev.ledgerpost.publish.outbox.OutboxMessages.Pruned;
 import dev.ledgerpost.publish.outbox.OutboxMessages.Published;
 import dev.ledgerpost.publish.outbox.OutboxMessages.Receipt;
 import dev.ledgerpost.platform.bus.Bus;
-import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.LedgerStore;
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.ledger.LedgerWriter;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.pgclient.pubsub.PgSubscriber;
 import io.vertx.sqlclient.Pool;
@@ -25,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The outbox's SQL, a store on the ledger's context: publishing in one serialised transaction, history for
+ * The outbox's SQL, on the outbox relay's context ({@link OutboxVerticle}): publishing in one serialised transaction, history for
  * resuming, retention, receipts; and its LISTEN connection (docs/design.md §6.3).
  *
  * <p>A row holds one event, or the events of one group-committed statement (docs/design.md §6.1). Rows are
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * batch row carry no payload of their own: it is read from their message (its fields that never
  * change, and the status and version the row recorded for each event).
  */
-public final class OutboxStore implements LedgerStore {
+public final class OutboxStore {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxStore.class);
   /** At most this many events in one row (the group commit's batch cap; a CHECK in V40 holds it). */
   private static final int MAX_EVENTS_PER_ROW = LedgerWriter.MAX_BATCH;
@@ -101,23 +101,28 @@ public final class OutboxStore implements LedgerStore {
   private final Pool pool;
   private final PgSubscriber subscriber;
   private final Future<Void> listening;
+  private final Database db;
+  private final Runnable wakeUp;
 
-  public OutboxStore(LedgerAccess ledger) {
-    pool = ledger.pool();
-    Bus bus = ledger.bus();
-    OutboxWake wake = new OutboxWake(ledger.context(), pool, bus);
-    ledger.onOutboxWritten(wake::committed);
-    ledger.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> publish(p.limit()));
-    ledger.serve(OutboxMessages.HISTORY, History.class, this::history);
-    ledger.serve(OutboxMessages.PRUNE, Prune.class, this::prune);
-    ledger.serve(OutboxMessages.RECEIPT, Receipt.class, this::receipt);
-    ledger.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> lag());
-    ledger.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> head());
-    subscriber = PgSubscriber.subscriber(ledger.context().owner(), ledger.connectOptions()).reconnectPolicy(retries -> 1000L);
+  /** Serves the outbox's addresses on {@code context}, the one it is made on, and wakes its relay after commits. */
+  public OutboxStore(Database db, Context context) {
+    this.db = db;
+    pool = db.pool();
+    Bus bus = Bus.of(context.owner());
+    OutboxWake wake = new OutboxWake(context, pool, bus);
+    wakeUp = wake::committed;
+    db.onOutboxWritten(wakeUp);
+    bus.serve(OutboxMessages.PUBLISH, OutboxMessages.Publish.class, p -> publish(p.limit()));
+    bus.serve(OutboxMessages.HISTORY, History.class, this::history);
+    bus.serve(OutboxMessages.PRUNE, Prune.class, this::prune);
+    bus.serve(OutboxMessages.RECEIPT, Receipt.class, this::receipt);
+    bus.serve(OutboxMessages.LAG, OutboxMessages.Lag.class, l -> lag());
+    bus.serve(OutboxMessages.HEAD, OutboxMessages.Head.class, h -> head());
+    subscriber = PgSubscriber.subscriber(context.owner(), db.connectOptions()).reconnectPolicy(retries -> 1000L);
     listening = listen(bus);
   }
 
-  @Override
+  /** Completes once the LISTEN connection is up (or given up on: then the relay polls only). */
   public Future<Void> started() {
     return listening;
   }
@@ -142,8 +147,9 @@ public final class OutboxStore implements LedgerStore {
     });
   }
 
-  @Override
+  /** No more wake-ups from the ledger's commits, and the LISTEN connection closed; the pool stays the ledger's. */
   public Future<Void> stop() {
+    db.noLongerOnOutboxWritten(wakeUp);
     return subscriber.close();
   }
 

@@ -1,5 +1,6 @@
 package dev.ledgerpost.publish.outbox;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.Job;
 import dev.ledgerpost.platform.cluster.JobSchedule;
@@ -18,15 +19,18 @@ import org.slf4j.LoggerFactory;
  * The outbox relay: numbers committed outbox rows in publish order, woken by PostgreSQL's NOTIFY and by a
  * poll (the source of truth), and hands what it published to this node's hub. One node of a cluster
  * publishes at a time ({@link Job#OUTBOX_PUBLISHER}); every node's hub tails the published events from the
- * ledger (docs/design.md §9.3). It never changes a message fact; a failure here only delays notifications.
+ * ledger (docs/design.md §9.3). It never changes a message fact; a failure here only delays notifications. Its SQL
+ * ({@link OutboxStore}) runs on this verticle's context, over the shared {@link Database}.
  */
 public final class OutboxVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxVerticle.class);
   /** Where published events go; the hub listens here. */
-  public static final String EVENTS = "notify.events";
+  public static final String EVENTS = "outbox.events";
   private static final int BATCH = 500;
 
   private final NodeServices node;
+  private final Database db;
+  private OutboxStore store;
   private volatile double lagSeconds;
   private Bus bus;
   /** Between the starts of two publish passes, unless the first was full. */
@@ -35,23 +39,27 @@ public final class OutboxVerticle extends VerticleBase {
   private JobSchedule schedule;
   private final ThrottledWarning failures = new ThrottledWarning(LOG);
 
-  public OutboxVerticle(NodeServices node) {
+  public OutboxVerticle(NodeServices node, Database db) {
     this.node = node;
+    this.db = db;
   }
 
   @Override
   public Future<?> start() {
     bus = Bus.of(vertx);
+    store = new OutboxStore(db, context);
     schedule = new JobSchedule(vertx, node.leadership());
-    passes = new PacedPass(vertx, MIN_PASS_MILLIS, true,
-        () -> !schedule.stopped() && node.leadership().leads(Job.OUTBOX_PUBLISHER), this::pass);
-    vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
-    Duration poll = node.config().notifications().pollInterval();
-    schedule.every(poll, this::measureLag); // every node's gauge
-    schedule.lead(Job.OUTBOX_PUBLISHER, poll, this::relay); // the poll is the source of truth; a new leader publishes at once
-    node.metrics().gauge("ledgerpost.outbox.lag.seconds", "Age of the oldest committed outbox event not yet published",
-        () -> lagSeconds);
-    return Future.succeededFuture();
+    return store.started().map(listening -> { // the first pass after the LISTEN is up: no wake-up in between is missed
+      passes = new PacedPass(vertx, MIN_PASS_MILLIS, true,
+          () -> !schedule.stopped() && node.leadership().leads(Job.OUTBOX_PUBLISHER), this::pass);
+      vertx.eventBus().localConsumer(OutboxMessages.WAKE, m -> relay());
+      Duration poll = node.config().notifications().pollInterval();
+      schedule.every(poll, this::measureLag); // every node's gauge
+      schedule.lead(Job.OUTBOX_PUBLISHER, poll, this::relay); // the poll is the source of truth; a new leader publishes at once
+      node.metrics().gauge("ledgerpost.outbox.lag.seconds", "Age of the oldest committed outbox event not yet published",
+          () -> lagSeconds);
+      return null;
+    });
   }
 
   /**
@@ -81,6 +89,6 @@ public final class OutboxVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     schedule.stop();
-    return Future.succeededFuture();
+    return store.stop();
   }
 }

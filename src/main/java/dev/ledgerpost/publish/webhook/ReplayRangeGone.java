@@ -3,7 +3,7 @@ package dev.ledgerpost.publish.webhook;
 /**
  * A replay asked for events that retention (notify.retention) already deleted from the outbox: the API answers 409
  * with the oldest pub_seq still there. (An unknown endpoint or delivery is a NOT_FOUND
- * {@link dev.ledgerpost.ledger.db.StoreException}, answered 404 by the one ledger-failure mapping.)
+ * {@link dev.ledgerpost.platform.db.StoreException}, answered 404 by the one ledger-failure mapping.)
  */
 public final class ReplayRangeGone extends RuntimeException {
   private static final long serialVersionUID = 1L;

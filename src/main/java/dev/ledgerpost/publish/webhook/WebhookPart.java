@@ -1,6 +1,6 @@
 package dev.ledgerpost.publish.webhook;
 
-import dev.ledgerpost.ledger.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.NodeServices;
 import dev.ledgerpost.platform.config.Reloadable;

@@ -1,6 +1,6 @@
 package dev.ledgerpost.publish.webhook;
 
-import dev.ledgerpost.ledger.db.StoreException;
+import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.publish.webhook.WebhookMessages.AttemptView;
 import dev.ledgerpost.publish.webhook.WebhookMessages.DeliveryView;
 import io.vertx.core.Future;

@@ -16,7 +16,6 @@ import dev.ledgerpost.ledger.LedgerMessages.Settle;
  * ledger is back (it could not be released while the ledger was down).
  */
 public record KnownOutcome(Settle settle, String messageIdHeader, boolean downstreamAccepted, boolean notSent, KeyRef key) {
-  public static final String ADDRESS = "retry.outcome";
   /** The enhanced code and reason a not-sent row is closed with. */
   public static final String NOT_SENT_CODE = "4.3.0";
   public static final String NOT_SENT_REASON = "not sent: the ledger open was not confirmed";

@@ -3,20 +3,12 @@ package dev.ledgerpost.relay.retry;
 import java.util.Set;
 import java.util.UUID;
 
-/** The retry part's event-bus addresses and their records. */
+/** The retry part's event-bus address and its records; the relay contract calls it directly ({@link OutcomeKeeper}). */
 public final class RetryMessages {
-  /** Request: a {@link KnownOutcome}; the {@link Journaled} reply comes only after the journal's fsync. */
-  public static final String JOURNAL = "retry.journal";
-  /** One-way notice: an {@link OutcomeDone}, the settle of a journaled outcome committed. */
-  public static final String DONE = "retry.done";
   /** Request: a {@link HeldQuery}; the reply lists every outcome the retry part still holds. */
   public static final String HELD = "retry.held";
 
   private RetryMessages() {}
-
-  public record Journaled(UUID id) {}
-
-  public record OutcomeDone(UUID id, int version) {}
 
   public record HeldQuery() {}
 

@@ -37,6 +37,11 @@ public final class RetryPart implements Part {
     metrics.gauge("ledgerpost.settle.backlog", "Known outcomes held by the retry part, not yet in the ledger", verticle::backlog);
   }
 
+  /** The retry part as the relay contract sees it (journal, hand-over): tests play the contract's part through it. */
+  public OutcomeKeeper keeper() {
+    return verticle;
+  }
+
   /** What the retry part holds and did, and its journal's counters. */
   public RetryVerticle.Stats stats() {
     return verticle.stats();

@@ -5,14 +5,12 @@ import dev.ledgerpost.platform.observability.AuditLog;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.bus.Hop;
 import dev.ledgerpost.platform.config.GatewayConfig;
-import dev.ledgerpost.intake.http.IdempotencyMessages;
-import dev.ledgerpost.ledger.db.StoreException;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages;
+import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.Settled;
 import dev.ledgerpost.relay.retry.RetryMessages.HeldOutcomes;
 import dev.ledgerpost.relay.retry.RetryMessages.HeldQuery;
-import dev.ledgerpost.relay.retry.RetryMessages.Journaled;
-import dev.ledgerpost.relay.retry.RetryMessages.OutcomeDone;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -129,11 +127,8 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
     bus = Bus.of(vertx);
     journal = new OutcomeJournal(vertx, journalDir, config.journalCompactSize(), opener);
     return journal.recover().map(recovery -> {
-      bus.serve(RetryMessages.JOURNAL, KnownOutcome.class, this::journalOnLoop);
       bus.serve(RetryMessages.HELD, HeldQuery.class, q -> Future.succeededFuture(new HeldOutcomes(Set.copyOf(held.keySet()),
           Set.copyOf(delivering))));
-      vertx.eventBus().<KnownOutcome>localConsumer(KnownOutcome.ADDRESS, m -> handOverOnLoop(m.body()));
-      vertx.eventBus().<OutcomeDone>localConsumer(RetryMessages.DONE, m -> done(m.body().id()));
       for (KnownOutcome o : recovery.open()) {
         Entry e = new Entry(o, true, State.QUEUED);
         held.put(e.id(), e);
@@ -185,30 +180,6 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
     });
   }
 
-  /** The journal request of the bus address (tools and tests; the relay contract appends directly); the reply means "fsynced". */
-  private Future<Journaled> journalOnLoop(KnownOutcome o) {
-    UUID id = o.settle().id();
-    Entry existing = held.get(id);
-    if (existing != null && existing.journaled) {
-      return Future.succeededFuture(new Journaled(id));
-    }
-    Entry e = existing != null ? existing : new Entry(o, false, State.DELIVERING);
-    held.put(id, e);
-    changed();
-    return journal.append(o).map(v -> {
-      e.journaled = true;
-      if (held.get(id) != e) {
-        journal.markDone(id); // its settle committed while the append was still being written
-      }
-      return new Journaled(id);
-    }).onFailure(err -> {
-      if (held.get(id) == e && e.state == State.DELIVERING) {
-        held.remove(id); // the delivery part settles directly; if that fails, it hands the outcome over
-        changed();
-      }
-    });
-  }
-
   /** The delivery part's settle failed: from now on this part owns the outcome. */
   private void handOverOnLoop(KnownOutcome o) {
     UUID id = o.settle().id();
@@ -244,18 +215,6 @@ public final class RetryVerticle extends VerticleBase implements OutcomeKeeper {
     }
     duplicates.incrementAndGet();
     LOG.debug("duplicate hand-over of {} ignored ({})", id, e.state);
-  }
-
-  /** A settle of a held outcome committed outside this part (the delivery part's own). */
-  private void done(UUID id) {
-    Entry e = held.get(id);
-    if (e == null || e.state == State.SETTLING) {
-      return; // unknown here, or our own settle is in flight and will finish it
-    }
-    if (e.state == State.QUEUED) {
-      ready.remove(e);
-    }
-    finish(e);
   }
 
   private void enqueue(Entry e) {

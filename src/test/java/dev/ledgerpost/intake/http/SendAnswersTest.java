@@ -1,13 +1,15 @@
 package dev.ledgerpost.intake.http;
 
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.intake.http.SendAnswers.Decided;
 import dev.ledgerpost.intake.http.SendAnswers.KeyFate;
 import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Claimed;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Decision;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Claimed;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Decision;
 import dev.ledgerpost.ledger.MessageStatus;
 import io.vertx.core.json.JsonObject;
 import java.util.List;

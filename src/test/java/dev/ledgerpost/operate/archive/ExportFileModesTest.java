@@ -5,7 +5,7 @@ import dev.ledgerpost.ledger.LedgerPart;
 import static dev.ledgerpost.testing.GatewayHarness.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import java.nio.file.Files;

@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ledgerpost.operate.archive.LedgerArchive.Verification;
-import dev.ledgerpost.ledger.db.DatabaseTarget;
-import dev.ledgerpost.ledger.LedgerIds;
+import dev.ledgerpost.platform.db.DatabaseTarget;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.TestDatabase;

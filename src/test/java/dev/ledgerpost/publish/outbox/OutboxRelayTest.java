@@ -81,8 +81,8 @@ class OutboxRelayTest {
     try {
       GatewayHarness.await(result);
       throw new AssertionError("settle should have failed");
-    } catch (dev.ledgerpost.ledger.db.StoreException expected) {
-      assertThat(expected.kind()).isEqualTo(dev.ledgerpost.ledger.db.StoreException.Kind.PERSISTENCE);
+    } catch (dev.ledgerpost.platform.db.StoreException expected) {
+      assertThat(expected.kind()).isEqualTo(dev.ledgerpost.platform.db.StoreException.Kind.PERSISTENCE);
     }
     assertThat(scalar("SELECT status FROM messages WHERE id = '" + id + "'")).isEqualTo("PENDING");
     assertThat(scalar("SELECT status FROM recipients WHERE message_id = '" + id + "'")).isEqualTo("PENDING");

@@ -2,10 +2,8 @@ package dev.ledgerpost.relay.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.relay.retry.RetryMessages.Journaled;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
@@ -26,7 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * 500 known outcomes journaled at once and handed over twice each while the ledger's tables are
  * locked; then the lock goes: every one settles, none twice, and the journal ends compacted to empty.
- * The retry part and a real ledger, driven over the bus (no SMTP, to stay fast).
+ * The retry part and a real ledger, driven through the retry part's face to the relay contract ({@link OutcomeKeeper};
+ * no SMTP, to stay fast).
  */
 class ManyOutcomesTest {
   static final int N = 500;
@@ -51,13 +50,12 @@ class ManyOutcomesTest {
               "<many-" + i + "@example.com>", true));
         }
         LedgerRows.insertPending(url, ids, Instant.now());
-        Bus bus = Bus.of(gateway.vertx());
+        OutcomeKeeper keeper = gateway.gateway().part(RetryPart.class).keeper();
 
         long released;
         try (TableLock lock = TableLock.acquire(url, "messages", "recipients", "outbox")) {
-          // What the delivery part does first: journal, all at once (the reply comes only after the fsync).
-          GatewayHarness.await(Future.all(outcomes.stream()
-              .map(k -> bus.request(RetryMessages.JOURNAL, k, Journaled.class)).toList()));
+          // What the delivery part does first: journal, all at once (the future completes only after the fsync).
+          GatewayHarness.await(Future.all(outcomes.stream().map(keeper::journal).toList()));
           RetryVerticle.Stats journaled = gateway.gateway().part(RetryPart.class).stats();
           System.out.printf("%d outcomes journaled with %d fsyncs%n", journaled.journalAppends(), journaled.journalSyncs());
           assertThat(journaled.journalOpen()).isEqualTo(N);
@@ -65,7 +63,7 @@ class ManyOutcomesTest {
 
           // Then every settle fails under the lock and each outcome is handed over, twice.
           for (int round = 0; round < 2; round++) {
-            outcomes.forEach(k -> bus.publish(KnownOutcome.ADDRESS, k));
+            outcomes.forEach(k -> keeper.handOver(k, true));
           }
           Poll.until(Duration.ofSeconds(10), "duplicates seen", () -> gateway.gateway().part(RetryPart.class).stats().duplicates() == N);
           // The first wave fails after its whole-transaction retries, then one outcome at a time probes.

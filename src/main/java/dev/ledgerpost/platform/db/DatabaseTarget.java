@@ -1,4 +1,4 @@
-package dev.ledgerpost.ledger.db;
+package dev.ledgerpost.platform.db;
 
 import io.vertx.pgclient.PgConnectOptions;
 import java.time.Duration;

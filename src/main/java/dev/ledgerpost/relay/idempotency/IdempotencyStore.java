@@ -1,19 +1,19 @@
-package dev.ledgerpost.intake.http;
+package dev.ledgerpost.relay.idempotency;
 
-import dev.ledgerpost.intake.http.IdempotencyMessages.Claim;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Claimed;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Complete;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Decision;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Done;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Prune;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Pruned;
-import dev.ledgerpost.intake.http.IdempotencyMessages.Release;
-import dev.ledgerpost.ledger.LedgerAccess;
-import dev.ledgerpost.ledger.db.StoreException;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Claim;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Claimed;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Complete;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Decision;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Done;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Prune;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Pruned;
+import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Release;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
-import dev.ledgerpost.ledger.LedgerStore;
 import dev.ledgerpost.ledger.MessageStatus;
-import dev.ledgerpost.ledger.db.TransactionPolicy;
+import dev.ledgerpost.platform.db.TransactionPolicy;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -25,11 +25,12 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The SQL of idempotency keys (states in V30__idempotency_key_states.sql), a store on the ledger's context.
- * Every operation is one transaction under the ledger's retry policy and is safe to run again after an
- * ambiguous commit. The binding of a key to its entry is the ledger's keyed open (one statement with the open).
+ * The SQL of idempotency keys (states in V30__idempotency_key_states.sql), on the idempotency part's own context
+ * ({@link IdempotencyVerticle}). Every operation is one transaction under the ledger's retry policy and is safe to run
+ * again after an ambiguous commit. The binding of a key to its entry is the ledger's keyed open (one statement with the
+ * open).
  */
-public final class IdempotencyStore implements LedgerStore {
+public final class IdempotencyStore {
   private static final String INSERT = """
       INSERT INTO idempotency_keys (owner, key, request_hash, operation_id, state, lease_until, created_at, updated_at)
       VALUES (#{owner}, #{key}, #{hash}, #{op}, 'IN_FLIGHT', now() + make_interval(secs => #{lease}), now(), now())
@@ -65,13 +66,14 @@ public final class IdempotencyStore implements LedgerStore {
   private final Pool pool;
   private final TransactionPolicy policy;
 
-  public IdempotencyStore(LedgerAccess ledger) {
-    pool = ledger.pool();
-    policy = ledger.policy();
-    ledger.serve(IdempotencyMessages.CLAIM, Claim.class, this::claim);
-    ledger.serve(IdempotencyMessages.COMPLETE, Complete.class, this::complete);
-    ledger.serve(IdempotencyMessages.RELEASE, Release.class, this::release);
-    ledger.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
+  /** Serves its addresses on the context it is made on. */
+  public IdempotencyStore(Database db, Bus bus) {
+    pool = db.pool();
+    policy = db.policy();
+    bus.serve(IdempotencyMessages.CLAIM, Claim.class, this::claim);
+    bus.serve(IdempotencyMessages.COMPLETE, Complete.class, this::complete);
+    bus.serve(IdempotencyMessages.RELEASE, Release.class, this::release);
+    bus.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
   }
 
   Future<Claimed> claim(Claim c) {

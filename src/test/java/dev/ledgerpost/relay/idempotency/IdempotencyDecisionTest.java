@@ -1,10 +1,11 @@
-package dev.ledgerpost.intake.http;
+package dev.ledgerpost.relay.idempotency;
 
-import static dev.ledgerpost.intake.http.IdempotencyMessages.Decision.BUSY;
-import static dev.ledgerpost.intake.http.IdempotencyMessages.Decision.CLAIMED;
-import static dev.ledgerpost.intake.http.IdempotencyMessages.Decision.DERIVED;
-import static dev.ledgerpost.intake.http.IdempotencyMessages.Decision.MISMATCH;
-import static dev.ledgerpost.intake.http.IdempotencyMessages.Decision.REPLAY;
+
+import static dev.ledgerpost.relay.idempotency.IdempotencyMessages.Decision.BUSY;
+import static dev.ledgerpost.relay.idempotency.IdempotencyMessages.Decision.CLAIMED;
+import static dev.ledgerpost.relay.idempotency.IdempotencyMessages.Decision.DERIVED;
+import static dev.ledgerpost.relay.idempotency.IdempotencyMessages.Decision.MISMATCH;
+import static dev.ledgerpost.relay.idempotency.IdempotencyMessages.Decision.REPLAY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.ledger.MessageStatus;

@@ -1,4 +1,4 @@
-package dev.ledgerpost.intake.http;
+package dev.ledgerpost.relay.idempotency;
 
 import dev.ledgerpost.ledger.LedgerMessages.KeyRef;
 import dev.ledgerpost.ledger.MessageStatus;
@@ -6,7 +6,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 /**
- * Event-bus messages of the HTTP send API's idempotency keys ({@link IdempotencyStore}, on the ledger's context).
+ * Event-bus messages of the HTTP send API's idempotency keys ({@link IdempotencyStore}, on its own verticle).
  * A key is claimed before the downstream transaction begins (so a concurrent duplicate hears 409 at once), bound
  * to its ledger entry in the transaction that opens the ledger (the ledger's {@code OpenKeyed}), and finally given
  * its answer or released.
@@ -14,7 +14,7 @@ import java.util.UUID;
 public final class IdempotencyMessages {
   private IdempotencyMessages() {}
 
-  public static final String CLAIM = "ledger.idempotency.claim";
+  public static final String CLAIM = "idempotency.claim";
 
   /**
    * Claims {@code key} for a request whose canonical body hashes to {@code requestHash}. {@code lease} bounds
@@ -56,12 +56,12 @@ public final class IdempotencyMessages {
     }
   }
 
-  public static final String COMPLETE = "ledger.idempotency.complete";
+  public static final String COMPLETE = "idempotency.complete";
 
   /** Stores the answer given for a bound key (a JSON document: status, headers, body). */
   public record Complete(KeyRef ref, String response) {}
 
-  public static final String RELEASE = "ledger.idempotency.release";
+  public static final String RELEASE = "idempotency.release";
 
   /** Forgets a claim whose request ended without a stored answer: the key may be used again. */
   public record Release(KeyRef ref) {}
@@ -69,7 +69,7 @@ public final class IdempotencyMessages {
   /** {@code changed} is false when the row was no longer this claimant's (taken over or expired). */
   public record Done(boolean changed) {}
 
-  public static final String PRUNE = "ledger.idempotency.prune";
+  public static final String PRUNE = "idempotency.prune";
 
   /** Deletes at most {@code batch} keys older than {@code retention}. */
   public record Prune(Duration retention, int batch) {}

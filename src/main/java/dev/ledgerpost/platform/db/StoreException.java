@@ -1,4 +1,4 @@
-package dev.ledgerpost.ledger.db;
+package dev.ledgerpost.platform.db;
 
 /**
  * A statement of the ledger or of any part with its own SQL could not do what was asked: the one persistence exception

@@ -1,4 +1,4 @@
-package dev.ledgerpost.ledger.db;
+package dev.ledgerpost.platform.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

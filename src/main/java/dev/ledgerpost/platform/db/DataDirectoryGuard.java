@@ -1,4 +1,4 @@
-package dev.ledgerpost.ledger.db;
+package dev.ledgerpost.platform.db;
 
 import dev.ledgerpost.platform.lockfile.LockFile;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.ledgerpost.ledger;
+package dev.ledgerpost.platform.db;
 
 import java.security.SecureRandom;
 import java.util.UUID;
