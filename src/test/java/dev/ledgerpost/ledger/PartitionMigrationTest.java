@@ -1,5 +1,7 @@
 package dev.ledgerpost.ledger;
 
+import dev.ledgerpost.platform.db.LedgerIds;
+
 import dev.ledgerpost.platform.db.DatabaseTarget;
 
 import static org.assertj.core.api.Assertions.assertThat;
