@@ -1,10 +1,12 @@
 package dev.ledgerpost.platform.part;
 
 import dev.ledgerpost.platform.config.Reloadable;
+import dev.ledgerpost.platform.config.StartFailure;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
 import java.util.List;
 import java.util.Optional;
+import java.util.ServiceLoader;
 
 /**
  * One part of the gateway, as the gateway sees it (docs/architecture.md, "How to add a part"): its name (also the prefix
@@ -44,6 +46,25 @@ public interface Part {
   /** The credential files and key pairs it reads again on SIGHUP. */
   default List<Reloadable<?>> credentials() {
     return List.of();
+  }
+
+  /**
+   * The part of this name found on the class path (META-INF/services), for a part that only some builds have (chaos
+   * mode); without it, a part whose start fails with {@code missing}, one line at start-up.
+   */
+  static Part onClassPath(String name, String missing) {
+    return ServiceLoader.load(Part.class).stream().map(ServiceLoader.Provider::get).filter(p -> p.name().equals(name))
+        .findFirst().orElseGet(() -> new Part() {
+          @Override
+          public String name() {
+            return name;
+          }
+
+          @Override
+          public Future<Void> start(Assembly assembly) {
+            return Future.failedFuture(new StartFailure(missing, null));
+          }
+        });
   }
 
   /** Whether the part is ready to serve: a failed check means not ready, and the API answers 503 with its message. */
