@@ -18,17 +18,18 @@ class ReconcileIsolationTest {
   @Test
   void noReconcileClassReferencesThePartsThatSendMail() throws Exception {
     Path classes = Path.of(ReconcileVerticle.class.getProtectionDomain().getCodeSource().getLocation().toURI())
-        .resolve("dev/ledgerpost/reconcile");
+        .resolve("dev/ledgerpost/operate/reconcile");
     List<Path> files;
     try (Stream<Path> s = Files.list(classes)) {
       files = s.filter(p -> p.toString().endsWith(".class")).toList();
     }
     assertThat(files).hasSizeGreaterThan(6);
     for (Path f : files) {
-      // Class references sit in the constant pool as internal names, e.g. dev/ledgerpost/delivery/Relay.
+      // Class references sit in the constant pool as internal names, e.g. dev/ledgerpost/relay/Relay.
       String pool = new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1);
       assertThat(pool).as(f.getFileName().toString())
-          .doesNotContain("dev/ledgerpost/delivery", "dev/ledgerpost/smtp", "dev/ledgerpost/send/", "dev/ledgerpost/api/SendApi");
+          .doesNotContain("dev/ledgerpost/relay/smarthost", "dev/ledgerpost/intake/")
+          .doesNotContainPattern("dev/ledgerpost/relay/(Relay|ContractTransaction|WireTransaction)");
     }
   }
 }

@@ -15,16 +15,18 @@ class RetryIsolationTest {
   @Test
   void noRetryClassReferencesTheDeliveryOrSmtpParts() throws Exception {
     Path classes = Path.of(RetryVerticle.class.getProtectionDomain().getCodeSource().getLocation().toURI())
-        .resolve("dev/ledgerpost/retry");
+        .resolve("dev/ledgerpost/relay/retry");
     List<Path> files;
     try (Stream<Path> s = Files.list(classes)) {
       files = s.filter(p -> p.toString().endsWith(".class")).toList();
     }
     assertThat(files).hasSizeGreaterThan(5);
     for (Path f : files) {
-      // Class references sit in the constant pool as internal names, e.g. dev/ledgerpost/delivery/Relay.
+      // Class references sit in the constant pool as internal names, e.g. dev/ledgerpost/relay/Relay.
       String pool = new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1);
-      assertThat(pool).as(f.getFileName().toString()).doesNotContain("dev/ledgerpost/delivery", "dev/ledgerpost/smtp");
+      // The relay wing's parts that talk to a smarthost: its pool, the contract and its transactions; and the intakes.
+      assertThat(pool).as(f.getFileName().toString()).doesNotContain("dev/ledgerpost/relay/smarthost", "dev/ledgerpost/intake/")
+          .doesNotContainPattern("dev/ledgerpost/relay/(Relay|ContractTransaction|WireTransaction)");
     }
   }
 }
