@@ -45,7 +45,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
-
   private final Vertx vertx;
   private final GatewayConfig config;
   private final Clock clock;
@@ -65,8 +64,7 @@ public final class Gateway {
   private static List<Part> parts(GatewayConfig config) {
     List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new LedgerPart(), new IdempotencyPart(), new ResolutionsPart(),
         new ErasurePart()));
-    if (config.observability().chaosEnabled()) {
-      // In the tests' build and "mvn -Pchaos package" only (src/chaos).
+    if (config.observability().chaosEnabled()) { // in the tests' build and "mvn -Pchaos package" only (src/chaos)
       parts.add(Part.onClassPath("chaos", "chaos.enabled: this build has no chaos mode; test environments build one with "
           + "mvn -Pchaos package"));
     }
@@ -95,12 +93,16 @@ public final class Gateway {
     return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
 
+  /** Names and every part's files on a worker, before any part starts (node.id may need the host's name). */
   private Future<Void> boot() {
-    return vertx.executeBlocking(() -> config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname())
-        .compose(hostname -> {
+    return vertx.executeBlocking(() -> {
           assembly = new Assembly(vertx, config, new MicrometerGatewayMetrics(registry), clock, config.node().effectiveId(),
-              hostname, parts);
+              config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname(), parts);
           assembly.provide(PrometheusMeterRegistry.class, registry);
+          parts.forEach(part -> part.prepare(assembly));
+          return null;
+        })
+        .compose(prepared -> {
           Future<Void> chain = Future.succeededFuture();
           for (Part part : parts) {
             chain = chain.compose(x -> part.start(assembly).onSuccess(y -> part.gauges(assembly.metrics())));
@@ -188,7 +190,7 @@ public final class Gateway {
 
   /** This node's id on the ledger. */
   public String nodeId() {
-    return config.node().effectiveId();
+    return assembly.nodeId();
   }
 
   public GatewayConfig config() {

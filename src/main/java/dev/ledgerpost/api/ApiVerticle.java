@@ -28,8 +28,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ApiVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ApiVerticle.class);
-  /** Bodies of the admin endpoints are small JSON documents. */
-  private static final long ADMIN_BODY_LIMIT = 64 * 1024;
 
   /**
    * What every instance of the API shares, one per process: the configuration, the admin token (read through its
@@ -74,7 +72,7 @@ public final class ApiVerticle extends VerticleBase {
     }
     faces.forEach(face -> face.open(router)); // public, or authenticating themselves
     router.route("/api/*").handler(this::authenticate);
-    router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(ADMIN_BODY_LIMIT)).handler(contract::handle);
+    router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(HttpFace.ADMIN_BODY_LIMIT)).handler(contract::handle);
     faces.forEach(face -> face.admin(router));
     router.route().last().handler(ctx -> Problem.send(ctx, 404, "Not Found", "no such resource"));
     router.errorHandler(405, ctx -> Problem.send(ctx, 405, "Method Not Allowed", null));

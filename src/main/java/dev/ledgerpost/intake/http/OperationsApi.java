@@ -17,6 +17,8 @@ import dev.ledgerpost.relay.retry.RetryMessages;
 import io.vertx.core.Future;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import dev.ledgerpost.platform.part.HttpFace;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,9 +49,14 @@ final class OperationsApi {
     this.contract = contract;
   }
 
-  /** Before the admin check of {@code /api/*}: the route authenticates itself, then the contract checks it. */
+  /**
+   * Before the admin check of {@code /api/*}: the route authenticates itself, then reads the body as every admin route
+   * does (a GET's body over the limit is 413 there too) and the contract checks it.
+   */
   void mount(Router router) {
-    router.get("/api/v1/operations/:id").handler(this::authenticate).handler(contract::handle).handler(this::operation);
+    router.get("/api/v1/operations/:id").handler(this::authenticate); // a route's body handler must be its first
+    router.get("/api/v1/operations/:id").handler(BodyHandler.create(false).setBodyLimit(HttpFace.ADMIN_BODY_LIMIT))
+        .handler(contract::handle).handler(this::operation);
   }
 
   private void authenticate(RoutingContext ctx) {

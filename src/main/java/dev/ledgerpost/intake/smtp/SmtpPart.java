@@ -6,7 +6,6 @@ import dev.ledgerpost.intake.smtp.tls.TlsMaterial;
 import dev.ledgerpost.platform.auth.HtpasswdAuthenticator;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.config.Reloadable;
-import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
@@ -24,7 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class SmtpPart implements Part {
   private final List<Reloadable<?>> reloadable = new ArrayList<>();
   private final AtomicInteger connections = new AtomicInteger();
-  private AuthThrottle throttle;
+  private TlsMaterial tls;
+  private SmtpSession.Guards guards;
   private int port;
 
   @Override
@@ -32,11 +32,21 @@ public final class SmtpPart implements Part {
     return "smtp";
   }
 
+  /** The certificates and the sender policy, read before any part starts; its gauges from then on. */
+  @Override
+  public void prepare(Assembly a) {
+    tls = TlsMaterial.load(a.vertx(), a.config().smtp(), a.hostname());
+    tls.reloadable().ifPresent(reloadable::add);
+    guards = guards(a);
+    a.metrics().gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
+    a.metrics().gauge("ledgerpost.auth.banned.addresses", "Client addresses banned now for failed AUTH attempts",
+        guards.throttle()::bannedAddresses);
+  }
+
   @Override
   public Future<Void> start(Assembly a) {
     GatewayConfig config = a.config();
-    // The certificates and the sender policy are read from disk: on a worker.
-    return a.vertx().executeBlocking(() -> shared(a)).compose(shared -> a.listen("smtp", config.smtp().host(), config.smtp().effectiveInstances(),
+    return Future.succeededFuture(shared(a)).compose(shared -> a.listen("smtp", config.smtp().host(), config.smtp().effectiveInstances(),
             config.smtp().port(), p -> new SmtpVerticle(shared, p), SmtpVerticle::actualPort))
         .map(p -> {
           port = p;
@@ -46,31 +56,22 @@ public final class SmtpPart implements Part {
 
   private SmtpVerticle.Shared shared(Assembly a) {
     GatewayConfig config = a.config();
-    TlsMaterial tls = TlsMaterial.load(a.vertx(), config.smtp(), a.hostname());
-    tls.reloadable().ifPresent(reloadable::add);
     SmtpSession.Authenticator users = a.find(HtpasswdAuthenticator.class).<SmtpSession.Authenticator>map(u -> u::verify)
         .orElse(null);
     return new SmtpVerticle.Shared(config, a.hostname(), tls, users, connections, a.get(Smarthosts.class), a.metrics(),
-        guards(a), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
+        guards, new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
   }
 
   /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */
   private SmtpSession.Guards guards(Assembly a) {
     GatewayConfig.Auth auth = a.config().auth();
-    throttle = new AuthThrottle(new AuthThrottle.Settings(auth.failureDelay(), auth.banThreshold(), auth.banWindow()),
+    AuthThrottle throttle = new AuthThrottle(new AuthThrottle.Settings(auth.failureDelay(), auth.banThreshold(), auth.banWindow()),
         a.metrics());
     SenderPolicy senders = auth.senderPolicy() == GatewayConfig.SenderPolicyMode.OWN
         ? SenderPolicy.load(Path.of(auth.sendersFile()))
         : SenderPolicy.ANY;
     return new SmtpSession.Guards(throttle, senders, new UserQuota(auth.rateLimit(), a.metrics()),
         d -> a.vertx().timer(d.toMillis()).mapEmpty());
-  }
-
-  @Override
-  public void gauges(GatewayMetrics metrics) {
-    metrics.gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
-    metrics.gauge("ledgerpost.auth.banned.addresses", "Client addresses banned now for failed AUTH attempts",
-        throttle::bannedAddresses);
   }
 
   @Override

@@ -24,25 +24,27 @@ public final class AuthPart implements Part {
   }
 
   @Override
-  public Future<Void> start(Assembly a) {
+  public void prepare(Assembly a) {
     GatewayConfig config = a.config();
-    return a.vertx().executeBlocking(() -> {
-      adminToken = AdminToken.load(config);
-      EventTokens eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
-      ApiKeys apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
-      adminToken.reloadable().ifPresent(reloadable::add);
-      eventTokens.reloadable().ifPresent(reloadable::add);
-      apiKeys.reloadable().ifPresent(reloadable::add);
-      a.provide(AdminToken.class, adminToken);
-      a.provide(EventTokens.class, eventTokens);
-      a.provide(ApiKeys.class, apiKeys);
-      if (!config.auth().usersFile().isEmpty()) {
-        HtpasswdAuthenticator users = HtpasswdAuthenticator.load(a.vertx(), Path.of(config.auth().usersFile()));
-        reloadable.add(users.reloadable());
-        a.provide(HtpasswdAuthenticator.class, users);
-      }
-      return null;
-    });
+    adminToken = AdminToken.load(config);
+    EventTokens eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
+    ApiKeys apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
+    adminToken.reloadable().ifPresent(reloadable::add);
+    eventTokens.reloadable().ifPresent(reloadable::add);
+    apiKeys.reloadable().ifPresent(reloadable::add);
+    a.provide(AdminToken.class, adminToken);
+    a.provide(EventTokens.class, eventTokens);
+    a.provide(ApiKeys.class, apiKeys);
+    if (!config.auth().usersFile().isEmpty()) {
+      HtpasswdAuthenticator users = HtpasswdAuthenticator.load(a.vertx(), Path.of(config.auth().usersFile()));
+      reloadable.add(users.reloadable());
+      a.provide(HtpasswdAuthenticator.class, users);
+    }
+  }
+
+  @Override
+  public Future<Void> start(Assembly a) {
+    return Future.succeededFuture();
   }
 
   @Override

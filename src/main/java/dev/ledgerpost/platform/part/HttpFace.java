@@ -12,6 +12,9 @@ import java.util.function.Consumer;
  * parts; so a part's admin handlers read their input as the contract validated it and never check the token again.
  */
 public interface HttpFace {
+  /** Bodies of the admin endpoints are small JSON documents. */
+  long ADMIN_BODY_LIMIT = 64 * 1024;
+
   /** Routes before the admin check: public, or authenticating themselves (send API keys, the hub's first frame). */
   default void open(Router router) {}
 

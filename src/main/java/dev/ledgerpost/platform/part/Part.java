@@ -19,6 +19,12 @@ public interface Part {
   /** The part's name: "ledger", "outbox". Its bus addresses start with it. */
   String name();
 
+  /**
+   * Reads what the part needs from disk (credential files, certificates, policy files), for every part before any
+   * starts: a bad file fails the start in one line before the database is touched. On a worker: it may block.
+   */
+  default void prepare(Assembly assembly) {}
+
   /** Deploys the part's verticles through {@code assembly} and provides what later parts use; completes when ready. */
   Future<Void> start(Assembly assembly);
 
