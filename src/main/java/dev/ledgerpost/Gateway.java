@@ -5,12 +5,12 @@ import dev.ledgerpost.intake.http.HttpIntakePart;
 import dev.ledgerpost.relay.idempotency.IdempotencyStore;
 import dev.ledgerpost.intake.smtp.SmtpPart;
 import dev.ledgerpost.ledger.LedgerPart;
-import dev.ledgerpost.operate.archive.ArchivePart;
+import dev.ledgerpost.operate.archive.ArchiveVerticle;
 import dev.ledgerpost.operate.capacity.CapacityPart;
-import dev.ledgerpost.operate.erasure.ErasurePart;
+import dev.ledgerpost.operate.erasure.ErasureVerticle;
 import dev.ledgerpost.operate.reconcile.ReconcilePart;
 import dev.ledgerpost.operate.resolutions.ResolutionsPart;
-import dev.ledgerpost.operate.retention.RetentionPart;
+import dev.ledgerpost.operate.retention.RetentionVerticle;
 import dev.ledgerpost.operate.stale.StalePart;
 import dev.ledgerpost.platform.auth.AuthPart;
 import dev.ledgerpost.platform.cluster.NodePart;
@@ -20,10 +20,10 @@ import dev.ledgerpost.platform.observability.MicrometerGatewayMetrics;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import dev.ledgerpost.publish.hub.HubPart;
-import dev.ledgerpost.publish.outbox.OutboxPart;
+import dev.ledgerpost.publish.outbox.OutboxVerticle;
 import dev.ledgerpost.publish.webhook.WebhookPart;
 import dev.ledgerpost.relay.RelayPart;
-import dev.ledgerpost.relay.idempotency.IdempotencyPart;
+import dev.ledgerpost.relay.idempotency.IdempotencyVerticle;
 import dev.ledgerpost.relay.retry.RetryPart;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -62,14 +62,14 @@ public final class Gateway {
 
   /** The parts in start order; a part finds what the ones before it provide. */
   private static List<Part> parts(GatewayConfig config) {
-    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new LedgerPart(), new IdempotencyPart(), new ResolutionsPart(),
-        new ErasurePart()));
+    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new LedgerPart(), IdempotencyVerticle.part(), new ResolutionsPart(),
+        ErasureVerticle.part()));
     if (config.observability().chaosEnabled()) { // in the tests' build and "mvn -Pchaos package" only (src/chaos)
       parts.add(Part.onClassPath("chaos", "chaos.enabled: this build has no chaos mode; test environments build one with "
           + "mvn -Pchaos package"));
     }
-    parts.addAll(List.of(new NodePart(), new OutboxPart(), new ArchivePart(), new RetryPart(), new RelayPart(), new StalePart(),
-        new CapacityPart(), new WebhookPart(), new RetentionPart(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
+    parts.addAll(List.of(new NodePart(), OutboxVerticle.part(), ArchiveVerticle.part(), new RetryPart(), new RelayPart(), new StalePart(),
+        new CapacityPart(), new WebhookPart(), RetentionVerticle.part(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
         new ApiPart(), new SmtpPart()));
     return parts;
   }

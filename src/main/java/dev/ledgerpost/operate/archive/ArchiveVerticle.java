@@ -1,5 +1,10 @@
 package dev.ledgerpost.operate.archive;
 
+import dev.ledgerpost.platform.part.Part;
+import dev.ledgerpost.platform.part.HttpFace;
+import dev.ledgerpost.operate.retention.PartitionArchiver;
+import java.util.Optional;
+
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.db.DatabaseTarget;
@@ -21,6 +26,21 @@ public final class ArchiveVerticle extends VerticleBase {
   private final ArchiveKey.Location key;
 
   /** Without {@code ledger.archiveDir}, every export is refused. */
+  /**
+   * Ledger exports on demand (docs/data-model.md §5.13) as a part of the gateway, with retention's export of a
+   * partition before its drop when {@code ledger.archiveDir} is set.
+   */
+  public static Part part() {
+    return Part.of("archive", a -> {
+      DatabaseTarget target = a.get(DatabaseTarget.class);
+      if (a.config().ledger().archivePath() != null) {
+        a.provide(PartitionArchiver.class, new PartitionExport(a.vertx(), target, a.config().ledger().archivePath(),
+            a.nodeId(), ArchiveKey.Location.of(a.config().ledger())));
+      }
+      return a.deploy(new ArchiveVerticle(a.config().ledger(), a.nodeId(), target));
+    }, api -> Optional.of(HttpFace.admin(new ArchiveApi(Bus.of(api.vertx()))::mount)));
+  }
+
   public ArchiveVerticle(GatewayConfig.Ledger ledger, String nodeId, DatabaseTarget target) {
     this.archiveDir = ledger.archivePath();
     this.nodeId = nodeId;

@@ -1,5 +1,8 @@
 package dev.ledgerpost.operate.retention;
 
+import dev.ledgerpost.platform.part.Part;
+import java.util.Optional;
+
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.Job;
 import dev.ledgerpost.platform.cluster.JobSchedule;
@@ -34,6 +37,15 @@ public final class RetentionVerticle extends VerticleBase {
   /** Null when no ledger.archiveDir is set. */
   private final PartitionArchiver archiver;
   private JobSchedule schedule;
+
+  /**
+   * Retention as a part of the gateway: after every part whose rows it prunes serves its addresses, since a job taken
+   * at once runs its first pass at once.
+   */
+  public static Part part() {
+    return Part.of("retention", a -> a.deploy(new RetentionVerticle(a.get(NodeServices.class), a.get(DatabaseTarget.class),
+        a.find(PartitionArchiver.class).orElse(null))), api -> Optional.empty());
+  }
 
   public RetentionVerticle(NodeServices node, DatabaseTarget target, PartitionArchiver archiver) {
     this.node = node;

@@ -1,5 +1,7 @@
 package dev.ledgerpost.platform.part;
 
+import java.util.function.Function;
+
 import dev.ledgerpost.platform.config.Reloadable;
 import dev.ledgerpost.platform.config.StartFailure;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
@@ -52,6 +54,29 @@ public interface Part {
   /** The credential files and key pairs it reads again on SIGHUP. */
   default List<Reloadable<?>> credentials() {
     return List.of();
+  }
+
+  /**
+   * A part that deploys what {@code start} deploys and shows the face {@code http} makes (most parts: one verticle, and
+   * for some a few admin routes); a part with gauges, a readiness check or credentials is a class of its own.
+   */
+  static Part of(String name, Function<Assembly, Future<Void>> start, Function<HttpFace.Api, Optional<HttpFace>> http) {
+    return new Part() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public Future<Void> start(Assembly assembly) {
+        return start.apply(assembly);
+      }
+
+      @Override
+      public Optional<HttpFace> http(HttpFace.Api api) {
+        return http.apply(api);
+      }
+    };
   }
 
   /**

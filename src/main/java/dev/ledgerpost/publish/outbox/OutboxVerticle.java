@@ -1,5 +1,8 @@
 package dev.ledgerpost.publish.outbox;
 
+import dev.ledgerpost.platform.part.Part;
+import java.util.Optional;
+
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.Job;
@@ -38,6 +41,12 @@ public final class OutboxVerticle extends VerticleBase {
   private PacedPass passes;
   private JobSchedule schedule;
   private final ThrottledWarning failures = new ThrottledWarning(LOG);
+
+  /** The outbox relay as a part of the gateway: its name is its addresses' prefix. */
+  public static Part part() {
+    return Part.of("outbox", a -> a.deploy(new OutboxVerticle(a.get(NodeServices.class), a.get(Database.class))),
+        api -> Optional.empty());
+  }
 
   public OutboxVerticle(NodeServices node, Database db) {
     this.node = node;

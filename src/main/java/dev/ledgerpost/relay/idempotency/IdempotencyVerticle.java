@@ -1,5 +1,8 @@
 package dev.ledgerpost.relay.idempotency;
 
+import dev.ledgerpost.platform.part.Part;
+import java.util.Optional;
+
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.bus.Bus;
 import io.vertx.core.Future;
@@ -12,6 +15,14 @@ import io.vertx.core.VerticleBase;
  */
 public final class IdempotencyVerticle extends VerticleBase {
   private final Database db;
+
+  /**
+   * The send API's Idempotency-Keys as a part of the gateway (docs/design.md §7): right after the ledger, since the
+   * retry part releases keys while it replays its journal at start.
+   */
+  public static Part part() {
+    return Part.of("idempotency", a -> a.deploy(new IdempotencyVerticle(a.get(Database.class))), api -> Optional.empty());
+  }
 
   public IdempotencyVerticle(Database db) {
     this.db = db;
