@@ -23,6 +23,7 @@ public final class HttpIntakePart implements Part {
   private EventTokens tokens;
   private NotifyHub hub;
   private GatewayConfig config;
+  private String nodeId;
 
   @Override
   public String name() {
@@ -32,6 +33,7 @@ public final class HttpIntakePart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     config = a.config();
+    nodeId = a.nodeId();
     tokens = a.get(EventTokens.class);
     hub = a.get(NotifyHub.class);
     setup = new SendApi.Setup(config, a.get(ApiKeys.class), a.hostname(), a.get(Smarthosts.class), a.metrics());
@@ -41,7 +43,7 @@ public final class HttpIntakePart implements Part {
   @Override
   public Optional<HttpFace> http(HttpFace.Api api) {
     SendApi send = new SendApi(api.vertx(), setup, api.contract());
-    OperationsApi operations = new OperationsApi(Bus.of(api.vertx()), config, tokens, hub, send, api.contract());
+    OperationsApi operations = new OperationsApi(Bus.of(api.vertx()), config, nodeId, tokens, hub, send, api.contract());
     return Optional.of(new HttpFace() {
       @Override
       public void open(Router router) {

@@ -35,14 +35,17 @@ final class OperationsApi {
 
   private final Bus bus;
   private final GatewayConfig config;
+  /** This node's id, computed once at start (node.id may need the host's name: a lookup no event loop may wait for). */
+  private final String nodeId;
   private final EventTokens tokens;
   private final NotifyHub hub;
   private final SendApi send;
   private final ContractValidation contract;
 
-  OperationsApi(Bus bus, GatewayConfig config, EventTokens tokens, NotifyHub hub, SendApi send, ContractValidation contract) {
+  OperationsApi(Bus bus, GatewayConfig config, String nodeId, EventTokens tokens, NotifyHub hub, SendApi send, ContractValidation contract) {
     this.bus = bus;
     this.config = config;
+    this.nodeId = nodeId;
     this.tokens = tokens;
     this.hub = hub;
     this.send = send;
@@ -99,7 +102,7 @@ final class OperationsApi {
           // This node's retry part answers for itself (fresher than its heartbeat), the others' heartbeats for them;
           // if it cannot answer and no other node holds the outcome, say so rather than guess.
           Future.join(retrying, webhooks).onComplete(done -> {
-            String self = config.node().effectiveId();
+            String self = nodeId;
             List<String> on = new ArrayList<>(ar.result().heldBy());
             boolean selfOnHeartbeat = on.remove(self);
             if (retrying.succeeded() ? retrying.result() : selfOnHeartbeat) {
