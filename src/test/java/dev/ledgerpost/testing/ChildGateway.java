@@ -28,8 +28,11 @@ public final class ChildGateway implements AutoCloseable {
 
   private final Thread reader;
 
-  private ChildGateway(Process process) {
+  private final ChildJvm.Command jvm;
+
+  private ChildGateway(Process process, ChildJvm.Command jvm) {
     this.process = process;
+    this.jvm = jvm;
     reader = new Thread(this::readLog, "child-gateway-log-" + process.pid());
     reader.setDaemon(true);
     reader.start();
@@ -59,14 +62,14 @@ public final class ChildGateway implements AutoCloseable {
     if (shell != null) {
       cmd.addAll(List.of("/bin/bash", "-c", shell + "; exec \"$0\" \"$@\""));
     }
-    cmd.add(ProcessHandle.current().info().command().orElse("java"));
-    cmd.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xmx256m", "-cp", classPath(),
-        "dev.ledgerpost.Main"));
+    ChildJvm.Command jvm = ChildJvm.command();
+    cmd.addAll(jvm.java());
+    cmd.add("dev.ledgerpost.Main");
     cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true);
     pb.environment().keySet().removeIf(k -> k.startsWith("LEDGERPOST_"));
     pb.environment().putAll(env);
-    return new ChildGateway(pb.start());
+    return new ChildGateway(pb.start(), jvm);
   }
 
   /** Sends a signal by name (HUP, TERM...) with the shell's kill: the JDK can only send TERM and KILL. */
@@ -89,17 +92,6 @@ public final class ChildGateway implements AutoCloseable {
   /** SIGCONT: a stopped process goes on from where it stood. */
   public void thaw() throws Exception {
     signal("CONT");
-  }
-
-  /** This JVM's class path with absolute entries (the child runs in another directory). */
-  private static String classPath() {
-    List<String> entries = new ArrayList<>();
-    for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-      if (!e.isEmpty()) {
-        entries.add(Path.of(e).toAbsolutePath().toString());
-      }
-    }
-    return String.join(java.io.File.pathSeparator, entries);
   }
 
   private void readLog() {
@@ -126,6 +118,7 @@ public final class ChildGateway implements AutoCloseable {
       }
       return smtpPort > 0;
     });
+    ChildJvm.ready(jvm);
     return this;
   }
 

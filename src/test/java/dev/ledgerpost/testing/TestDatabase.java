@@ -10,6 +10,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.PostgreSQLContainer;
@@ -24,6 +26,11 @@ import org.testcontainers.containers.PostgreSQLContainer;
  * {@code CREATE DATABASE ... TEMPLATE} copy of it, on which the gateway's Flyway finds nothing to do. Copying takes a
  * few tens of milliseconds where migrating took about half a second, on each of the suite's hundreds of databases.
  * A test of the migrations themselves asks for {@link #newEmptyDatabase()}.
+ *
+ * <p>Databases are dropped when the test class that asked for them is done ({@link DropDatabasesAfterClass}), so a
+ * server holds a handful, not the hundred a JVM hands out: PostgreSQL's autovacuum visits every database once per
+ * {@code autovacuum_naptime}, and at 67 idle databases and the gateway's 5 s that was a sixth of a core per server,
+ * the suite's largest single cost (bench/results/2026-12-04-suite-cpu.txt).
  */
 public final class TestDatabase {
   private static final AtomicInteger COUNTER = new AtomicInteger();
@@ -31,6 +38,8 @@ public final class TestDatabase {
   /** The migrated template of this JVM, and the UTC day it was migrated on. */
   private static String template;
   private static LocalDate templateDay;
+  /** Databases handed out and not yet dropped. */
+  private static final List<String> handedOut = new ArrayList<>();
 
   /** host, port, user, password of the server; database names are handed out per test. */
   public record Server(String host, int port, String user, String password, String kind) {
@@ -87,13 +96,43 @@ public final class TestDatabase {
   }
 
   private static String nextName() {
-    return "t" + ProcessHandle.current().pid() + "_" + COUNTER.incrementAndGet();
+    String name = "t" + ProcessHandle.current().pid() + "_" + COUNTER.incrementAndGet();
+    synchronized (handedOut) {
+      handedOut.add(name);
+    }
+    return name;
+  }
+
+  /**
+   * Drops every database handed out so far, closing what is still connected to them ({@code WITH (FORCE)}): called
+   * once a test class is done, its gateways and children closed. The template stays.
+   */
+  public static void dropHandedOut() {
+    List<String> names;
+    synchronized (handedOut) {
+      names = List.copyOf(handedOut);
+      handedOut.clear();
+    }
+    if (names.isEmpty()) {
+      return;
+    }
+    Server s = server();
+    try (Connection c = DriverManager.getConnection(s.jdbc("postgres"), s.user(), s.password());
+        Statement st = c.createStatement()) {
+      for (String name : names) {
+        st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot drop the test databases " + names, e);
+    }
   }
 
   private static void create(Server s, String name, String from) {
     try (Connection c = DriverManager.getConnection(s.jdbc("postgres"), s.user(), s.password());
         Statement st = c.createStatement()) {
-      st.execute("CREATE DATABASE " + name + (from == null ? "" : " TEMPLATE " + from));
+      // FILE_COPY: copying the template's files takes 40 % less CPU than PostgreSQL's default (WAL_LOG, every page
+      // through the WAL) at this schema's 430 files, on a server with fsync off (see testServerSettings).
+      st.execute("CREATE DATABASE " + name + (from == null ? "" : " TEMPLATE " + from + " STRATEGY FILE_COPY"));
     } catch (SQLException e) {
       throw new IllegalStateException("cannot create test database " + name, e);
     }
@@ -146,9 +185,26 @@ public final class TestDatabase {
       Path dir = Files.createTempDirectory(Path.of("target"), "test-pg-");
       EmbeddedDatabase db = EmbeddedDatabase.start(dir, 0);
       Runtime.getRuntime().addShutdownHook(new Thread(db::close));
-      return new Server("localhost", db.port(), "postgres", "", "embedded");
+      Server s = new Server("localhost", db.port(), "postgres", "", "embedded");
+      testServerSettings(s);
+      return s;
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * The embedded test server runs as a gateway's does, but with fsync off: a test kills processes, never the
+   * machine, so the page cache keeps every commit a test checks (the commit itself is still synchronous), and the
+   * suite's hundreds of template copies and thousands of commits stop paying for flushes to disk.
+   */
+  private static void testServerSettings(Server s) {
+    try (Connection c = DriverManager.getConnection(s.jdbc("postgres"), s.user(), s.password());
+        Statement st = c.createStatement()) {
+      st.execute("ALTER SYSTEM SET fsync = off");
+      st.execute("SELECT pg_reload_conf()");
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot set up the test server", e);
     }
   }
 

@@ -1,0 +1,220 @@
+package dev.ledgerpost.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.stream.Stream;
+
+/**
+ * The {@code java} command line of a child gateway: JVM options and class path. Cold child JVMs were the suite's
+ * heaviest CPU item after PostgreSQL (36 of them, 3.5 s of CPU each to "ready"); an application class-data-sharing
+ * archive of the classes a gateway loads cuts that to 2.3 s (bench/results/2026-12-04-suite-cpu.txt).
+ *
+ * <p>The archive is made once per build, shared by every test JVM through {@code target/child-jvm/} under a file lock:
+ * <ol>
+ *   <li>CDS archives classes from jars only, so {@code target/classes} and {@code target/test-classes} are copied into
+ *       two jars there, again whenever a class file changed (a stamp of names, sizes and times).
+ *   <li>The first child of a build records the classes it loads ({@code -XX:DumpLoadedClassList}, written line by
+ *       line); once it is ready, a background {@code java -Xshare:dump} makes the archive from that list.
+ *   <li>Children started after the archive exists map it; the ones before run from the jars without it.
+ * </ol>
+ * Where anything of this fails (no {@code target/}, a read-only tree), children run from the test JVM's own class path,
+ * as they did before: slower, never different.
+ */
+final class ChildJvm {
+  private static final List<String> OPTIONS =
+      List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xmx256m");
+  /** A recording claimed longer ago than this was left by a test JVM that died: another child may record. */
+  private static final long RECORDING_STALE_MS = 5 * 60_000;
+
+  /** The command before the main class and its arguments; {@link #ready} is told when the child is ready. */
+  record Command(List<String> java, Path recording) {}
+
+  private ChildJvm() {}
+
+  static Command command() {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    cmd.addAll(OPTIONS);
+    Path dir = workDir();
+    if (dir != null) {
+      try {
+        synchronized (ChildJvm.class) {
+          try (FileChannel lockFile = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE,
+                  StandardOpenOption.WRITE);
+              FileLock lock = lockFile.lock()) {
+            String jars = jars(dir);
+            Path archive = dir.resolve("app.jsa");
+            Path recording = dir.resolve("recording");
+            cmd.add("-Xlog:cds=off,class+path=off"); // an archive that cannot be used is just not used, silently
+            if (Files.isRegularFile(archive)) {
+              cmd.addAll(List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:auto"));
+              return command(cmd, jars, null);
+            }
+            if (!Files.exists(recording)
+                || System.currentTimeMillis() - Files.getLastModifiedTime(recording).toMillis() > RECORDING_STALE_MS) {
+              Files.writeString(recording, String.valueOf(ProcessHandle.current().pid()));
+              cmd.add("-XX:DumpLoadedClassList=" + dir.resolve("classes.lst"));
+              return command(cmd, jars, recording);
+            }
+            return command(cmd, jars, null);
+          }
+        }
+      } catch (IOException | UncheckedIOException e) {
+        System.out.println("child JVM without class-data sharing: " + e);
+        cmd.removeIf(o -> o.startsWith("-Xlog:cds") || o.startsWith("-XX:SharedArchiveFile") || o.startsWith("-Xshare")
+            || o.startsWith("-XX:DumpLoadedClassList"));
+      }
+    }
+    return command(cmd, classPath(), null);
+  }
+
+  private static Command command(List<String> cmd, String classPath, Path recording) {
+    cmd.addAll(List.of("-cp", classPath));
+    return new Command(List.copyOf(cmd), recording);
+  }
+
+  /**
+   * The recording child is ready, so its list names every class a gateway's start loads: the archive is made from it
+   * in the background, by a process that renames it into place when done (it outlives this test JVM if need be).
+   */
+  static void ready(Command command) {
+    if (command.recording() == null) {
+      return;
+    }
+    Path dir = command.recording().getParent();
+    try {
+      Files.createFile(dir.resolve("dumping")); // once, whoever asks again
+    } catch (IOException e) {
+      return;
+    }
+    String classPath = command.java().get(command.java().indexOf("-cp") + 1);
+    String java = command.java().get(0);
+    String dump = String.join(" ", quote(java), "-Xshare:dump", quote("-XX:SharedClassListFile=" + dir.resolve("classes.lst")),
+        quote("-XX:SharedArchiveFile=" + dir.resolve("app.jsa.tmp")), "-cp", quote(classPath));
+    try {
+      new ProcessBuilder("/bin/sh", "-c", dump + " && mv " + quote(dir.resolve("app.jsa.tmp").toString()) + " "
+          + quote(dir.resolve("app.jsa").toString()))
+          .redirectErrorStream(true).redirectOutput(dir.resolve("dump.log").toFile()).start();
+    } catch (IOException e) {
+      System.out.println("no class-data sharing archive for child JVMs: " + e);
+    }
+  }
+
+  private static String quote(String s) {
+    return "'" + s.replace("'", "'\\''") + "'";
+  }
+
+  /** {@code target/child-jvm}, beside the test classes; null where the tests do not run from a Maven tree. */
+  private static Path workDir() {
+    for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      Path p = Path.of(e).toAbsolutePath();
+      if (p.getFileName() != null && p.getFileName().toString().equals("test-classes") && Files.isDirectory(p)) {
+        Path dir = p.resolveSibling("child-jvm");
+        try {
+          Files.createDirectories(dir);
+          return dir;
+        } catch (IOException ex) {
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The class path with the class directories replaced by jars of them, rebuilt (and the archive dropped) when the
+   * directories changed since they were made.
+   */
+  private static String jars(Path dir) throws IOException {
+    List<String> entries = new ArrayList<>();
+    StringBuilder stamp = new StringBuilder();
+    List<Path[]> toJar = new ArrayList<>();
+    for (String e : classPath().split(File.pathSeparator)) {
+      Path p = Path.of(e);
+      if (Files.isDirectory(p)) {
+        Path jar = dir.resolve(p.getFileName() + ".jar");
+        toJar.add(new Path[] {p, jar});
+        stamp.append(stamp(p));
+        entries.add(jar.toString());
+      } else {
+        entries.add(e);
+      }
+    }
+    Path stampFile = dir.resolve("stamp");
+    String now = Integer.toHexString(stamp.toString().hashCode()) + " " + stamp.length();
+    if (!Files.exists(stampFile) || !Files.readString(stampFile).equals(now)) {
+      for (String old : List.of("app.jsa", "app.jsa.tmp", "classes.lst", "recording", "dumping")) {
+        Files.deleteIfExists(dir.resolve(old));
+      }
+      for (Path[] pair : toJar) {
+        jar(pair[0], pair[1]);
+      }
+      Files.writeString(stampFile, now);
+    }
+    return String.join(File.pathSeparator, entries);
+  }
+
+  private static String stamp(Path classes) throws IOException {
+    StringBuilder s = new StringBuilder(classes.toString());
+    try (Stream<Path> files = Files.walk(classes)) {
+      for (Path f : (Iterable<Path>) files.sorted()::iterator) {
+        if (Files.isRegularFile(f)) {
+          s.append('\n').append(classes.relativize(f)).append(' ').append(Files.size(f)).append(' ')
+              .append(Files.getLastModifiedTime(f).toMillis());
+        }
+      }
+    }
+    return s.toString();
+  }
+
+  private static void jar(Path classes, Path jar) throws IOException {
+    Path tmp = jar.resolveSibling(jar.getFileName() + ".tmp");
+    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(tmp))) {
+      Files.walkFileTree(classes, new SimpleFileVisitor<>() {
+        // Directory entries too: Flyway finds db/migration by asking the class loader for the directory.
+        @Override
+        public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) throws IOException {
+          if (!d.equals(classes)) {
+            out.putNextEntry(new JarEntry(classes.relativize(d).toString().replace(File.separatorChar, '/') + "/"));
+            out.closeEntry();
+          }
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+          out.putNextEntry(new JarEntry(classes.relativize(file).toString().replace(File.separatorChar, '/')));
+          Files.copy(file, out);
+          out.closeEntry();
+          return FileVisitResult.CONTINUE;
+        }
+      });
+    }
+    Files.move(tmp, jar, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** This JVM's class path with absolute entries (the child runs in another directory). */
+  static String classPath() {
+    List<String> entries = new ArrayList<>();
+    for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      if (!e.isEmpty()) {
+        entries.add(Path.of(e).toAbsolutePath().toString());
+      }
+    }
+    return String.join(File.pathSeparator, entries);
+  }
+}
