@@ -2,6 +2,8 @@ package dev.ledgerpost.testing;
 
 import dev.ledgerpost.ledger.MigratedLedger;
 import dev.ledgerpost.platform.db.EmbeddedDatabase;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -11,7 +13,12 @@ import java.sql.Statement;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.PostgreSQLContainer;
@@ -40,6 +47,8 @@ public final class TestDatabase {
   private static LocalDate templateDay;
   /** Databases handed out and not yet dropped. */
   private static final List<String> handedOut = new ArrayList<>();
+  /** Test-side connections given back ({@link #connect}), by database. */
+  private static final Map<String, Deque<Connection>> idle = new ConcurrentHashMap<>();
 
   /** host, port, user, password of the server; database names are handed out per test. */
   public record Server(String host, int port, String user, String password, String kind) {
@@ -71,7 +80,7 @@ public final class TestDatabase {
     String name = nextName();
     create(s, name, template(s));
     // The copy's identity (V96) is the template's: two ledgers sharing one would pass for one (retention, archives).
-    try (Connection c = DriverManager.getConnection(s.jdbc(name), s.user(), s.password());
+    try (Connection c = connect(s.url(name));
         Statement st = c.createStatement()) {
       c.setAutoCommit(false);
       st.execute("ALTER TABLE ledger_identity DISABLE TRIGGER ledger_identity_no_change");
@@ -117,9 +126,13 @@ public final class TestDatabase {
       return;
     }
     Server s = server();
-    try (Connection c = DriverManager.getConnection(s.jdbc("postgres"), s.user(), s.password());
+    try (Connection c = connect(s.url("postgres"));
         Statement st = c.createStatement()) {
       for (String name : names) {
+        Deque<Connection> free = idle.remove(name);
+        if (free != null) {
+          free.forEach(TestDatabase::closeQuietly);
+        }
         st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
       }
     } catch (SQLException e) {
@@ -128,7 +141,7 @@ public final class TestDatabase {
   }
 
   private static void create(Server s, String name, String from) {
-    try (Connection c = DriverManager.getConnection(s.jdbc("postgres"), s.user(), s.password());
+    try (Connection c = connect(s.url("postgres"));
         Statement st = c.createStatement()) {
       // FILE_COPY: copying the template's files takes 40 % less CPU than PostgreSQL's default (WAL_LOG, every page
       // through the WAL) at this schema's 430 files, on a server with fsync off (see testServerSettings).
@@ -148,7 +161,7 @@ public final class TestDatabase {
       String name = "tmpl" + ProcessHandle.current().pid() + "_" + today.toString().replace("-", "");
       create(s, name, null);
       MigratedLedger.migrate(s.url(name));
-      try (Connection c = DriverManager.getConnection(s.jdbc("postgres"), s.user(), s.password());
+      try (Connection c = connect(s.url("postgres"));
           Statement st = c.createStatement()) {
         st.execute("ALTER DATABASE " + name + " WITH ALLOW_CONNECTIONS false");
       } catch (SQLException e) {
@@ -160,11 +173,86 @@ public final class TestDatabase {
     return template;
   }
 
-  /** A plain JDBC connection to a database handed out by {@link #newDatabase()}, for test-side checks and faults. */
+  /**
+   * A plain JDBC connection to a database handed out by {@link #newDatabase()}, for test-side checks and faults.
+   *
+   * <p>Closing it gives it back for the next caller: tests poll the ledger through short-lived connections, and each
+   * new one is a PostgreSQL backend to fork and warm (10 to 30 ms of CPU; 5,000 of them in a suite run). Given back,
+   * its transaction is rolled back and its session reset ({@code DISCARD ALL}: settings, prepared statements, temporary
+   * tables and session locks such as advisory ones), so the next caller finds it as a new one; one that no longer
+   * answers (a test terminated the database's backends) is dropped when taken.
+   */
   public static Connection connect(String url) throws SQLException {
-    Server s = server();
-    String db = url.substring(url.lastIndexOf('/') + 1);
-    return DriverManager.getConnection(s.jdbc(db), s.user(), s.password());
+    return connect(server(), url.substring(url.lastIndexOf('/') + 1));
+  }
+
+  private static Connection connect(Server s, String db) throws SQLException {
+    Deque<Connection> free = idle.computeIfAbsent(db, k -> new ConcurrentLinkedDeque<>());
+    for (Connection c = free.pollFirst(); c != null; c = free.pollFirst()) {
+      if (c.isValid(5)) {
+        return lend(free, c);
+      }
+      closeQuietly(c);
+    }
+    return lend(free, DriverManager.getConnection(s.jdbc(db), s.user(), s.password()));
+  }
+
+  /** The connection as the caller sees it: closing it hands it back to {@code free} instead. */
+  private static Connection lend(Deque<Connection> free, Connection real) {
+    AtomicBoolean returned = new AtomicBoolean();
+    return (Connection) Proxy.newProxyInstance(TestDatabase.class.getClassLoader(), new Class<?>[] {Connection.class},
+        (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "close":
+              if (returned.compareAndSet(false, true)) {
+                giveBack(free, real);
+              }
+              return null;
+            case "isClosed":
+              return returned.get() || real.isClosed();
+            case "equals":
+              return proxy == args[0];
+            case "hashCode":
+              return System.identityHashCode(proxy);
+            case "toString":
+              return "test connection " + real;
+            default:
+              if (returned.get()) {
+                throw new SQLException("connection closed");
+              }
+              try {
+                return method.invoke(real, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+          }
+        });
+  }
+
+  private static void giveBack(Deque<Connection> free, Connection c) {
+    try {
+      if (c.isClosed()) {
+        return;
+      }
+      if (!c.getAutoCommit()) {
+        c.rollback();
+        c.setAutoCommit(true);
+      }
+      try (Statement st = c.createStatement()) {
+        st.execute("DISCARD ALL");
+      }
+      free.offerFirst(c);
+    } catch (SQLException e) {
+      closeQuietly(c);
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException e) {
+      // it is gone either way
+    }
   }
 
   private static Server startServer() {
@@ -199,7 +287,7 @@ public final class TestDatabase {
    * suite's hundreds of template copies and thousands of commits stop paying for flushes to disk.
    */
   private static void testServerSettings(Server s) {
-    try (Connection c = DriverManager.getConnection(s.jdbc("postgres"), s.user(), s.password());
+    try (Connection c = connect(s, "postgres");
         Statement st = c.createStatement()) {
       st.execute("ALTER SYSTEM SET fsync = off");
       st.execute("SELECT pg_reload_conf()");
