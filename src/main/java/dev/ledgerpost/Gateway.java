@@ -47,16 +47,13 @@ public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
   private final Vertx vertx;
   private final GatewayConfig config;
-  private final Clock clock;
-  private final PrometheusMeterRegistry registry;
   private final List<Part> parts;
+  /** Made at boot; it alone holds the metrics registry and the clock, which only the parts use. Null until then. */
   private Assembly assembly;
 
-  private Gateway(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
+  private Gateway(Vertx vertx, GatewayConfig config) {
     this.vertx = vertx;
     this.config = config;
-    this.registry = registry;
-    this.clock = clock;
     this.parts = parts(config);
   }
 
@@ -89,12 +86,12 @@ public final class Gateway {
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
-    Gateway g = new Gateway(vertx, config, registry, clock);
-    return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
+    Gateway g = new Gateway(vertx, config);
+    return g.boot(registry, clock).map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
 
   /** Names and every part's files on a worker, before any part starts (node.id may need the host's name). */
-  private Future<Void> boot() {
+  private Future<Void> boot(PrometheusMeterRegistry registry, Clock clock) {
     return vertx.executeBlocking(() -> {
           assembly = new Assembly(vertx, config, new MicrometerGatewayMetrics(registry), clock, config.node().effectiveId(),
               config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname(), parts);
