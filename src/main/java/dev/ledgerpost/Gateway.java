@@ -12,6 +12,7 @@ import dev.ledgerpost.operate.reconcile.ReconcilePart;
 import dev.ledgerpost.operate.resolutions.ResolutionsPart;
 import dev.ledgerpost.operate.retention.RetentionVerticle;
 import dev.ledgerpost.operate.stale.StalePart;
+import dev.ledgerpost.platform.auth.AdminToken;
 import dev.ledgerpost.platform.auth.AuthPart;
 import dev.ledgerpost.platform.cluster.NodePart;
 import dev.ledgerpost.platform.config.GatewayConfig;
@@ -49,7 +50,7 @@ public final class Gateway {
   private final GatewayConfig config;
   private final List<Part> parts;
   /** Made at boot; it alone holds the metrics registry and the clock, which only the parts use. Null until then. */
-  private Assembly assembly;
+  private volatile Assembly assembly;
 
   private Gateway(Vertx vertx, GatewayConfig config) {
     this.vertx = vertx;
@@ -147,7 +148,8 @@ public final class Gateway {
    * the log. Blocking: called on the signal's thread. Returns how many sources could not be reloaded.
    */
   public int reloadCredentials() {
-    List<Reloadable<?>> reloadable = parts.stream().flatMap(p -> p.credentials().stream()).toList();
+    Assembly booted = assembly;
+    List<Reloadable<?>> reloadable = booted == null ? List.of() : booted.credentials();
     int failed = 0;
     for (Reloadable<?> r : reloadable) {
       if (!r.reload()) {
@@ -182,7 +184,7 @@ public final class Gateway {
   }
 
   public String adminToken() {
-    return part(AuthPart.class).adminToken();
+    return assembly.get(AdminToken.class).get();
   }
 
   /** This node's id on the ledger. */
