@@ -10,10 +10,10 @@ import java.util.ServiceLoader;
 
 /**
  * One part of the gateway, as the gateway sees it (docs/architecture.md, "How to add a part"): its name (also the prefix
- * of every bus address it serves), its deployments, its HTTP routes, its gauges and its readiness check (its
- * credential files it registers with {@link Assembly#reloadOnHangup} as it reads them). The gateway starts the parts in the order of its list, each once the ones before it are ready, and stops
- * them in reverse, as Apache James declares its handler chain; a part finds what earlier parts made in the
- * {@link Assembly}.
+ * of every bus address it serves), its deployments, its HTTP routes, its gauges and its readiness check; the credential
+ * files it reads it registers with {@link Assembly#reloadOnHangup}. The gateway starts the parts in the order of its
+ * list, each once the ones before it are ready, and stops them in reverse, as Apache James declares its handler chain;
+ * a part finds what earlier parts made in the {@link Assembly}.
  */
 public interface Part {
   /** The part's name: "ledger", "outbox". Its bus addresses start with it. */
