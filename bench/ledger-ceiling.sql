@@ -1,5 +1,5 @@
 -- pgbench script, the fixed reference of bench/relay.sh: the ledger's per-message open and settle statements as
--- they were before group commit (run on bench/ledger-ceiling-schema.sql, the schema they were written for), for one message with one recipient,
+-- they were before group commit (run on the schema they were written for: the migrations up to V30), for one message with one recipient,
 -- as dev.ledgerpost.ledger.Ledger issued them then. Kept unchanged as the yardstick of issue 12. Each is
 -- one statement and so one transaction, as in the gateway.
 SELECT gen_random_uuid() AS id \gset

@@ -5,8 +5,9 @@
 #   2 postfix    smtp-source -> Postfix relay (durable queue) -> smtp-sink
 #   3 ledgerpost smtp-source -> Ledgerpost (embedded PostgreSQL, fsync and synchronous_commit on) -> smtp-sink
 #   4 pgbench    the ledger's statements at the same concurrency: today's per-message open+settle
-#                (bench/ledger-ceiling.sql on the schema it was written for, bench/ledger-ceiling-schema.sql:
-#                the fixed reference) and the group-committed ones (bench/ledger-ceiling-batched.sql)
+#                (bench/ledger-ceiling.sql on the schema it was written for, migrations V1..V30: the fixed
+#                reference) and the group-committed ones (bench/ledger-ceiling-batched.sh writes them from the
+#                gateway's own OpenBatch and SettleBatch)
 # For Ledgerpost it also measures, per message: CPU of the JVM and of PostgreSQL (CPU-seconds / messages, from
 # /proc), WAL bytes and records, commits and rows written (read from the WAL between two LSNs with pg_walinspect).
 # End-to-end rate = messages / (first sent .. last counted by the sink); p50/p99 from Ledgerpost's histogram.
@@ -199,15 +200,21 @@ print(f"{q(0.5):.1f} {q(0.99):.1f}")
 PY
 }
 
-# The fixed reference: today's statements on the schema they were written for, in a database of their own.
+# The fixed reference: today's statements on the schema they were written for, in a database of their own. That
+# schema is the migrations up to V30 (group commit came with V40), applied in version order: a shipped migration
+# never changes (Flyway checksums it), so the files are still that schema and need no copy here.
 $PSQL -c "DROP DATABASE IF EXISTS ceiling_ref" -c "CREATE DATABASE ceiling_ref" >/dev/null
-$PSQL -d ceiling_ref -f bench/ledger-ceiling-schema.sql >/dev/null
+for f in $(ls src/main/resources/db/migration/V*__*.sql | sort -V); do
+  v=${f##*/V}; [ "${v%%__*}" -le 30 ] || continue
+  $PSQL -d ceiling_ref -v ON_ERROR_STOP=1 -f "$f" >/dev/null
+done
 pgbench_ceiling() { # db script sessions transactions -> transactions per second
   local db=$1 script=$2 c=$3 n=$4
   "$PGBIN/pgbench" -h localhost -p "$PGPORT" -U postgres -n -M prepared -c "$c" -j 2 -t $(( n / c > 0 ? n / c : 1 )) \
     -f "$script" "$db" 2>/dev/null | { grep -E "^tps" || true; } | grep -oE '[0-9]+\.[0-9]+' | head -1 | cut -d. -f1 || true
 }
-BATCH=10   # messages per statement in the batched ceiling (bench/ledger-ceiling-batched.sql)
+BATCH=10   # messages per statement in the batched ceiling
+bench/ledger-ceiling-batched.sh "$BATCH" > "$work/ledger-ceiling-batched.sql"
 
 # A warm JVM, as a gateway is after its first minutes: the JIT has compiled both the 2 KB and the 64 KB path.
 warm() { run "$LP" 20000 2048 20 >/dev/null; run "$LP" 2000 65536 100 >/dev/null; run "$PF" 500 2048 20 >/dev/null; postfix_drain; }
@@ -241,7 +248,7 @@ for sc in $SCENARIOS; do
   [ $((rows1 - rows0)) -eq "$n" ] || lp="ERR(ledger:$((rows1 - rows0))/$n)"
   read -r p50 p99 < <(quantiles "$work/before" "$work/after")
   ref=$(pgbench_ceiling ceiling_ref bench/ledger-ceiling.sql "$sessions" "$n")
-  bat_tps=$(pgbench_ceiling postgres bench/ledger-ceiling-batched.sql "$(( sessions < 4 ? sessions : 4 ))" "$(( n / BATCH ))")
+  bat_tps=$(pgbench_ceiling postgres "$work/ledger-ceiling-batched.sql" "$(( sessions < 4 ? sessions : 4 ))" "$(( n / BATCH ))")
   bat=$([ -n "$bat_tps" ] && echo $(( bat_tps * BATCH )) || echo "")
   read -r ratio_pf ratio_ref jvm_ms pg_ms wal walrec commits rows < <(python3 - <<PY
 def num(x):

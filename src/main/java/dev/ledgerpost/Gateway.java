@@ -12,6 +12,7 @@ import dev.ledgerpost.operate.reconcile.ReconcilePart;
 import dev.ledgerpost.operate.resolutions.ResolutionsPart;
 import dev.ledgerpost.operate.retention.RetentionVerticle;
 import dev.ledgerpost.operate.stale.StalePart;
+import dev.ledgerpost.platform.auth.AdminToken;
 import dev.ledgerpost.platform.auth.AuthPart;
 import dev.ledgerpost.platform.cluster.NodePart;
 import dev.ledgerpost.platform.config.GatewayConfig;
@@ -47,16 +48,13 @@ public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
   private final Vertx vertx;
   private final GatewayConfig config;
-  private final Clock clock;
-  private final PrometheusMeterRegistry registry;
   private final List<Part> parts;
-  private Assembly assembly;
+  /** Made at boot; it alone holds the metrics registry and the clock, which only the parts use. Null until then. */
+  private volatile Assembly assembly;
 
-  private Gateway(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
+  private Gateway(Vertx vertx, GatewayConfig config) {
     this.vertx = vertx;
     this.config = config;
-    this.registry = registry;
-    this.clock = clock;
     this.parts = parts(config);
   }
 
@@ -89,12 +87,12 @@ public final class Gateway {
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, PrometheusMeterRegistry registry, Clock clock) {
-    Gateway g = new Gateway(vertx, config, registry, clock);
-    return g.boot().map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
+    Gateway g = new Gateway(vertx, config);
+    return g.boot(registry, clock).map(g).recover(e -> g.stop().transform(x -> Future.failedFuture(e)));
   }
 
   /** Names and every part's files on a worker, before any part starts (node.id may need the host's name). */
-  private Future<Void> boot() {
+  private Future<Void> boot(PrometheusMeterRegistry registry, Clock clock) {
     return vertx.executeBlocking(() -> {
           assembly = new Assembly(vertx, config, new MicrometerGatewayMetrics(registry), clock, config.node().effectiveId(),
               config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname(), parts);
@@ -150,7 +148,8 @@ public final class Gateway {
    * the log. Blocking: called on the signal's thread. Returns how many sources could not be reloaded.
    */
   public int reloadCredentials() {
-    List<Reloadable<?>> reloadable = parts.stream().flatMap(p -> p.credentials().stream()).toList();
+    Assembly booted = assembly;
+    List<Reloadable<?>> reloadable = booted == null ? List.of() : booted.credentials();
     int failed = 0;
     for (Reloadable<?> r : reloadable) {
       if (!r.reload()) {
@@ -185,7 +184,7 @@ public final class Gateway {
   }
 
   public String adminToken() {
-    return part(AuthPart.class).adminToken();
+    return assembly.get(AdminToken.class).get();
   }
 
   /** This node's id on the ledger. */

@@ -32,7 +32,7 @@ final class ApiClient {
   private final URI base;
   private final String token;
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+  static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(CONNECT_TIMEOUT).build();
 

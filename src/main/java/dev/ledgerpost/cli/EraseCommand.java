@@ -1,13 +1,9 @@
 package dev.ledgerpost.cli;
 
-import dev.ledgerpost.cli.ApiClient.Reply;
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.util.Map;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -16,7 +12,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "erase", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "Replace one address in every ledger row with a keyed hash (erasure on request); statuses and counts stay.")
-final class EraseCommand extends MessagesCommand.ApiCall {
+final class EraseCommand extends OperatorCall {
   /** As long as the gateway gives the erasure (ErasureMessages.TIMEOUT): it reads every table once. */
   private static final Duration TIMEOUT = Duration.ofHours(1);
 
@@ -26,12 +22,19 @@ final class EraseCommand extends MessagesCommand.ApiCall {
   @Option(names = "--reason", description = "Why (a request's reference); recorded without the address.")
   String reason;
 
-  @Mixin
-  OperatorOption operator;
+  @Override
+  String path() {
+    return "/api/v1/erasures";
+  }
 
   @Override
-  Reply send(ApiClient client) throws IOException, InterruptedException {
-    return client.post("/api/v1/erasures", operator.body("reason", reason).put("address", address), Map.of(), TIMEOUT);
+  JsonObject body(OperatorOption operator) {
+    return operator.body("reason", reason).put("address", address);
+  }
+
+  @Override
+  Duration timeout() {
+    return TIMEOUT;
   }
 
   @Override

@@ -343,7 +343,7 @@ public final class MessagesCommand {
 
   @Command(name = "resolve", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Close a PENDING or UNKNOWN message as delivered or not delivered, with a note saying why.")
-  static final class Resolve extends ApiCall {
+  static final class Resolve extends OperatorCall {
     enum Outcome { DELIVERED, NOT_DELIVERED }
 
     @Parameters(index = "0", paramLabel = "ID", description = "The message's ledger id.")
@@ -355,18 +355,19 @@ public final class MessagesCommand {
     @Option(names = "--note", required = true, description = "Why: what the downstream's log or the recipient showed.")
     String note;
 
-    @Mixin
-    OperatorOption operator;
-
     @Override
     String check() {
       return ledgerId(id);
     }
 
     @Override
-    Reply send(ApiClient client) throws IOException, InterruptedException {
-      JsonObject body = operator.body("note", note).put("outcome", outcome.name());
-      return client.post("/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/resolution", body, Map.of());
+    String path() {
+      return "/api/v1/messages/" + URLEncoder.encode(id, StandardCharsets.UTF_8) + "/resolution";
+    }
+
+    @Override
+    JsonObject body(OperatorOption operator) {
+      return operator.body("note", note).put("outcome", outcome.name());
     }
 
     /** A conflict also names the message's current status. */

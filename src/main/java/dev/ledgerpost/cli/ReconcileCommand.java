@@ -3,11 +3,8 @@ package dev.ledgerpost.cli;
 import dev.ledgerpost.cli.ApiClient.Reply;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.util.Map;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -70,19 +67,21 @@ public final class ReconcileCommand {
   }
 
   /** accept and reject: the same request on two paths, each the subcommand's name. */
-  abstract static class Decision extends MessagesCommand.ApiCall {
+  abstract static class Decision extends OperatorCall {
     @Parameters(index = "0", paramLabel = "PROPOSAL", description = "The proposal's id (from `reconcile list`).")
     long id;
 
     @Option(names = "--note", description = "Why, in your words (optional; the resolution's note names the proposal).")
     String note;
 
-    @Mixin
-    OperatorOption operator;
+    @Override
+    String path() {
+      return "/api/v1/reconcile/proposals/" + id + "/" + spec.name();
+    }
 
     @Override
-    Reply send(ApiClient client) throws IOException, InterruptedException {
-      return client.post("/api/v1/reconcile/proposals/" + id + "/" + spec.name(), operator.body("note", note), Map.of());
+    JsonObject body(OperatorOption operator) {
+      return operator.body("note", note);
     }
 
     /** A 409 names the proposal's state. */

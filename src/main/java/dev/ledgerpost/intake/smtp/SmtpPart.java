@@ -5,14 +5,11 @@ import dev.ledgerpost.intake.smtp.auth.UserQuota;
 import dev.ledgerpost.intake.smtp.tls.TlsMaterial;
 import dev.ledgerpost.platform.auth.HtpasswdAuthenticator;
 import dev.ledgerpost.platform.config.GatewayConfig;
-import dev.ledgerpost.platform.config.Reloadable;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
 import io.vertx.core.Future;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,7 +18,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * loop with its own relay. Last of all parts: no mail is taken before the ledger and the outcome journal are ready.
  */
 public final class SmtpPart implements Part {
-  private final List<Reloadable<?>> reloadable = new ArrayList<>();
   private final AtomicInteger connections = new AtomicInteger();
   private TlsMaterial tls;
   private SmtpSession.Guards guards;
@@ -36,7 +32,7 @@ public final class SmtpPart implements Part {
   @Override
   public void prepare(Assembly a) {
     tls = TlsMaterial.load(a.vertx(), a.config().smtp(), a.hostname());
-    tls.reloadable().ifPresent(reloadable::add);
+    tls.reloadable().ifPresent(a::reloadOnHangup);
     guards = guards(a);
     a.metrics().gauge("ledgerpost.smtp.sessions.active", "Open SMTP client connections", connections::get);
     a.metrics().gauge("ledgerpost.auth.banned.addresses", "Client addresses banned now for failed AUTH attempts",
@@ -72,11 +68,6 @@ public final class SmtpPart implements Part {
         : SenderPolicy.ANY;
     return new SmtpSession.Guards(throttle, senders, new UserQuota(auth.rateLimit(), a.metrics()),
         d -> a.vertx().timer(d.toMillis()).mapEmpty());
-  }
-
-  @Override
-  public List<Reloadable<?>> credentials() {
-    return List.copyOf(reloadable);
   }
 
   /** The port the listeners share. */

@@ -1,13 +1,10 @@
 package dev.ledgerpost.platform.auth;
 
 import dev.ledgerpost.platform.config.GatewayConfig;
-import dev.ledgerpost.platform.config.Reloadable;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Every credential source, read before anything else starts (a bad file is a one-line start failure, before the
@@ -15,9 +12,6 @@ import java.util.List;
  * keys and the SMTP users. Provides each; the SMTP users only when {@code auth.usersFile} is set.
  */
 public final class AuthPart implements Part {
-  private final List<Reloadable<?>> reloadable = new ArrayList<>();
-  private AdminToken adminToken;
-
   @Override
   public String name() {
     return "auth";
@@ -26,18 +20,18 @@ public final class AuthPart implements Part {
   @Override
   public void prepare(Assembly a) {
     GatewayConfig config = a.config();
-    adminToken = AdminToken.load(config);
+    AdminToken adminToken = AdminToken.load(config);
     EventTokens eventTokens = EventTokens.load(adminToken, config.notifications().tokensFile());
     ApiKeys apiKeys = ApiKeys.load(config.api().keysFile(), config.api().rateLimit());
-    adminToken.reloadable().ifPresent(reloadable::add);
-    eventTokens.reloadable().ifPresent(reloadable::add);
-    apiKeys.reloadable().ifPresent(reloadable::add);
+    adminToken.reloadable().ifPresent(a::reloadOnHangup);
+    eventTokens.reloadable().ifPresent(a::reloadOnHangup);
+    apiKeys.reloadable().ifPresent(a::reloadOnHangup);
     a.provide(AdminToken.class, adminToken);
     a.provide(EventTokens.class, eventTokens);
     a.provide(ApiKeys.class, apiKeys);
     if (!config.auth().usersFile().isEmpty()) {
       HtpasswdAuthenticator users = HtpasswdAuthenticator.load(a.vertx(), Path.of(config.auth().usersFile()));
-      reloadable.add(users.reloadable());
+      a.reloadOnHangup(users.reloadable());
       a.provide(HtpasswdAuthenticator.class, users);
     }
   }
@@ -45,15 +39,5 @@ public final class AuthPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     return Future.succeededFuture();
-  }
-
-  @Override
-  public List<Reloadable<?>> credentials() {
-    return List.copyOf(reloadable);
-  }
-
-  /** The admin token as it is now. */
-  public String adminToken() {
-    return adminToken.get();
   }
 }

@@ -1,6 +1,7 @@
 package dev.ledgerpost.platform.part;
 
 import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.platform.config.Reloadable;
 import dev.ledgerpost.platform.config.StartFailure;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
@@ -36,6 +37,8 @@ public final class Assembly {
   /** Deployment ids by part, in start order; the intakes' groups are also in {@link #intakes}. */
   private final List<List<String>> deployments = new ArrayList<>();
   private final List<List<String>> intakes = new ArrayList<>();
+  /** The credential sources the parts registered, in that order. */
+  private final List<Reloadable<?>> credentials = new ArrayList<>();
 
   public Assembly(Vertx vertx, GatewayConfig config, GatewayMetrics metrics, Clock clock, String nodeId, String hostname,
       List<Part> parts) {
@@ -99,6 +102,19 @@ public final class Assembly {
   /** Like {@link #get}, for what a part may run without (a configured option's service). */
   public synchronized <T> java.util.Optional<T> find(Class<T> type) {
     return java.util.Optional.ofNullable(provided.get(type)).map(type::cast);
+  }
+
+  /**
+   * A credential file (or key pair) a part read, to be read again on SIGHUP (docs/design.md §11.2); a part registers
+   * each where it reads it, as it registers its gauges.
+   */
+  public synchronized void reloadOnHangup(Reloadable<?> source) {
+    credentials.add(source);
+  }
+
+  /** Every credential source registered so far, for the SIGHUP reload. */
+  public synchronized List<Reloadable<?>> credentials() {
+    return List.copyOf(credentials);
   }
 
   /** Deploys one verticle of a part, stopped with the part's other deployments in reverse start order. */

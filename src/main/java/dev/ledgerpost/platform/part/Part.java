@@ -2,20 +2,18 @@ package dev.ledgerpost.platform.part;
 
 import java.util.function.Function;
 
-import dev.ledgerpost.platform.config.Reloadable;
 import dev.ledgerpost.platform.config.StartFailure;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
-import java.util.List;
 import java.util.Optional;
 import java.util.ServiceLoader;
 
 /**
  * One part of the gateway, as the gateway sees it (docs/architecture.md, "How to add a part"): its name (also the prefix
- * of every bus address it serves), its deployments, its HTTP routes, its gauges, its readiness check and its reloadable
- * credentials. The gateway starts the parts in the order of its list, each once the ones before it are ready, and stops
- * them in reverse, as Apache James declares its handler chain; a part finds what earlier parts made in the
- * {@link Assembly}.
+ * of every bus address it serves), its deployments, its HTTP routes, its gauges and its readiness check; the credential
+ * files it reads it registers with {@link Assembly#reloadOnHangup}. The gateway starts the parts in the order of its
+ * list, each once the ones before it are ready, and stops them in reverse, as Apache James declares its handler chain;
+ * a part finds what earlier parts made in the {@link Assembly}.
  */
 public interface Part {
   /** The part's name: "ledger", "outbox". Its bus addresses start with it. */
@@ -49,11 +47,6 @@ public interface Part {
    */
   default Optional<String> readinessRemark() {
     return Optional.empty();
-  }
-
-  /** The credential files and key pairs it reads again on SIGHUP. */
-  default List<Reloadable<?>> credentials() {
-    return List.of();
   }
 
   /**

@@ -3,12 +3,10 @@ package dev.ledgerpost.publish.webhook;
 import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.NodeServices;
-import dev.ledgerpost.platform.config.Reloadable;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.HttpFace;
 import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
-import java.util.List;
 import java.util.Optional;
 
 /** Webhooks (docs/design.md §6.6): every event POSTed, signed, to each configured endpoint, in order, with retries. */
@@ -26,6 +24,7 @@ public final class WebhookPart implements Part {
     return a.vertx().executeBlocking(() -> new WebhookVerticle(a.get(NodeServices.class), a.get(DatabaseTarget.class)))
         .compose(w -> {
           verticle = w;
+          w.reloadable().forEach(a::reloadOnHangup);
           return a.deploy(w);
         });
   }
@@ -33,11 +32,6 @@ public final class WebhookPart implements Part {
   @Override
   public Optional<HttpFace> http(HttpFace.Api api) {
     return Optional.of(HttpFace.admin(new WebhookApi(Bus.of(api.vertx()))::mount));
-  }
-
-  @Override
-  public List<Reloadable<?>> credentials() {
-    return verticle.reloadable();
   }
 
   /** Claim passes per endpoint, for tests that move the clock. */
