@@ -282,7 +282,7 @@ public final class TestDatabase {
   }
 
   /**
-   * The embedded test server runs as a gateway's does, but with fsync off: a test kills processes, never the
+   * The embedded test server runs as a gateway's does, but with autovacuum's rounds a minute apart and fsync off: a test kills processes, never the
    * machine, so the page cache keeps every commit a test checks (the commit itself is still synchronous), and the
    * suite's hundreds of template copies and thousands of commits stop paying for flushes to disk.
    */
@@ -290,6 +290,10 @@ public final class TestDatabase {
     try (Connection c = connect(s, "postgres");
         Statement st = c.createStatement()) {
       st.execute("ALTER SYSTEM SET fsync = off");
+      // The gateway's 5 s makes autovacuum visit each of a server's databases every 5 s, a worker process each time:
+      // a fifth of the PostgreSQL processes of a suite run even with databases dropped after each class. The tests
+      // that need statistics run ANALYZE themselves.
+      st.execute("ALTER SYSTEM SET autovacuum_naptime = '60s'");
       st.execute("SELECT pg_reload_conf()");
     } catch (SQLException e) {
       throw new IllegalStateException("cannot set up the test server", e);
