@@ -31,8 +31,9 @@ import java.util.stream.Stream;
  *       line); once it is ready, a background {@code java -Xshare:dump} makes the archive from that list.
  *   <li>Children started after the archive exists map it; the ones before run from the jars without it.
  * </ol>
- * Where anything of this fails (no {@code target/}, a read-only tree), children run from the test JVM's own class path,
- * as they did before: slower, never different.
+ * Where anything of this fails (no {@code target/}, a read-only tree), or the environment gives every JVM options of its
+ * own ({@code JAVA_TOOL_OPTIONS}: an agent may not mix with the archive), children run from the test JVM's own class
+ * path, as they did before: slower, never different.
  */
 final class ChildJvm {
   private static final List<String> OPTIONS =
@@ -49,7 +50,7 @@ final class ChildJvm {
     List<String> cmd = new ArrayList<>();
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
     cmd.addAll(OPTIONS);
-    Path dir = workDir();
+    Path dir = sharingSafe() ? workDir() : null;
     if (dir != null) {
       try {
         synchronized (ChildJvm.class) {
@@ -116,6 +117,19 @@ final class ChildJvm {
 
   private static String quote(String s) {
     return "'" + s.replace("'", "'\\''") + "'";
+  }
+
+  /**
+   * Not with options the child would take from the environment: a JVM that maps the archive and also has a class
+   * file hook (a Java agent, a flight recording) can crash in JDK 17 (seen: SIGSEGV in
+   * check_shared_class_file_load_hook with -XX:StartFlightRecording), and a child that dies at start fails its test.
+   */
+  private static boolean sharingSafe() {
+    return blank(System.getenv("JAVA_TOOL_OPTIONS")) && blank(System.getenv("JDK_JAVA_OPTIONS"));
+  }
+
+  private static boolean blank(String s) {
+    return s == null || s.isBlank();
   }
 
   /** {@code target/child-jvm}, beside the test classes; null where the tests do not run from a Maven tree. */
