@@ -3,7 +3,6 @@ package dev.ledgerpost.ledger;
 import dev.ledgerpost.platform.db.DatabaseTarget;
 
 import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.slf4j.Logger;
@@ -19,7 +18,8 @@ final class Migrations {
     Flyway flyway = configure(target.jdbcUrl(), target.options().getUser(), target.options().getPassword(),
         new LedgerPartitionsMigration()).load();
     MigrateResult result = flyway.migrate();
-    LOG.info(describe(result.migrationsExecuted, result.targetSchemaVersion, flyway.info().current()));
+    // Not flyway.info(): a second pass over the history table on connections of its own, at every start.
+    LOG.info(describe(result.migrationsExecuted, result.targetSchemaVersion, result.initialSchemaVersion));
   }
 
   /**
@@ -37,8 +37,8 @@ final class Migrations {
    * What the log says: Flyway's result names a target version only when it applied something, so an
    * up-to-date ledger is described by the version it is at.
    */
-  static String describe(int applied, String target, MigrationInfo current) {
-    String version = target != null ? target : current == null ? "(none)" : current.getVersion().getVersion();
+  static String describe(int applied, String target, String initial) {
+    String version = target != null ? target : initial == null ? "(none)" : initial;
     return applied == 0
         ? "ledger schema at version " + version + ", up to date"
         : "ledger schema at version " + version + " (" + applied + " migration(s) applied)";
