@@ -270,14 +270,9 @@ public final class TestDatabase {
       return new Server(pg.getHost(), pg.getMappedPort(5432), pg.getUsername(), pg.getPassword(), "testcontainers");
     }
     try {
-      Path dir = Files.createTempDirectory(serverParent(), "test-pg-" + ProcessHandle.current().pid() + "-");
+      Path dir = Files.createTempDirectory(Path.of("target"), "test-pg-");
       EmbeddedDatabase db = EmbeddedDatabase.start(dir, 0);
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        db.close();
-        if (!dir.startsWith(Path.of("target").toAbsolutePath())) {
-          deleteTree(dir.getParent(), dir.getFileName().toString()); // memory, not disk: nothing of it may stay
-        }
-      }));
+      Runtime.getRuntime().addShutdownHook(new Thread(db::close));
       Server s = new Server("localhost", db.port(), "postgres", "", "embedded");
       testServerSettings(s);
       return s;
@@ -303,40 +298,6 @@ public final class TestDatabase {
     } catch (SQLException e) {
       throw new IllegalStateException("cannot set up the test server", e);
     }
-  }
-
-  /**
-   * Where the embedded test server keeps its files: in memory ({@code /dev/shm}) where the machine has it, else under
-   * {@code target/}. Its WAL and the template copies were 3.4 GB written to disk in a suite run, paid in the kernel's
-   * CPU on the 2 cores the tests share; in memory they are never written. What a killed test JVM left there is removed
-   * by the next one (its process is gone).
-   */
-  private static Path serverParent() throws java.io.IOException {
-    Path shm = Path.of("/dev/shm");
-    if (!Files.isDirectory(shm) || !Files.isWritable(shm) || shm.toFile().getUsableSpace() < (2L << 30)) {
-      return Path.of("target").toAbsolutePath();
-    }
-    Path parent = Files.createDirectories(shm.resolve("ledgerpost-tests"));
-    try (var entries = Files.list(parent)) {
-      for (Path p : (Iterable<Path>) entries::iterator) {
-        String[] name = p.getFileName().toString().split("-");
-        if (name.length > 3 && name[0].equals("test") && name[2].matches("\\d+")
-            && ProcessHandle.of(Long.parseLong(name[2])).isEmpty()) {
-          deleteTree(parent, p.getFileName().toString());
-        }
-      }
-    }
-    return parent;
-  }
-
-  /** {@code name} under {@code parent}, and its lock and log files beside it (EmbeddedDatabase's layout). */
-  private static void deleteTree(Path parent, String name) {
-    try (var files = Files.walk(parent.resolve(name))) {
-      files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      // gone already, or half gone: the next JVM tries again
-    }
-    parent.resolve(name + ".lock").toFile().delete();
   }
 
   private static boolean dockerAvailable() {
