@@ -282,18 +282,15 @@ public final class TestDatabase {
   }
 
   /**
-   * The embedded test server runs as a gateway's does, but with autovacuum's rounds a minute apart, and fsync and
-   * full-page writes off: a test kills processes, never the machine, so the page cache keeps every commit a test checks
-   * whole (the commit itself is still synchronous), and the suite's hundreds of template copies and thousands of
-   * commits stop paying for flushes to disk and page images in the WAL.
+   * The embedded test server runs as a gateway's does, but with autovacuum's rounds a minute apart and fsync off: a
+   * test kills processes, never the machine, so the page cache keeps every commit a test checks (the commit itself is
+   * still synchronous), and the suite's hundreds of template copies and thousands of commits stop paying for flushes
+   * to disk.
    */
   private static void testServerSettings(Server s) {
     try (Connection c = connect(s, "postgres");
         Statement st = c.createStatement()) {
       st.execute("ALTER SYSTEM SET fsync = off");
-      // Likewise full-page images: they guard against a page torn by a crash of the machine mid-write. Each template
-      // copy (FILE_COPY) makes the server checkpoint, after which every page a test changes went whole into the WAL.
-      st.execute("ALTER SYSTEM SET full_page_writes = off");
       // The gateway's 5 s makes autovacuum visit each of a server's databases every 5 s, a worker process each time:
       // a fifth of the PostgreSQL processes of a suite run even with databases dropped after each class. The tests
       // that need statistics run ANALYZE themselves.
