@@ -291,9 +291,8 @@ public final class TestDatabase {
     try (Connection c = connect(s, "postgres");
         Statement st = c.createStatement()) {
       st.execute("ALTER SYSTEM SET fsync = off");
-      // The gateway's 5 s makes autovacuum visit each of a server's databases every 5 s, a worker process each time:
-      // a fifth of the PostgreSQL processes of a suite run even with databases dropped after each class. The tests
-      // that need statistics run ANALYZE themselves.
+      // The gateway's 5 s makes autovacuum visit each of a server's databases every 5 s, a new worker process each
+      // time, on servers that each test JVM keeps busy. The tests that need statistics run ANALYZE themselves.
       st.execute("ALTER SYSTEM SET autovacuum_naptime = '60s'");
       st.execute("SELECT pg_reload_conf()");
     } catch (SQLException e) {

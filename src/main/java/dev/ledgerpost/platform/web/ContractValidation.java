@@ -40,10 +40,11 @@ public final class ContractValidation {
   static final String CONTRACT = "openapi.yaml";
 
   /**
-   * The contract once built, for every API instance and every later start in this JVM: building it (the document
-   * checked against the OpenAPI meta-schema, every schema resolved) was about 30 % of the CPU samples of a test JVM that starts gateways, once
-   * per API event loop. The built contract holds no Vert.x instance and is only read afterwards, as each instance's
-   * validator already read it from several worker threads at once.
+   * The contract once built, for every later start in this JVM (the tests start hundreds of gateways in a few JVMs):
+   * building it (the document checked against the OpenAPI meta-schema, every schema resolved) was about 30 % of the
+   * CPU samples of a test JVM that starts gateways. A first start still builds it once per API instance, as before.
+   * The built contract holds no Vert.x instance and is only read afterwards, as each instance's validator already
+   * read it from several worker threads at once.
    */
   private static volatile OpenAPIContract parsed;
 

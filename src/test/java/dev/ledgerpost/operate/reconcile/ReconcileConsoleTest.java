@@ -86,8 +86,10 @@ class ReconcileConsoleTest {
     wait(WAIT).until(ExpectedConditions.visibilityOfElementLocated(By.id("proposal-done")));
     assertThat(driver.findElement(By.id("proposal-done")).getText()).contains("accepted", "Resolved: delivered", "Olga Operator");
     wait(WAIT).until(d -> "RESOLVED_DELIVERED".equals(d.findElement(By.id("message-status")).getAttribute("data-status")));
-    WebElement resolved = wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(By.cssSelector(".event-resolved")));
-    assertThat(resolved.getText()).contains("Resolved as delivered by Olga Operator", "reconcile proposal",
+    // Read in one go, found afresh: the timeline is drawn again on each event, and a kept element goes stale.
+    String[] resolved = new String[1];
+    wait(WAIT).until(d -> (resolved[0] = d.findElement(By.cssSelector(".event-resolved")).getText()) != null);
+    assertThat(resolved[0]).contains("Resolved as delivered by Olga Operator", "reconcile proposal",
         "matches the relay's log", "EEE1111111: message-id=<console-1@example.com>");
     assertThat(LedgerRows.status(gateway.databaseUrl(), accepted)).isEqualTo("RESOLVED_DELIVERED");
 
