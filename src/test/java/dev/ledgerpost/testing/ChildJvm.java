@@ -41,51 +41,54 @@ final class ChildJvm {
   /** A recording claimed longer ago than this was left by a test JVM that died: another child may record. */
   private static final long RECORDING_STALE_MS = 5 * 60_000;
 
-  /** The command before the main class and its arguments; {@link #ready} is told when the child is ready. */
-  record Command(List<String> java, Path recording) {}
+  /**
+   * The command before the main class and its arguments, the class path it names, and, for the child that records the
+   * classes a start loads, the claim on that recording; {@link #ready} is told when the child is ready.
+   */
+  record Command(List<String> java, String classPath, Path recording) {}
 
   private ChildJvm() {}
 
   static Command command() {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(ProcessHandle.current().info().command().orElse("java"));
-    cmd.addAll(OPTIONS);
     Path dir = sharingSafe() ? workDir() : null;
     if (dir != null) {
       try {
-        synchronized (ChildJvm.class) {
-          try (FileChannel lockFile = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE,
-                  StandardOpenOption.WRITE);
-              FileLock lock = lockFile.lock()) {
-            String jars = jars(dir);
-            Path archive = dir.resolve("app.jsa");
-            Path recording = dir.resolve("recording");
-            cmd.add("-Xlog:cds=off,class+path=off"); // an archive that cannot be used is just not used, silently
-            if (Files.isRegularFile(archive)) {
-              cmd.addAll(List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:auto"));
-              return command(cmd, jars, null);
-            }
-            if (!Files.exists(recording)
-                || System.currentTimeMillis() - Files.getLastModifiedTime(recording).toMillis() > RECORDING_STALE_MS) {
-              Files.writeString(recording, String.valueOf(ProcessHandle.current().pid()));
-              cmd.add("-XX:DumpLoadedClassList=" + dir.resolve("classes.lst"));
-              return command(cmd, jars, recording);
-            }
-            return command(cmd, jars, null);
-          }
-        }
+        return sharing(dir);
       } catch (IOException | UncheckedIOException e) {
         System.out.println("child JVM without class-data sharing: " + e);
-        cmd.removeIf(o -> o.startsWith("-Xlog:cds") || o.startsWith("-XX:SharedArchiveFile") || o.startsWith("-Xshare")
-            || o.startsWith("-XX:DumpLoadedClassList"));
       }
     }
-    return command(cmd, classPath(), null);
+    return command(List.of(), classPath(), null);
   }
 
-  private static Command command(List<String> cmd, String classPath, Path recording) {
+  /** From the jars, with the archive when it exists, else recording the classes if no other child does. */
+  private static synchronized Command sharing(Path dir) throws IOException {
+    try (FileChannel lockFile = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock = lockFile.lock()) {
+      String jars = jars(dir);
+      Path archive = dir.resolve("app.jsa");
+      if (Files.isRegularFile(archive)) {
+        // An archive that cannot be used is just not used, silently.
+        return command(List.of("-Xlog:cds=off,class+path=off", "-XX:SharedArchiveFile=" + archive, "-Xshare:auto"),
+            jars, null);
+      }
+      Path recording = dir.resolve("recording");
+      if (!Files.exists(recording)
+          || System.currentTimeMillis() - Files.getLastModifiedTime(recording).toMillis() > RECORDING_STALE_MS) {
+        Files.writeString(recording, String.valueOf(ProcessHandle.current().pid()));
+        return command(List.of("-XX:DumpLoadedClassList=" + dir.resolve("classes.lst")), jars, recording);
+      }
+      return command(List.of(), jars, null);
+    }
+  }
+
+  private static Command command(List<String> sharing, String classPath, Path recording) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    cmd.addAll(OPTIONS);
+    cmd.addAll(sharing);
     cmd.addAll(List.of("-cp", classPath));
-    return new Command(List.copyOf(cmd), recording);
+    return new Command(List.copyOf(cmd), classPath, recording);
   }
 
   /**
@@ -102,10 +105,9 @@ final class ChildJvm {
     } catch (IOException e) {
       return;
     }
-    String classPath = command.java().get(command.java().indexOf("-cp") + 1);
-    String java = command.java().get(0);
-    String dump = String.join(" ", quote(java), "-Xshare:dump", quote("-XX:SharedClassListFile=" + dir.resolve("classes.lst")),
-        quote("-XX:SharedArchiveFile=" + dir.resolve("app.jsa.tmp")), "-cp", quote(classPath));
+    String dump = String.join(" ", quote(command.java().get(0)), "-Xshare:dump",
+        quote("-XX:SharedClassListFile=" + dir.resolve("classes.lst")),
+        quote("-XX:SharedArchiveFile=" + dir.resolve("app.jsa.tmp")), "-cp", quote(command.classPath()));
     try {
       new ProcessBuilder("/bin/sh", "-c", dump + " && mv " + quote(dir.resolve("app.jsa.tmp").toString()) + " "
           + quote(dir.resolve("app.jsa").toString()))
