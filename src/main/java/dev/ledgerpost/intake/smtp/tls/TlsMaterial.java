@@ -11,37 +11,24 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.Reader;
 import java.io.ByteArrayInputStream;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
-import java.security.spec.ECGenParameterSpec;
-import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
-import java.util.Date;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.asn1.x500.X500NameBuilder;
-import org.bouncycastle.asn1.x500.style.BCStyle;
 import org.bouncycastle.cert.X509CertificateHolder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
-import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.openssl.PEMKeyPair;
 import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
-import org.bouncycastle.operator.OperatorCreationException;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,30 +73,18 @@ public final class TlsMaterial implements Supplier<ServerSSLOptions> {
   }
 
   /**
-   * A self-signed ECDSA P-256 certificate for {@code hostname}, made in memory. Not RSA: an RSA key took up to a second
-   * of every start that has no certificate configured (the generator searches for primes), a P-256 key a few
-   * milliseconds. Not Vert.x's {@code SelfSignedCertificate}: it makes RSA keys and leaves the key in a file under /tmp.
+   * A self-signed ECDSA P-256 certificate for {@code hostname}, made in memory ({@link SelfSignedCertificate}). Not
+   * RSA: an RSA key took up to a second of every start that has no certificate configured (the generator searches for
+   * primes), a P-256 key a few milliseconds. Not Vert.x's {@code SelfSignedCertificate}: it makes RSA keys and leaves
+   * the key in a file under /tmp.
    */
   static PemKeyCertOptions selfSigned(String hostname) {
     try {
-      KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
-      generator.initialize(new ECGenParameterSpec("secp256r1"));
-      KeyPair keys = generator.generateKeyPair();
-      X500Name subject = new X500NameBuilder().addRDN(BCStyle.CN, hostname).build();
-      Instant now = Instant.now();
-      X509CertificateHolder cert = new JcaX509v3CertificateBuilder(subject, new BigInteger(64, new SecureRandom()),
-          Date.from(now.minus(Duration.ofDays(1))), Date.from(now.plus(Duration.ofDays(3650))), subject, keys.getPublic())
-          .build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate()));
-      return new PemKeyCertOptions().setCertValue(Buffer.buffer(pem("CERTIFICATE", cert.getEncoded())))
-          .setKeyValue(Buffer.buffer(pem("PRIVATE KEY", keys.getPrivate().getEncoded())));
-    } catch (GeneralSecurityException | OperatorCreationException | IOException e) {
+      SelfSignedCertificate.Pem pem = SelfSignedCertificate.make(hostname, Instant.now());
+      return new PemKeyCertOptions().setCertValue(Buffer.buffer(pem.certificate())).setKeyValue(Buffer.buffer(pem.privateKey()));
+    } catch (GeneralSecurityException e) {
       throw new IllegalStateException("cannot make a self-signed certificate for " + hostname, e);
     }
-  }
-
-  private static String pem(String type, byte[] der) {
-    return "-----BEGIN " + type + "-----\n"
-        + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der) + "\n-----END " + type + "-----\n";
   }
 
   /** The options the next STARTTLS uses. */
