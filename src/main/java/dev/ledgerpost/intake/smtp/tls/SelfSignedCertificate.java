@@ -20,11 +20,10 @@ import java.util.Base64;
  * signature from the JDK's providers, the certificate around them written as the DER of RFC 5280 §4.1 (a version 3
  * certificate without extensions, as the gateway made before).
  *
- * <p>Not BouncyCastle's certificate builder, which the gateway still uses to read configured PEM files: its classes
- * cost 0.5-0.7 s of CPU at every start that had no certificate configured (its jars are signed, so each class is
- * digested as it loads and no class-data archive may hold them; its algorithm tables are built at first use), where the
- * JDK's key generation and signature take about 50 ms (bench/results/2026-12-05-self-signed.txt). Seven DER forms are
- * all a certificate of this shape needs.
+ * <p>Not BouncyCastle's certificate builder, which the gateway still uses to read configured PEM files: loading it (its
+ * jars are signed, so each class is digested as it loads, and no class-data archive may hold them) and building its
+ * algorithm tables took 0.15-0.25 s of the 3.1-3.4 s of CPU a gateway spends to "ready" without a certificate
+ * configured (bench/results/2026-12-04-suite-cpu.txt). Seven DER forms are all a certificate of this shape needs.
  */
 final class SelfSignedCertificate {
   /** The certificate and its PKCS#8 private key, both PEM. */
