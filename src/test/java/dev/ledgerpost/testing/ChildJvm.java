@@ -2,6 +2,7 @@ package dev.ledgerpost.testing;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
+import java.util.zip.GZIPInputStream;
 import java.util.stream.Stream;
 
 /**
@@ -27,19 +29,30 @@ import java.util.stream.Stream;
  * <ol>
  *   <li>CDS archives classes from jars only, so {@code target/classes} and {@code target/test-classes} are copied into
  *       two jars there, again whenever a class file changed (a stamp of names, sizes and times).
- *   <li>The first child of a build records the classes it loads ({@code -XX:DumpLoadedClassList}, written line by
- *       line); once it is ready, a background {@code java -Xshare:dump} makes the archive from that list.
- *   <li>Children started after the archive exists map it; the ones before run from the jars without it.
+ *   <li>As soon as a test JVM starts its first class ({@link ChildJvmArchive}), a background {@code java -Xshare:dump}
+ *       makes the archive from the list of classes a gateway's start loads, kept in the tree
+ *       ({@code src/test/child-jvm/classes.lst.gz}, written by {@code bench/child-classes.sh}). The suite's slowest
+ *       classes start child gateways first: waiting for a first child to record the list put the archive a minute
+ *       into the run, after ten children had started without it. A list that is out of date only archives fewer
+ *       classes; the others load from the jars.
+ *   <li>A child asked for while the archive is being made waits for it (at most {@link #DUMP_WAIT}); children after
+ *       that map it. Without the list in the tree, the first child records one and the archive is made once that
+ *       child is ready, as {@code bench/child-classes.sh} does.
  * </ol>
- * Where anything of this fails (no {@code target/}, a read-only tree), or the environment gives every JVM options of its
- * own ({@code JAVA_TOOL_OPTIONS}: an agent may not mix with the archive), children run from the test JVM's own class
- * path, as they did before: slower, never different.
+ * Where anything of this fails (no {@code target/}, a read-only tree, a failed dump), or the environment gives every
+ * JVM options of its own ({@code JAVA_TOOL_OPTIONS}: an agent may not mix with the archive), children run from the
+ * test JVM's own class path, as they did before: slower, never different.
  */
 final class ChildJvm {
   private static final List<String> OPTIONS =
       List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xmx256m");
-  /** A recording claimed longer ago than this was left by a test JVM that died: another child may record. */
-  private static final long RECORDING_STALE_MS = 5 * 60_000;
+  /** A recording or dump claimed longer ago than this was left by a test JVM that died: another may start. */
+  private static final long CLAIM_STALE_MS = 5 * 60_000;
+  /** How long a child waits for an archive being made: about what the dump takes on the busy 2-core machine. */
+  static final java.time.Duration DUMP_WAIT = java.time.Duration.ofSeconds(40);
+  /** The list of classes a gateway's start loads, in the tree (gzip), relative to the project directory. */
+  static final String CLASS_LIST = "src/test/child-jvm/classes.lst.gz";
+  private static volatile boolean prepared;
 
   /**
    * The command before the main class and its arguments, the class path it names, and, for the child that records the
@@ -53,12 +66,76 @@ final class ChildJvm {
     Path dir = sharingSafe() ? workDir() : null;
     if (dir != null) {
       try {
+        startDump(dir);
+        awaitDump(dir);
         return sharing(dir);
       } catch (IOException | UncheckedIOException e) {
         System.out.println("child JVM without class-data sharing: " + e);
       }
     }
     return command(List.of(), classPath(), null);
+  }
+
+  /**
+   * Starts making the archive from the list in the tree, in the background, if no test JVM has: called once per test
+   * JVM as its first class starts, long before the first child is asked for. Never fails the caller.
+   */
+  static void prepare() {
+    if (prepared) {
+      return;
+    }
+    prepared = true;
+    Path dir = sharingSafe() ? workDir() : null;
+    if (dir == null) {
+      return;
+    }
+    Thread t = new Thread(() -> {
+      try {
+        startDump(dir);
+      } catch (IOException | UncheckedIOException e) {
+        System.out.println("no class-data sharing archive for child JVMs: " + e);
+      }
+    }, "child-jvm-archive");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private static synchronized void startDump(Path dir) throws IOException {
+    try (FileChannel lockFile = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock = lockFile.lock()) {
+      String jars = jars(dir);
+      Path list = dir.getParent().getParent().resolve(CLASS_LIST);
+      if (Files.isRegularFile(dir.resolve("app.jsa")) || claimed(dir.resolve("dumping")) || !Files.isRegularFile(list)) {
+        return;
+      }
+      try (InputStream in = new GZIPInputStream(Files.newInputStream(list))) {
+        Files.copy(in, dir.resolve("classes.lst"), StandardCopyOption.REPLACE_EXISTING);
+      }
+      dump(dir, command(List.of(), jars, null));
+    }
+  }
+
+  /** While another JVM makes the archive (claimed recently, neither done nor failed), waits for it, boundedly. */
+  private static void awaitDump(Path dir) {
+    long deadline = System.nanoTime() + DUMP_WAIT.toNanos();
+    while (Files.exists(dir.resolve("dumping")) && !Files.exists(dir.resolve("app.jsa"))
+        && !Files.exists(dir.resolve("failed")) && claimed(dir.resolve("dumping")) && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(100); // polling a file another process writes: nothing to await but its appearance
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  private static boolean claimed(Path marker) {
+    try {
+      return Files.exists(marker)
+          && System.currentTimeMillis() - Files.getLastModifiedTime(marker).toMillis() < CLAIM_STALE_MS;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /** From the jars, with the archive when it exists, else recording the classes if no other child does. */
@@ -73,8 +150,7 @@ final class ChildJvm {
             jars, null);
       }
       Path recording = dir.resolve("recording");
-      if (!Files.exists(recording)
-          || System.currentTimeMillis() - Files.getLastModifiedTime(recording).toMillis() > RECORDING_STALE_MS) {
+      if (!claimed(dir.resolve("dumping")) && !claimed(recording)) {
         Files.writeString(recording, String.valueOf(ProcessHandle.current().pid()));
         return command(List.of("-XX:DumpLoadedClassList=" + dir.resolve("classes.lst")), jars, recording);
       }
@@ -93,24 +169,35 @@ final class ChildJvm {
 
   /**
    * The recording child is ready, so its list names every class a gateway's start loads: the archive is made from it
-   * in the background, by a process that renames it into place when done (it outlives this test JVM if need be).
+   * in the background.
    */
   static void ready(Command command) {
-    if (command.recording() == null) {
-      return;
+    if (command.recording() != null) {
+      dump(command.recording().getParent(), command);
     }
-    Path dir = command.recording().getParent();
+  }
+
+  /**
+   * Makes the archive from {@code dir/classes.lst} in a process of its own, which renames it into place when done (or
+   * leaves {@code failed}) and outlives this test JVM if need be. At a higher priority where the system allows it
+   * (as root; elsewhere {@code nice} says it cannot and runs it as is): children wait for it at the suite's start.
+   */
+  private static void dump(Path dir, Command command) {
+    Path marker = dir.resolve("dumping");
     try {
-      Files.createFile(dir.resolve("dumping")); // once, whoever asks again
+      if (Files.exists(marker) && !claimed(marker)) {
+        Files.delete(marker); // left by a test JVM that died before its dump ended
+      }
+      Files.createFile(marker); // once, whoever asks again
     } catch (IOException e) {
       return;
     }
-    String dump = String.join(" ", quote(command.java().get(0)), "-Xshare:dump",
+    String dump = String.join(" ", "nice -n -10", quote(command.java().get(0)), "-Xshare:dump",
         quote("-XX:SharedClassListFile=" + dir.resolve("classes.lst")),
         quote("-XX:SharedArchiveFile=" + dir.resolve("app.jsa.tmp")), "-cp", quote(command.classPath()));
     try {
-      new ProcessBuilder("/bin/sh", "-c", dump + " && mv " + quote(dir.resolve("app.jsa.tmp").toString()) + " "
-          + quote(dir.resolve("app.jsa").toString()))
+      new ProcessBuilder("/bin/sh", "-c", "{ " + dump + " && mv " + quote(dir.resolve("app.jsa.tmp").toString()) + " "
+          + quote(dir.resolve("app.jsa").toString()) + "; } || touch " + quote(dir.resolve("failed").toString()))
           .redirectErrorStream(true).redirectOutput(dir.resolve("dump.log").toFile()).start();
     } catch (IOException e) {
       System.out.println("no class-data sharing archive for child JVMs: " + e);
@@ -173,7 +260,7 @@ final class ChildJvm {
     Path stampFile = dir.resolve("stamp");
     String now = Integer.toHexString(stamp.toString().hashCode()) + " " + stamp.length();
     if (!Files.exists(stampFile) || !Files.readString(stampFile).equals(now)) {
-      for (String old : List.of("app.jsa", "app.jsa.tmp", "classes.lst", "recording", "dumping")) {
+      for (String old : List.of("app.jsa", "app.jsa.tmp", "classes.lst", "recording", "dumping", "failed")) {
         Files.deleteIfExists(dir.resolve(old));
       }
       for (Path[] pair : toJar) {
