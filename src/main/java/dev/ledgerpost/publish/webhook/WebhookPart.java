@@ -1,5 +1,6 @@
 package dev.ledgerpost.publish.webhook;
 
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.cluster.NodeServices;
@@ -21,7 +22,8 @@ public final class WebhookPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     // Made on a worker: the endpoints' secret files are read in the constructor.
-    return a.vertx().executeBlocking(() -> new WebhookVerticle(a.get(NodeServices.class), a.get(DatabaseTarget.class)))
+    return a.vertx().executeBlocking(() -> new WebhookVerticle(a.get(NodeServices.class), a.get(DatabaseTarget.class),
+        a.get(Database.class).pool()))
         .compose(w -> {
           verticle = w;
           w.reloadable().forEach(a::reloadOnHangup);

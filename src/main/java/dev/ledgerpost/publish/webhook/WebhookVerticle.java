@@ -37,8 +37,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Webhooks (docs/design.md §6.6): a second consumer of the published outbox events, on its own verticle, its own
- * database pool and one HTTP client per endpoint, so that nothing it waits for reaches SMTP intake, the send API
- * or the ledger's writer. Every node runs it; they share the work through PostgreSQL only:
+ * database pool (on a node with endpoints) and one HTTP client per endpoint, so that nothing it waits for reaches SMTP
+ * intake, the send API or the ledger's writer. Every node runs it; they share the work through PostgreSQL only:
  *
  * <ul>
  *   <li>recording: for each endpoint, the deliveries of the events after its cursor, one transaction per batch
@@ -62,6 +62,8 @@ public final class WebhookVerticle extends VerticleBase {
   private final NodeServices node;
   private final GatewayConfig.Webhooks config;
   private final DatabaseTarget target;
+  /** The gateway's pool, used instead of one of its own while this node has no endpoint to deliver to. */
+  private final Pool shared;
   private final Map<String, Supplier<List<byte[]>>> keys = new LinkedHashMap<>();
   private final List<Reloadable<?>> reloadable = new ArrayList<>();
   private final Map<String, EndpointWorker> workers = new LinkedHashMap<>();
@@ -81,10 +83,11 @@ public final class WebhookVerticle extends VerticleBase {
    * Reads every endpoint's secrets now (blocking: call on a worker, at start): a bad secret file stops the start like
    * any credential file.
    */
-  public WebhookVerticle(NodeServices node, DatabaseTarget target) {
+  public WebhookVerticle(NodeServices node, DatabaseTarget target, Pool shared) {
     this.node = node;
     this.config = node.config().webhooks();
     this.target = target;
+    this.shared = shared;
     for (GatewayConfig.WebhookEndpoint e : config.endpoints()) {
       if (e.secretFile().isEmpty()) {
         List<byte[]> inline = e.secrets().stream().map(WebhookSecrets::decode).toList();
@@ -107,12 +110,7 @@ public final class WebhookVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     schedule = new Schedule(config.retrySchedule());
-    PgConnectOptions options = new PgConnectOptions(target.options());
-    Map<String, String> props = new HashMap<>(options.getProperties());
-    props.put("application_name", "ledgerpost webhooks " + node.nodeId());
-    options.setProperties(props);
-    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(POOL_SIZE)).connectingTo(options).using(vertx).build();
-    store = new WebhookStore(pool);
+    store = new WebhookStore(config.endpoints().isEmpty() ? shared : ownPool());
     recording = new PacedPass(vertx, MIN_RECORD_MILLIS, false, () -> !stopped && !workers.isEmpty(), this::recordAll);
     Duration lease = config.timeout().plus(LEASE_MARGIN);
     EndpointWorker.Setup setup = new EndpointWorker.Setup(vertx, store, schedule, node.clock(), node.nodeId(), config.concurrency(),
@@ -290,5 +288,19 @@ public final class WebhookVerticle extends VerticleBase {
     List<Future<Void>> stops = new ArrayList<>();
     workers.values().forEach(w -> stops.add(w.stop()));
     return Future.join(stops).eventually(() -> pool == null ? Future.succeededFuture() : pool.close());
+  }
+
+  /**
+   * A pool of its own for a node that delivers: a delivery's statements then never wait behind the ledger's, nor the
+   * ledger's behind them. A node without endpoints only counts the ledger-wide backlog and prunes, a few statements a
+   * minute, on the gateway's pool; a pool of its own opened two or three connections at each of its starts for that.
+   */
+  private Pool ownPool() {
+    PgConnectOptions options = new PgConnectOptions(target.options());
+    Map<String, String> props = new HashMap<>(options.getProperties());
+    props.put("application_name", "ledgerpost webhooks " + node.nodeId());
+    options.setProperties(props);
+    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(POOL_SIZE)).connectingTo(options).using(vertx).build();
+    return pool;
   }
 }
