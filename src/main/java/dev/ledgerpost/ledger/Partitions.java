@@ -121,12 +121,15 @@ public final class Partitions {
    */
   public static List<String> ensureWeeks(Connection c, Instant from, int weeks) throws SQLException {
     List<String> made = new ArrayList<>();
+    // Read once for all the weeks (each read is a catalog query; a gateway's start asks for six weeks, twice), and
+    // again under the lock before a week is made.
+    List<Partition> existing = list(c, "messages");
     Instant week = weekStart(from);
     for (int i = 0; i < weeks; i++, week = week.plus(Duration.ofDays(7))) {
       Instant start = week;
       UUID lo = LedgerIds.lowest(start);
       UUID hi = LedgerIds.lowest(start.plus(Duration.ofDays(7)));
-      if (list(c, "messages").stream().anyMatch(p -> p.overlaps(lo, hi))) {
+      if (existing.stream().anyMatch(p -> p.overlaps(lo, hi))) {
         continue;
       }
       inTransaction(c, st -> {
