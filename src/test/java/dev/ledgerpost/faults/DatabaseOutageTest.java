@@ -65,9 +65,11 @@ class DatabaseOutageTest {
         assertThat(send(gateway)).startsWith("250 2.0.0");
         String url = gateway.databaseUrl();
         String db = url.substring(url.lastIndexOf('/') + 1);
-        try (Connection c = dev.ledgerpost.testing.TestDatabase.connect(url); Statement st = c.createStatement()) {
-          st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db
-              + "' AND application_name = 'ledgerpost'");
+        try (Connection c = dev.ledgerpost.testing.TestDatabase.connect(url); Statement st = c.createStatement();
+            java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) "
+                + "FROM pg_stat_activity WHERE datname = '" + db + "' AND application_name = 'ledgerpost'")) {
+          rs.next();
+          assertThat(rs.getInt(1)).as("the gateway's pooled connections terminated").isPositive();
         }
         // The pool notices the dead connections; the next message still gets one that works.
         assertThat(send(gateway)).startsWith("250 2.0.0");

@@ -50,7 +50,12 @@ public record DatabaseTarget(PgConnectOptions options, String jdbcUrl, String di
       LOG.warn("ledger.url sets lock_timeout={}; ledger.lockTimeout ({} ms) wins, the retry budget depends on it",
           fromUrl, lockTimeout.toMillis());
     }
-    props.putIfAbsent("application_name", "ledgerpost");
+    // Every PgConnectOptions starts with application_name=vertx-pg-client among its defaults, so putIfAbsent never
+    // named the pool's connections: only a name the URL gave is kept.
+    if (PgConnectOptions.DEFAULT_PROPERTIES.get("application_name").equals(props.get("application_name"))
+        || !props.containsKey("application_name")) {
+      props.put("application_name", "ledgerpost");
+    }
     options.setProperties(props);
     options.setCachePreparedStatements(true);
     String jdbc = "jdbc:postgresql://" + options.getHost() + ":" + options.getPort() + "/" + options.getDatabase();

@@ -24,6 +24,14 @@ class DatabaseTargetTest {
   }
 
   @Test
+  void connectionsAreNamedLedgerpostUnlessTheUrlNamesThem() {
+    DatabaseTarget t = DatabaseTarget.fromUrl("postgresql://localhost:5432/ledger", Duration.ofMillis(250));
+    assertThat(t.options().getProperties()).containsEntry("application_name", "ledgerpost");
+    assertThat(DatabaseTarget.embedded(5432, Duration.ofMillis(250)).options().getProperties())
+        .containsEntry("application_name", "ledgerpost");
+  }
+
+  @Test
   void configuredLockTimeoutWinsOverOneInTheUrl() {
     DatabaseTarget t = DatabaseTarget.fromUrl("jdbc:postgresql://localhost:5432/db?lock_timeout=9000", Duration.ofMillis(400));
     assertThat(t.options().getProperties()).containsEntry("lock_timeout", "400ms");
