@@ -52,7 +52,9 @@ final class ChildJvm {
   static final java.time.Duration DUMP_WAIT = java.time.Duration.ofSeconds(40);
   /** The list of classes a gateway's start loads, in the tree (gzip), relative to the project directory. */
   static final String CLASS_LIST = "src/test/child-jvm/classes.lst.gz";
-  private static volatile boolean prepared;
+  private static final java.util.concurrent.atomic.AtomicBoolean prepared = new java.util.concurrent.atomic.AtomicBoolean();
+  /** The jars' class path, once this JVM made sure they are current: the classes do not change while tests run. */
+  private static String stampedJars;
 
   /**
    * The command before the main class and its arguments, the class path it names, and, for the child that records the
@@ -81,10 +83,9 @@ final class ChildJvm {
    * JVM as its first class starts, long before the first child is asked for. Never fails the caller.
    */
   static void prepare() {
-    if (prepared) {
+    if (!prepared.compareAndSet(false, true)) {
       return;
     }
-    prepared = true;
     Path dir = sharingSafe() ? workDir() : null;
     if (dir == null) {
       return;
@@ -103,7 +104,7 @@ final class ChildJvm {
   private static synchronized void startDump(Path dir) throws IOException {
     try (FileChannel lockFile = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = lockFile.lock()) {
-      String jars = jars(dir);
+      String jars = currentJars(dir);
       Path list = dir.getParent().getParent().resolve(CLASS_LIST);
       if (Files.isRegularFile(dir.resolve("app.jsa")) || claimed(dir.resolve("dumping")) || !Files.isRegularFile(list)) {
         return;
@@ -118,8 +119,8 @@ final class ChildJvm {
   /** While another JVM makes the archive (claimed recently, neither done nor failed), waits for it, boundedly. */
   private static void awaitDump(Path dir) {
     long deadline = System.nanoTime() + DUMP_WAIT.toNanos();
-    while (Files.exists(dir.resolve("dumping")) && !Files.exists(dir.resolve("app.jsa"))
-        && !Files.exists(dir.resolve("failed")) && claimed(dir.resolve("dumping")) && System.nanoTime() < deadline) {
+    while (claimed(dir.resolve("dumping")) && !Files.exists(dir.resolve("app.jsa")) && !Files.exists(dir.resolve("failed"))
+        && System.nanoTime() < deadline) {
       try {
         Thread.sleep(100); // polling a file another process writes: nothing to await but its appearance
       } catch (InterruptedException e) {
@@ -142,7 +143,7 @@ final class ChildJvm {
   private static synchronized Command sharing(Path dir) throws IOException {
     try (FileChannel lockFile = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = lockFile.lock()) {
-      String jars = jars(dir);
+      String jars = currentJars(dir);
       Path archive = dir.resolve("app.jsa");
       if (Files.isRegularFile(archive)) {
         // An archive that cannot be used is just not used, silently.
@@ -156,6 +157,14 @@ final class ChildJvm {
       }
       return command(List.of(), jars, null);
     }
+  }
+
+  /** {@link #jars}, stamped (a walk of every class file) once per JVM, not at each child; call under the lock. */
+  private static synchronized String currentJars(Path dir) throws IOException {
+    if (stampedJars == null) {
+      stampedJars = jars(dir);
+    }
+    return stampedJars;
   }
 
   private static Command command(List<String> sharing, String classPath, Path recording) {

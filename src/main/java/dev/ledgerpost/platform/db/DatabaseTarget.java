@@ -52,8 +52,8 @@ public record DatabaseTarget(PgConnectOptions options, String jdbcUrl, String di
     }
     // Every PgConnectOptions starts with application_name=vertx-pg-client among its defaults, so putIfAbsent never
     // named the pool's connections: only a name the URL gave is kept.
-    if (PgConnectOptions.DEFAULT_PROPERTIES.get("application_name").equals(props.get("application_name"))
-        || !props.containsKey("application_name")) {
+    String named = props.get("application_name");
+    if (named == null || named.equals(PgConnectOptions.DEFAULT_PROPERTIES.get("application_name"))) {
       props.put("application_name", "ledgerpost");
     }
     options.setProperties(props);
