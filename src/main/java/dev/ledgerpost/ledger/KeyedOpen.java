@@ -9,6 +9,7 @@ import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -55,7 +56,7 @@ record KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetr
     Tuple tuple = Tuple.tuple(params);
     long started = System.nanoTime();
     return policy.run("open", () -> pool.preparedQuery(OPEN_KEYED).execute(tuple)
-            .compose(rows -> OpenBatch.answers(pool, List.of(o.open()), OpenBatch.inserted(rows)))
+            .compose(rows -> OpenBatch.answers(pool, List.of(o.open()), OpenBatch.inserted(rows), Duration.ZERO))
             .compose(answers -> answers.get(0).failure() != null
                 ? Future.<Opened>failedFuture(answers.get(0).failure())
                 : Future.succeededFuture(answers.get(0).value())))

@@ -37,13 +37,27 @@ public final class LedgerMessages {
       OffsetDateTime receivedAt,
       List<RecipientEntry> recipients,
       String dsnRet,
-      String dsnEnvid) {
+      String dsnEnvid,
+      Claim claim) {
 
     public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
         String messageIdHeader, long size, String sha256, String route, OffsetDateTime receivedAt,
         List<RecipientEntry> recipients) {
       this(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt, recipients,
-          null, null);
+          null, null, null);
+    }
+
+    public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
+        String messageIdHeader, long size, String sha256, String route, OffsetDateTime receivedAt,
+        List<RecipientEntry> recipients, String dsnRet, String dsnEnvid) {
+      this(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt, recipients,
+          dsnRet, dsnEnvid, null);
+    }
+
+    /** The same open, claiming its fingerprint over {@code replaces}'s (docs/design.md §1.13). */
+    public Open replacing(UUID replaces) {
+      return new Open(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt,
+          recipients, dsnRet, dsnEnvid, new Claim(claim.fingerprint(), claim.window(), replaces));
     }
 
     public int pendingRecipients() {
@@ -51,7 +65,29 @@ public final class LedgerMessages {
     }
   }
 
-  public record Opened(UUID id, int version) {}
+  /**
+   * The resubmission fingerprint an open claims (docs/design.md §1.13): it opens only if no other row holds the claim,
+   * or the holder is {@code replaces} (null: none; an earlier row that failed, so this retry is new mail), or the
+   * holder's claim is older than {@code window}.
+   */
+  public record Claim(byte[] fingerprint, Duration window, UUID replaces) {}
+
+  /**
+   * An open's answer: the entry at {@code version}, or, when {@code earlier} is not null, nothing opened because an
+   * earlier row holds the fingerprint's claim (the id is then the one this open would have had).
+   */
+  public record Opened(UUID id, int version, Earlier earlier) {
+    public Opened(UUID id, int version) {
+      this(id, version, null);
+    }
+  }
+
+  /**
+   * The row that holds a fingerprint's claim, as the losing open read it: its status, and whether a live node holds it
+   * (delivering it now, or its outcome kept by the retry part, or claimed so recently that the node's next heartbeat
+   * has yet to list it).
+   */
+  public record Earlier(UUID id, MessageStatus status, boolean held) {}
 
   /** Opens a ledger entry and binds the claimed Idempotency-Key to it in one transaction (docs/design.md §7.2). */
   public static final String OPEN_KEYED = "ledger.openKeyed";

@@ -31,7 +31,7 @@ public final class LedgerPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     bus = Bus.of(a.vertx());
-    verticle = new LedgerVerticle(a.config().ledger(), a.nodeId(), a.metrics());
+    verticle = new LedgerVerticle(a.config().ledger(), a.nodeId(), a.metrics(), a.config().node().deadAfter());
     return a.deploy(verticle).onSuccess(x -> {
       a.provide(LedgerWriter.class, verticle.writer());
       a.provide(DatabaseTarget.class, verticle.target());

@@ -37,9 +37,12 @@ public final class LedgerVerticle extends VerticleBase {
   private final GatewayMetrics metrics;
   /** This gateway's node.id, recorded on every row it opens. */
   private final String nodeId;
+  /** node.deadAfter, for the resubmission claims' holders (docs/design.md §1.13). */
+  private final java.time.Duration nodeDeadAfter;
 
-  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics) {
+  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics, java.time.Duration nodeDeadAfter) {
     this.config = config;
+    this.nodeDeadAfter = nodeDeadAfter;
     this.nodeId = nodeId;
     this.metrics = metrics;
   }
@@ -69,7 +72,7 @@ public final class LedgerVerticle extends VerticleBase {
           Ledger ledger = new Ledger(pool);
           Bus bus = Bus.of(vertx);
           writer = new LedgerWriter(context, pool, nodeId, database.retryListener(), config.lockTimeout(), metrics,
-              database::outboxWritten);
+              database::outboxWritten, nodeDeadAfter);
           // The hot path calls the writer directly; the bus addresses serve the retry part, the API and tools.
           bus.serve(LedgerMessages.SETTLE, Settle.class, writer::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);

@@ -31,11 +31,17 @@ public final class LedgerWriter {
 
   LedgerWriter(Context context, Pool pool, String nodeId, TransactionPolicy.Listener listener, Duration lockTimeout,
       GatewayMetrics metrics, Runnable committed) {
+    this(context, pool, nodeId, listener, lockTimeout, metrics, committed, Duration.ofSeconds(15));
+  }
+
+  /** @param nodeDeadAfter node.deadAfter: how long a node's heartbeat vouches for the rows it holds (§1.13) */
+  LedgerWriter(Context context, Pool pool, String nodeId, TransactionPolicy.Listener listener, Duration lockTimeout,
+      GatewayMetrics metrics, Runnable committed, Duration nodeDeadAfter) {
     this.metrics = metrics;
     long lock = lockTimeout.toMillis();
     // Today's bound for one message (docs/contract.md §2.3): three attempts of lock_timeout each, with their pauses.
     long budget = TransactionPolicy.MAX_ATTEMPTS * lock + 150 + 100;
-    this.opens = new GroupCommit<>("open", context, new OpenBatch(pool, nodeId), listener, budget, lock, MAX_IN_FLIGHT,
+    this.opens = new GroupCommit<>("open", context, new OpenBatch(pool, nodeId, nodeDeadAfter), listener, budget, lock, MAX_IN_FLIGHT,
         n -> committed.run(), GroupCommit.STATEMENT_TIMEOUT_MILLIS);
     this.settles = new GroupCommit<>("settle", context, new SettleBatch(pool), listener, budget, lock, MAX_IN_FLIGHT,
         n -> committed.run(), GroupCommit.STATEMENT_TIMEOUT_MILLIS);

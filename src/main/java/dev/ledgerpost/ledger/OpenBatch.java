@@ -3,17 +3,22 @@ package dev.ledgerpost.ledger;
 import dev.ledgerpost.platform.db.StoreException;
 
 import dev.ledgerpost.ledger.LedgerMessages.Open;
+import dev.ledgerpost.ledger.LedgerMessages.Earlier;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -25,21 +30,41 @@ import java.util.UUID;
  */
 final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   /**
-   * The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$21 ({@link #PARAMETERS}; $17: the
+   * The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$24 ({@link #PARAMETERS}; $17: the
    * node that opens them; $18..$21 (V80): the RFC 3461 DSN parameters, RET and ENVID per message, NOTIFY and
-   * ORCPT per recipient).
+   * ORCPT per recipient; $22..$24 (V98): each message's resubmission claim, its fingerprint (null: none), window in
+   * seconds and the earlier row it may replace).
+   *
+   * <p>The claim (docs/design.md §1.13) is one index probe in this statement: {@code c} claims each fingerprint once
+   * (the batch's first open of it wins, {@code f}), and {@code m} writes only the messages that hold their claim or
+   * have none. ON CONFLICT DO UPDATE reads its WHERE on the locked, newest version of the claim, so of two opens that
+   * race for one fingerprint (or to replace one failed row) exactly one wins, on one node or on several.
    */
   static final String WRITES = """
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
+      f AS (
+        SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
+          FROM unnest($1::uuid[], $22::bytea[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
+         WHERE t.fp IS NOT NULL ORDER BY t.fp, t.id),
+      c AS (
+        INSERT INTO resubmission_claims AS rc (fingerprint, message_id, claimed_at, expires_at, replaces)
+        SELECT f.fp, f.id, now(), now() + make_interval(secs => f.win), f.replaces FROM f
+        ON CONFLICT (fingerprint) DO UPDATE
+           SET message_id = EXCLUDED.message_id, claimed_at = EXCLUDED.claimed_at, expires_at = EXCLUDED.expires_at,
+               replaces = EXCLUDED.replaces
+         WHERE rc.message_id = EXCLUDED.message_id OR rc.message_id = EXCLUDED.replaces OR rc.expires_at <= EXCLUDED.claimed_at
+        RETURNING message_id),
       m AS (
         INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
-                              body_sha256, route, status, version, received_at, open_seq, node_id, dsn_ret, dsn_envid)
+                              body_sha256, route, status, version, received_at, open_seq, node_id, dsn_ret, dsn_envid,
+                              resubmission_of)
         SELECT t.id, t.intake, t.auth_user, t.client_ip, t.helo, t.mail_from, t.message_id_header, t.size_bytes,
-               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text, t.dsn_ret, t.dsn_envid
+               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text, t.dsn_ret, t.dsn_envid, t.replaces
           FROM q, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
-                         $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[])
+                         $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[], $22::bytea[], $24::uuid[])
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
-                    received_at, dsn_ret, dsn_envid)
+                    received_at, dsn_ret, dsn_envid, fp, replaces)
+         WHERE t.fp IS NULL OR t.id IN (SELECT message_id FROM c)
         %s
         RETURNING id),
       r AS (
@@ -53,16 +78,19 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)""";
   static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
   /** How many parameters {@link #WRITES} takes: a statement built on it numbers its own from {@code PARAMETERS + 1}. */
-  static final int PARAMETERS = 21;
+  static final int PARAMETERS = 24;
   private static final String FIRST = WRITES.formatted("") + "\nSELECT id FROM m";
   private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + "\nSELECT id FROM m";
 
   private final Pool pool;
   private final String nodeId;
+  /** node.deadAfter: a node whose heartbeat is older holds nothing (docs/design.md §9.2). */
+  private final Duration nodeDeadAfter;
 
-  OpenBatch(Pool pool, String nodeId) {
+  OpenBatch(Pool pool, String nodeId, Duration nodeDeadAfter) {
     this.pool = pool;
     this.nodeId = nodeId;
+    this.nodeDeadAfter = nodeDeadAfter;
   }
 
   @Override
@@ -79,10 +107,10 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
             ? pool.preparedQuery(AGAIN).execute(params)
             : Future.failedFuture(e))
         : pool.preparedQuery(AGAIN).execute(params);
-    return written.compose(rows -> answers(pool, batch, inserted(rows)));
+    return written.compose(rows -> answers(pool, batch, inserted(rows), nodeDeadAfter));
   }
 
-  /** The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, and four arrays of DSN parameters. */
+  /** The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, four arrays of DSN parameters and three of claims. */
   static List<Object> params(List<Open> batch, String nodeId) {
     return new Columns<>(batch)
         .add(Open::id, UUID[]::new)
@@ -107,6 +135,9 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         .add(o -> LedgerText.storable(o.dsnEnvid()), String[]::new)
         .addItems(Open::recipients, (o, j, r) -> r.dsnNotify(), String[]::new)
         .addItems(Open::recipients, (o, j, r) -> LedgerText.storable(r.dsnOrcpt()), String[]::new)
+        .add(o -> o.claim() == null ? null : io.vertx.core.buffer.Buffer.buffer(o.claim().fingerprint()), io.vertx.core.buffer.Buffer[]::new)
+        .add(o -> o.claim() == null ? null : o.claim().window().toMillis() / 1000.0, Double[]::new)
+        .add(o -> o.claim() == null ? null : o.claim().replaces(), UUID[]::new)
         .arrays();
   }
 
@@ -119,26 +150,75 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   }
 
   /**
-   * Every request's answer: opened by this attempt, or (only after an ambiguous commit) opened by the
-   * earlier one, which the entry's state at version 1 proves; anything else is not this open's entry.
+   * The row that holds each fingerprint's claim, for the opens that lost it (docs/design.md §1.13): its status, and
+   * whether a live node holds it: delivering it, its outcome kept by the retry part ({@code held}), or claimed on
+   * that node less than $2 s before its last heartbeat (the heartbeat that lists it may not have been sent yet).
    */
-  static Future<List<GroupCommit.Outcome<Opened>>> answers(Pool pool, List<Open> batch, Set<UUID> inserted) {
-    return CurrentRows.notWritten(pool, batch, Open::id, inserted::contains).map(byId -> {
-      List<GroupCommit.Outcome<Opened>> out = new ArrayList<>(batch.size());
+  static final String CLAIMANTS = """
+      SELECT rc.fingerprint, m.id, m.status,
+             EXISTS (SELECT 1 FROM nodes n
+                      WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => $2)
+                        AND (m.id = ANY(n.held) OR m.id = ANY(n.delivering)
+                             OR (n.id = m.node_id AND rc.claimed_at > n.heartbeat_at - make_interval(secs => $2)))) AS held
+        FROM resubmission_claims rc JOIN messages m ON m.id = rc.message_id
+       WHERE rc.fingerprint = ANY($1::bytea[])""";
+
+  /**
+   * Every request's answer: opened by this attempt, or (only after an ambiguous commit) opened by the
+   * earlier one, which the entry's state at version 1 proves; or not opened because an earlier row holds its
+   * fingerprint's claim; anything else is not this open's entry.
+   */
+  static Future<List<GroupCommit.Outcome<Opened>>> answers(Pool pool, List<Open> batch, Set<UUID> inserted,
+      Duration nodeDeadAfter) {
+    return CurrentRows.notWritten(pool, batch, Open::id, inserted::contains).compose(byId -> {
+      List<Open> lost = new ArrayList<>();
       for (Open o : batch) {
-        if (inserted.contains(o.id())) {
-          out.add(GroupCommit.Outcome.of(new Opened(o.id(), 1)));
-          continue;
-        }
-        Row row = byId.get(o.id());
-        if (row != null && MessageStatus.PENDING.name().equals(row.getString("status")) && row.getInteger("version") == 1) {
-          out.add(GroupCommit.Outcome.of(new Opened(o.id(), 1)));
-        } else {
-          out.add(GroupCommit.Outcome.failed(new StoreException(StoreException.Kind.STALE,
-              "message " + o.id() + (row == null ? " was not written" : " exists at another state"))));
+        if (!inserted.contains(o.id()) && o.claim() != null && !byId.containsKey(o.id())) {
+          lost.add(o);
         }
       }
-      return out;
+      return claimants(pool, lost, nodeDeadAfter).map(earlier -> {
+        List<GroupCommit.Outcome<Opened>> out = new ArrayList<>(batch.size());
+        for (Open o : batch) {
+          out.add(answer(o, inserted, byId.get(o.id()), o.claim() == null ? null : earlier.get(Buffer.buffer(o.claim().fingerprint()))));
+        }
+        return out;
+      });
+    });
+  }
+
+  private static GroupCommit.Outcome<Opened> answer(Open o, Set<UUID> inserted, Row row, Earlier earlier) {
+    if (inserted.contains(o.id())) {
+      return GroupCommit.Outcome.of(new Opened(o.id(), 1));
+    }
+    if (row != null && MessageStatus.PENDING.name().equals(row.getString("status")) && row.getInteger("version") == 1) {
+      return GroupCommit.Outcome.of(new Opened(o.id(), 1));
+    }
+    if (row == null && earlier != null && !earlier.id().equals(o.id())) {
+      return GroupCommit.Outcome.of(new Opened(o.id(), 0, earlier));
+    }
+    // No row and no other claimant: the claim was deleted (retention, erasure) between the two reads. Nothing was
+    // opened, and the client hears a temporary failure; its next try claims afresh.
+    return GroupCommit.Outcome.failed(new StoreException(StoreException.Kind.STALE,
+        "message " + o.id() + (row == null ? " was not written" : " exists at another state")));
+  }
+
+  /** The claimants of the lost opens' fingerprints, by fingerprint. No query when no open lost its claim. */
+  private static Future<Map<Buffer, Earlier>> claimants(Pool pool, List<Open> lost, Duration nodeDeadAfter) {
+    if (lost.isEmpty()) {
+      return Future.succeededFuture(Map.of());
+    }
+    Buffer[] fingerprints = new Buffer[lost.size()];
+    for (int i = 0; i < fingerprints.length; i++) {
+      fingerprints[i] = Buffer.buffer(lost.get(i).claim().fingerprint());
+    }
+    return pool.preparedQuery(CLAIMANTS).execute(Tuple.of(fingerprints, nodeDeadAfter.toMillis() / 1000.0)).map(rows -> {
+      Map<Buffer, Earlier> byFingerprint = new HashMap<>();
+      for (Row r : rows) {
+        byFingerprint.put(r.getBuffer("fingerprint"), new Earlier(r.getUUID("id"),
+            MessageStatus.valueOf(r.getString("status")), r.getBoolean("held")));
+      }
+      return byFingerprint;
     });
   }
 }

@@ -1,6 +1,7 @@
 package dev.ledgerpost.relay;
 
 import dev.ledgerpost.platform.observability.GatewayMetrics;
+import dev.ledgerpost.relay.resubmission.RetryAnswer;
 import java.util.UUID;
 
 /**
@@ -25,6 +26,8 @@ public sealed interface DeliveryOutcome {
     R lostBeforeDot(LostBeforeDot o);
 
     R unknown(Unknown o);
+
+    R resubmitted(Resubmitted o);
   }
 
   <R> R accept(Visitor<R> visitor);
@@ -111,6 +114,30 @@ public sealed interface DeliveryOutcome {
     @Override
     public GatewayMetrics.Outcome metric() {
       return GatewayMetrics.Outcome.UNKNOWN;
+    }
+  }
+
+  /**
+   * The message is a resubmission of {@code earlierId} (docs/design.md §1.13): its fingerprint's claim is the earlier
+   * row's, so nothing was opened and nothing sent. {@code answer} is what the earlier row's state gives: already
+   * relayed, still in progress, or held until its outcome is known (never {@link RetryAnswer#RELAYED}: that one is
+   * relayed and ends as any other message). {@code attemptId}: the id this attempt's row would have had.
+   */
+  record Resubmitted(UUID attemptId, UUID earlierId, RetryAnswer answer) implements DeliveryOutcome {
+    public Resubmitted {
+      if (answer == RetryAnswer.RELAYED) {
+        throw new IllegalArgumentException("a resubmission relayed as new mail ends as any other message");
+      }
+    }
+
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.resubmitted(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.RESUBMISSION;
     }
   }
 }

@@ -7,9 +7,10 @@ import java.util.Locale;
 
 /**
  * A received message ready to relay. {@code wire} holds it as {@code form} says, so relaying it changes no
- * byte. {@code size} and {@code sha256} describe the message itself (unstuffed).
+ * byte. {@code size} and {@code sha256} describe the message itself (unstuffed). {@code messageIdHeaders} counts its
+ * Message-ID header lines: only a message with exactly one can be recognised as a resubmission (docs/design.md §1.13).
  */
-public record MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form) {
+public record MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form, int messageIdHeaders) {
 
   /** How {@code wire} holds the message, and so how it may go downstream. */
   public enum Form {
@@ -24,6 +25,11 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   /** DATA's wire form (the SMTP DATA intake, the send API). */
   public MessageData(Buffer wire, long size, String sha256, String messageIdHeader) {
     this(wire, size, sha256, messageIdHeader, Form.DOT_STUFFED);
+  }
+
+  /** One Message-ID header when there is a value, none when not. */
+  public MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form) {
+    this(wire, size, sha256, messageIdHeader, form, messageIdHeader == null ? 0 : 1);
   }
 
   /** A fresh SHA-256, the digest of {@code sha256} and of the sent bytes' hash (every JDK has it). */
@@ -56,5 +62,16 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
       }
     }
     return null;
+  }
+
+  /** How many Message-ID header fields a message's header lines hold (RFC 5322 allows one; some clients write two). */
+  public static int messageIdCount(String[] headerLines) {
+    int n = 0;
+    for (String l : headerLines) {
+      if (l.length() >= 11 && l.regionMatches(true, 0, "message-id:", 0, 11)) {
+        n++;
+      }
+    }
+    return n;
   }
 }

@@ -14,6 +14,8 @@ import dev.ledgerpost.platform.observability.AuditLog;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.relay.retry.KnownOutcome;
 import dev.ledgerpost.relay.retry.OutcomeKeeper;
+import dev.ledgerpost.relay.resubmission.Resubmissions;
+import dev.ledgerpost.relay.resubmission.RetryAnswer;
 import dev.ledgerpost.platform.bus.Bus;
 import io.vertx.core.Future;
 import java.time.Duration;
@@ -42,7 +44,18 @@ public final class RelayContract {
 
   /** What the contract works with; built once by the gateway. */
   public record Services(LedgerWriter ledger, Bus bus, OutcomeKeeper outcomes, GatewayMetrics metrics, AtomicLong handovers,
-      String hostname) {}
+      String hostname, Resubmissions resubmissions) {
+    public Services(LedgerWriter ledger, Bus bus, OutcomeKeeper outcomes, GatewayMetrics metrics, AtomicLong handovers,
+        String hostname) {
+      this(ledger, bus, outcomes, metrics, handovers, hostname, Resubmissions.off());
+    }
+  }
+
+  /**
+   * How many times one message may take over the claim of a failed earlier row (docs/design.md §1.13): once is the rule;
+   * a second time only when another retry took it over and failed in between. Past that it waits like one in progress.
+   */
+  private static final int MAX_TAKEOVERS = 2;
 
   /**
    * A client transaction's envelope as the ledger records it: who, from whom (with MAIL's RFC 3461 RET and
@@ -71,10 +84,10 @@ public final class RelayContract {
   /** The whole contract for one message whose envelope the downstream has accepted. Never fails. */
   Future<DeliveryOutcome> deliver(WireTransaction wire, Envelope envelope, MessageData message, Opening opening) {
     long started = System.nanoTime();
-    Open open = open(opening, envelope, message);
+    Open open = open(opening, envelope, message, services.resubmissions());
     // In delivery from before its row can exist until it is settled or handed over: no stale raise, no reconcile (§8.1).
     services.outcomes().delivering(open.id());
-    return openLedger(open, opening)
+    return openClaimed(open, opening, 0)
         .transform(ar -> {
           if (ar.failed()) {
             LOG.error("ledger open failed for {} (Message-ID {}); answering 451 4.3.0, nothing sent downstream: {}",
@@ -82,7 +95,16 @@ public final class RelayContract {
             return notSent(open, message, opening).compose(v -> wire.abort())
                 .map(v -> (DeliveryOutcome) new DeliveryOutcome.NotRecorded());
           }
-          return send(wire, ar.result(), open, envelope, message);
+          Claimed c = ar.result();
+          if (c.opened().earlier() != null) {
+            return resubmitted(wire, c.open(), c.opened().earlier(), envelope.submission());
+          }
+          if (c.open().claim() != null && c.open().claim().replaces() != null) {
+            services.metrics().resubmission(GatewayMetrics.Resubmission.RELAYED);
+            LOG.info("{} is a client's retry of {}, which did not deliver it: relayed as new mail", open.id(),
+                c.open().claim().replaces());
+          }
+          return send(wire, c.opened(), c.open(), envelope, message);
         })
         .recover(e -> {
           // Every step above maps its failures to an outcome; reaching here is a bug. Nothing is known.
@@ -93,6 +115,38 @@ public final class RelayContract {
         .onSuccess(outcome -> services.metrics().delivery(outcome.metric(), System.nanoTime() - started));
   }
 
+  /** The open that was made, and its answer. */
+  private record Claimed(Open open, Opened opened) {}
+
+  /**
+   * Opens the entry; when an earlier row holds the fingerprint's claim and failed (or nobody knows and
+   * smtp.resubmission.unknown is relay), opens again replacing it: that claim moves only if it is still the failed
+   * row's (docs/design.md §1.13), so two retries cannot both relay.
+   */
+  private Future<Claimed> openClaimed(Open open, Opening opening, int takeovers) {
+    return openLedger(open, opening).compose(opened -> {
+      LedgerMessages.Earlier earlier = opened.earlier();
+      if (earlier != null && takeovers < MAX_TAKEOVERS
+          && RetryAnswer.of(earlier, services.resubmissions().unknown()) == RetryAnswer.RELAYED) {
+        return openClaimed(open.replacing(earlier.id()), opening, takeovers + 1);
+      }
+      return Future.succeededFuture(new Claimed(open, opened));
+    });
+  }
+
+  /**
+   * A resubmission answered from the earlier row (§1.13): nothing was opened, so nothing goes downstream; the
+   * smarthost's transaction is reset, and the retry is recorded against the earlier row. Never fails.
+   */
+  private Future<DeliveryOutcome> resubmitted(WireTransaction wire, Open open, LedgerMessages.Earlier earlier, Submission s) {
+    services.outcomes().deliveryAbandoned(open.id());
+    RetryAnswer answer = services.resubmissions().answer(earlier);
+    LOG.info("{} is a client's retry of {} ({}): {}, nothing sent downstream", open.id(), earlier.id(), earlier.status(),
+        answer.metric());
+    return services.resubmissions().record(earlier, answer, open.id(), s).compose(v -> wire.abort())
+        .map(v -> (DeliveryOutcome) new DeliveryOutcome.Resubmitted(open.id(), earlier.id(), answer));
+  }
+
   private Future<Opened> openLedger(Open open, Opening opening) {
     if (opening.key() == null) {
       return services.ledger().open(open);
@@ -101,16 +155,21 @@ public final class RelayContract {
         opening.keyLease()), Opened.class);
   }
 
-  private static Open open(Opening opening, Envelope envelope, MessageData message) {
+  private static Open open(Opening opening, Envelope envelope, MessageData message, Resubmissions resubmissions) {
     List<RecipientEntry> entries = new ArrayList<>(envelope.recipients().size());
+    List<String> accepted = new ArrayList<>(envelope.recipients().size());
     for (Verdict v : envelope.recipients()) {
       entries.add(new RecipientEntry(v.address(), v.reply().positive() ? RecipientStatus.PENDING : RecipientStatus.REJECTED,
           v.reply().toString(), v.dsn().dsnNotify(), v.dsn().dsnOrcpt()));
+      if (v.reply().positive()) {
+        accepted.add(v.address());
+      }
     }
     Submission s = envelope.submission();
     return new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
         message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), OffsetDateTime.now(ZoneOffset.UTC),
-        List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid());
+        List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid(),
+        resubmissions.claim(s, envelope.mailFrom(), accepted, message));
   }
 
   /**

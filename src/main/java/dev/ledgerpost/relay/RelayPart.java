@@ -5,6 +5,8 @@ import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import dev.ledgerpost.relay.retry.OutcomeKeeper;
+import dev.ledgerpost.relay.resubmission.Resubmissions;
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.relay.smarthost.DownstreamSlots;
 import dev.ledgerpost.relay.smarthost.SmarthostHealth;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
@@ -26,8 +28,10 @@ public final class RelayPart implements Part {
 
   @Override
   public Future<Void> start(Assembly a) {
+    Resubmissions resubmissions = new Resubmissions(a.config().smtp().resubmission(), a.get(Database.class), a.nodeId(),
+        a.metrics());
     RelayContract contract = new RelayContract(new RelayContract.Services(a.get(LedgerWriter.class), Bus.of(a.vertx()),
-        a.get(OutcomeKeeper.class), a.metrics(), handovers, a.hostname()));
+        a.get(OutcomeKeeper.class), a.metrics(), handovers, a.hostname(), resubmissions));
     DownstreamSlots slots = new DownstreamSlots(a.config().downstream().maxConnections());
     a.metrics().gauge("ledgerpost.downstream.connections",
         "Open smarthost connections, in use or idle (downstream.maxConnections)", slots::inUse);

@@ -322,7 +322,7 @@ class GroupCommitTest {
 
   @Test
   void aRetriedOpenBatchAnswersOpenedForTheEntriesTheEarlierAttemptCommitted() throws Exception {
-    OpenBatch statement = new OpenBatch(pool, "test-node");
+    OpenBatch statement = new OpenBatch(pool, "test-node", Duration.ofSeconds(15));
     List<Open> opens = opens(4, -1);
     Open a = opens.get(0);
     Open b = opens.get(1);
@@ -547,7 +547,7 @@ class GroupCommitTest {
     try (TcpProxy cable = TcpProxy.to(direct.getHost(), direct.getPort())) {
       Pool viaCable = PgBuilder.pool().with(new PoolOptions().setMaxSize(1))
           .connectingTo(new PgConnectOptions(direct).setHost("127.0.0.1").setPort(cable.port())).using(vertx).build();
-      GroupCommit<Open, Opened> opens = new GroupCommit<>("open", ledgerContext, new OpenBatch(viaCable, "test-node"),
+      GroupCommit<Open, Opened> opens = new GroupCommit<>("open", ledgerContext, new OpenBatch(viaCable, "test-node", Duration.ofSeconds(15)),
           TransactionPolicy.Listener.NONE, BOUND_MS, LOCK_TIMEOUT_MS, LedgerWriter.MAX_IN_FLIGHT, n -> {}, statementTimeoutMs);
       List<Open> two = opens(2, -1);
       try (LogCapture error = LogCapture.of(GroupCommit.class.getName())) {

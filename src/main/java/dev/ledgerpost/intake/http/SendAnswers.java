@@ -159,6 +159,12 @@ final class SendAnswers {
             + "the message was sent: it may have been delivered. Do not resend; the operation shows what becomes known."),
             KeyFate.STORE);
       }
+
+      @Override
+      public Decided resubmitted(DeliveryOutcome.Resubmitted r) {
+        // The send API never claims a fingerprint (its Idempotency-Key does that job), so no send ends here.
+        throw new IllegalStateException("a send was answered as an SMTP resubmission of " + r.earlierId());
+      }
     });
   }
 

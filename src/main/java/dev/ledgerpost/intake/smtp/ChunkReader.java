@@ -127,8 +127,9 @@ final class ChunkReader {
   }
 
   MessageData result() {
-    return new MessageData(wire, size, HexFormat.of().formatHex(sha256.digest()), DataReader.messageId(headers()),
-        fitForData() ? MessageData.Form.LINES : MessageData.Form.CHUNKS_ONLY);
+    String[] lines = headers().split("\n");
+    return new MessageData(wire, size, HexFormat.of().formatHex(sha256.digest()), MessageData.messageId(lines),
+        fitForData() ? MessageData.Form.LINES : MessageData.Form.CHUNKS_ONLY, MessageData.messageIdCount(lines));
   }
 
   /** The header section as DataReader keeps it: one line per line, LF-separated, up to the first empty line. */

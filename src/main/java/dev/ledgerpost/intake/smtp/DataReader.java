@@ -298,7 +298,9 @@ final class DataReader {
   }
 
   MessageData result() {
-    return new MessageData(wire, size, HexFormat.of().formatHex(sha256.digest()), messageId(headers));
+    String[] lines = headers.toString().split("\n");
+    return new MessageData(wire, size, HexFormat.of().formatHex(sha256.digest()), MessageData.messageId(lines),
+        MessageData.Form.DOT_STUFFED, MessageData.messageIdCount(lines));
   }
 
   /** The Message-ID header's value (unfolded, trimmed), or null. */

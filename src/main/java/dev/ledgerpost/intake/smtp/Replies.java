@@ -193,7 +193,24 @@ public final class Replies {
         }
         return Reply.of(451, "4.4.2", "Downstream reply lost after the message was sent (" + u.ledgerId() + "); outcome unknown");
       }
+
+      @Override
+      public Reply resubmitted(DeliveryOutcome.Resubmitted r) {
+        return forResubmission(r);
+      }
     });
+  }
+
+  /** docs/contract.md §1.13's table: a retry of a message the ledger holds. Nothing was sent for any of these. */
+  static Reply forResubmission(DeliveryOutcome.Resubmitted r) {
+    return switch (r.answer()) {
+      case ALREADY_RELAYED -> Reply.of(250, "2.0.0", "Ok: already relayed as " + r.earlierId()
+          + " (a resubmission of a message the smarthost accepted; not sent again)");
+      case IN_PROGRESS -> Reply.of(451, "4.3.0", "Previous submission " + r.earlierId() + " still in progress, try again later");
+      case HELD -> Reply.of(451, "4.4.2", "Outcome of previous submission " + r.earlierId()
+          + " not yet known; not sent again until it is resolved");
+      case RELAYED -> throw new IllegalStateException("a relayed resubmission has the reply of its own outcome");
+    };
   }
 
   private static String relayed(DownstreamReply r) {

@@ -53,6 +53,14 @@ public final class SmtpSession {
   /** Whether an unauthenticated client may relay from its address. */
   public interface RelayPolicy {
     boolean mayRelayWithoutAuth(String clientIp);
+
+    /**
+     * The rule that lets an unauthenticated client relay, or null: it scopes the resubmission fingerprint
+     * (docs/design.md §1.13). Without a named rule, the client's own address is its rule: narrower, never wider.
+     */
+    default String relayRule(String clientIp) {
+      return mayRelayWithoutAuth(clientIp) ? clientIp : null;
+    }
   }
 
   /** Waits without blocking: a timer on the connection's event loop. */
@@ -282,7 +290,7 @@ public final class SmtpSession {
       return reply(notOwned);
     }
     Submission submission = new Submission(Intake.SMTP, clientIp, helo, auth.user(), tls, esmtp, tlsCipher,
-        sender.parameters().smtpUtf8());
+        sender.parameters().smtpUtf8(), auth.user() == null ? setup.policy().relayRule(clientIp) : null);
     return MailTransaction.begin(setup.relay(), submission, from, sender.parameters(), clientIp).map(begun -> {
       if (begun.refusal() != null) {
         return Step.reply(begun.refusal());

@@ -76,7 +76,7 @@ public final class SmtpVerticle extends VerticleBase {
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
         shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
     List<Cidr> networks = smtp.relayNetworks();
-    sessions = new SmtpSession.Setup(settings, relay, shared.authenticator(), ip -> networks.stream().anyMatch(n -> n.contains(ip)),
+    sessions = new SmtpSession.Setup(settings, relay, shared.authenticator(), new RelayNetworks(networks),
         shared.guards());
     NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
     server = vertx.createNetServer(options);

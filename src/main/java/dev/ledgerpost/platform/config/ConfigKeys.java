@@ -59,6 +59,9 @@ final class ConfigKeys {
     key("smtp.allowInsecureAuth", false, ConfigKeys::bool, "Offer AUTH before STARTTLS (tests and loopback only).");
     key("smtp.tls.certFile", "", ConfigKeys::text, "PEM certificate for STARTTLS; empty = a self-signed ECDSA P-256 one, made in memory at start. Read again (with the key) on SIGHUP.");
     key("smtp.tls.keyFile", "", ConfigKeys::text, "PEM private key for STARTTLS.");
+    key("smtp.resubmission.mode", "detect", v -> enumOf(GatewayConfig.ResubmissionMode.class, v), "`detect`: a client's retry of a message the gateway already has (the same user or relay network, single Message-ID, envelope and bytes, within smtp.resubmission.window) is answered from the earlier row, never relayed twice; `off`: every submission is new mail.");
+    key("smtp.resubmission.window", "5d", ConfigKeys::positiveDuration, "How long a submission's fingerprint is kept to recognise its retries (Postfix's maximal_queue_lifetime is 5d).");
+    key("smtp.resubmission.unknown", "hold", v -> enumOf(GatewayConfig.UnknownResubmission.class, v), "A retry of a row whose outcome nobody knows (UNKNOWN, or PENDING that no live node holds): `hold` answers 451 4.4.2 until the row is resolved; `relay` relays it as new mail (a possible duplicate instead of a delay).");
     key("smtp.shutdownGrace", "30s", ConfigKeys::positiveDuration, "How long SIGTERM waits for transactions in flight.");
     key("http.host", "127.0.0.1", ConfigKeys::text, "Address the HTTP API binds to.");
     key("http.port", 8080, ConfigKeys::port, "HTTP API port (0 picks a free port).");

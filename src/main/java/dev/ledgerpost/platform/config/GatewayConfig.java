@@ -43,7 +43,8 @@ public record GatewayConfig(
       int minDataRate,
       Duration minDataRateGrace,
       int instances,
-      Proxy proxy) {
+      Proxy proxy,
+      Resubmission resubmission) {
 
     /** SMTP verticle instances: {@code smtp.instances}, or one per available processor when it is 0. */
     public int effectiveInstances() {
@@ -53,6 +54,19 @@ public record GatewayConfig(
 
   /** Which PROXY protocol versions the SMTP listener reads (docs/architecture.md §4.2); NONE = no header is read. */
   public enum ProxyProtocol { NONE, V1, V2, ANY }
+
+  /** {@code smtp.resubmission.mode}: recognise a client's retry of a message it already handed over, or not. */
+  public enum ResubmissionMode { DETECT, OFF }
+
+  /** {@code smtp.resubmission.unknown}: what a retry of a message whose outcome nobody knows gets. */
+  public enum UnknownResubmission { HOLD, RELAY }
+
+  /** {@code smtp.resubmission.mode}, {@code .window}, {@code .unknown} (docs/design.md §1.13). */
+  public record Resubmission(ResubmissionMode mode, Duration window, UnknownResubmission unknown) {
+    public boolean detects() {
+      return mode == ResubmissionMode.DETECT;
+    }
+  }
 
   /** {@code smtp.proxyProtocol}, {@code smtp.proxyNetworks}, {@code smtp.proxyTimeout}. */
   public record Proxy(ProxyProtocol protocol, List<Cidr> networks, Duration timeout) {

@@ -29,6 +29,8 @@ public enum AuditEvent {
   LEDGER_DEFAULT_PARTITION_ROWS(Level.CRITICAL, "rows outside every weekly partition (a clock far off, or weeks not made "
       + "ahead); retention never drops them", "table", "partition"),
   STALE_PENDING(Level.CRITICAL, null, "message_id", "msg_id", "age_seconds", "raise", "threshold_seconds"),
+  RESUBMISSION_RECORD_FAILED(Level.CRITICAL, "the retry was answered and nothing was sent; the resubmission audit line is "
+      + "its only record", "message_id", "attempt_id", "outcome", "error"),
   DELIVERY_RESULT_PERSISTED(Level.NOTICE, null, "message_id", "msg_id", "status", "version", "attempts", "held_ms", "via"),
   NOT_SENT_CLOSED(Level.NOTICE, null, "message_id", "msg_id", "row", "key_released", "attempts", "held_ms"),
   MANUAL_RESOLUTION(Level.NOTICE, null, "message_id", "previous_status", "status", "version", "operator", "note"),
@@ -37,6 +39,8 @@ public enum AuditEvent {
   LEDGER_PARTITION_DROPPED(Level.NOTICE, null, "partition", "until", "messages", "archive"),
   RECONCILE_REJECTED(Level.NOTICE, "the evidence is not proposed for this message again", "message_id", "proposal", "source",
       "evidence_ref", "operator"),
+  RESUBMISSION(Level.NOTICE, "a client's retry of a message the ledger already holds was answered without relaying it",
+      "message_id", "attempt_id", "outcome", "earlier_status", "client_ip", "user"),
   ERASURE(Level.NOTICE, "the address is replaced by the hash in every row that held it", "erasure", "address_hash", "key_id",
       "requested_by", "rows", "tables");
 

@@ -14,7 +14,10 @@ public interface GatewayMetrics {
 
   enum TxKind { OPEN, SETTLE }
 
-  enum Outcome { ACCEPTED, DEFERRED, REJECTED, LOST_BEFORE_DOT, UNKNOWN, NOT_RECORDED }
+  enum Outcome { ACCEPTED, DEFERRED, REJECTED, LOST_BEFORE_DOT, UNKNOWN, NOT_RECORDED, RESUBMISSION }
+
+  /** What a recognised resubmission got (docs/design.md §1.13). */
+  enum Resubmission { ALREADY_RELAYED, IN_PROGRESS, HELD, RELAYED }
 
   /** A failed AUTH: answered 535 (or 421 on a connection's last try), the failure that began a ban, or refused while banned. */
   enum AuthFailure { REJECTED, BANNED, REFUSED }
@@ -46,6 +49,9 @@ public interface GatewayMetrics {
   default void delivery(Outcome outcome, long nanos) {}
 
   default void authFailure(AuthFailure result) {}
+
+  /** A client's retry recognised by its fingerprint, by what it got. */
+  default void resubmission(Resubmission outcome) {}
 
   default void userRateLimit(RateLimit outcome) {}
 

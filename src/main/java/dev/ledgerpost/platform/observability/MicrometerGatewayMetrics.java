@@ -34,6 +34,7 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<Outcome, Counter> outcomes;
   private final Map<AuthFailure, Counter> authFailures;
   private final Map<RateLimit, Counter> rateLimits;
+  private final Map<Resubmission, Counter> resubmissions;
   private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
   private final Map<BodyCommand, Counter> bodies;
   private final Map<BodyCommand, Counter> relayed;
@@ -54,6 +55,8 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
     outcomes = counters(Outcome.class, "ledgerpost.delivery.outcomes", "Messages by what happened after DATA", "outcome");
     authFailures = counters(AuthFailure.class, "ledgerpost.auth.failures",
         "Failed SMTP AUTH attempts: rejected (535), banned (the failure that began a ban), refused (while banned)", "result");
+    resubmissions = counters(Resubmission.class, "ledgerpost.resubmissions",
+        "Client retries recognised as resubmissions of an earlier row, by what they got", "outcome");
     rateLimits = counters(RateLimit.class, "ledgerpost.auth.rate.limit",
         "MAIL commands of authenticated users under auth.rateLimit, by outcome", "outcome");
     for (ProposalConfidence c : ProposalConfidence.values()) {
@@ -133,6 +136,11 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void authFailure(AuthFailure result) {
     authFailures.get(result).increment();
+  }
+
+  @Override
+  public void resubmission(Resubmission outcome) {
+    resubmissions.get(outcome).increment();
   }
 
   @Override

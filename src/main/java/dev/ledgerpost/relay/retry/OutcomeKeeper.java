@@ -18,7 +18,10 @@ public interface OutcomeKeeper {
    */
   void delivering(UUID id);
 
-  /** The contract ended without a settle or a hand-over (only a bug gets there): the row is no longer in delivery. */
+  /**
+   * The contract ended without a settle or a hand-over: its open opened nothing because an earlier row holds its
+   * resubmission claim (docs/design.md §1.13), or a bug. The row is no longer in delivery.
+   */
   void deliveryAbandoned(UUID id);
 
   /**

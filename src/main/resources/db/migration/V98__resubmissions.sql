@@ -1,0 +1,37 @@
+-- Resubmissions (docs/design.md §1.13, §5.14): a client's retry of a message it already handed over is recognised by its
+-- fingerprint (who sent it, its single Message-ID, its envelope, the SHA-256 of its bytes) and is never relayed twice.
+--
+-- resubmission_claims: one row per fingerprint, written by the open's own statement (no extra commit): a second open
+-- of the same fingerprint finds the claim and opens nothing. A claim may be taken over only by an open that names the
+-- row it replaces (`replaces`: the earlier row failed, so the retry is new mail), or once it expired (the window,
+-- smtp.resubmission.window, from claimed_at). Both conditions are read on the locked row by ON CONFLICT DO UPDATE,
+-- so two takeovers of one claim cannot both win. The fingerprint is a hash, not the mail, and lives for the window
+-- only: retention deletes expired claims, erasure the claims of the rows it erases.
+CREATE TABLE resubmission_claims (
+  fingerprint bytea       PRIMARY KEY,
+  message_id  uuid        NOT NULL,
+  claimed_at  timestamptz NOT NULL,
+  expires_at  timestamptz NOT NULL,
+  replaces    uuid
+);
+CREATE INDEX resubmission_claims_message_idx ON resubmission_claims (message_id);
+CREATE INDEX resubmission_claims_expires_idx ON resubmission_claims (expires_at);
+
+-- A retry that was relayed as new mail (the earlier row had failed) names the row it retries.
+ALTER TABLE messages ADD COLUMN resubmission_of uuid;
+
+-- The retries that were answered without relaying, against the earlier row they matched: a satellite of messages
+-- like stale_raises (kept, exported and dropped with its message's partition). `attempt_id` is the ledger id the
+-- retry's session would have opened (its Received: trace and log lines name it).
+CREATE TABLE resubmissions (
+  seq        bigserial   PRIMARY KEY,
+  message_id uuid        NOT NULL,
+  at         timestamptz NOT NULL DEFAULT now(),
+  outcome    text        NOT NULL CHECK (outcome IN ('already_relayed', 'in_progress', 'held')),
+  attempt_id uuid        NOT NULL,
+  node_id    text,
+  client_ip  text,
+  auth_user  text,
+  helo       text
+);
+CREATE INDEX resubmissions_message_idx ON resubmissions (message_id, at);
