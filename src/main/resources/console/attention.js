@@ -65,13 +65,16 @@ export function mount(container, ctx) {
   function showRows(a) {
     syncRows(tbody, a.items, {
       key: (r) => r.id,
-      signature: (r) => `${r.version}|${r.ageSeconds}|${r.staleRaises}`,
+      signature: (r) => `${r.version}|${r.ageSeconds}|${r.staleRaises}|${r.clientsWaiting}`,
       build: (r) => h('tr', {},
         h('td', {class: 'mono'}, h('a', {href: `#/message/${r.id}`}, r.messageId ?? r.id))),
       update: (tr, r) => {
         tr.dataset.status = r.status;
         append(tr, [
-          h('td', {}, statusBadge(r.status)),
+          // A client retry held with 451 4.4.2 waits on this row's resolution (docs/design.md §1.13).
+          h('td', {}, statusBadge(r.status), r.clientsWaiting > 0 ? h('span', {class: 'waiting',
+            title: 'client retries held (451 4.4.2) until this row is resolved'},
+            ` ${r.clientsWaiting} client${r.clientsWaiting === 1 ? '' : 's'} waiting`) : ''),
           h('td', {class: 'age'}, age(r.ageSeconds)),
           h('td', {class: 'addr'}, r.mailFrom === '' ? '<>' : r.mailFrom),
           h('td', {class: 'wide'}, timeEl(r.receivedAt)),

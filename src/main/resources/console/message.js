@@ -223,7 +223,10 @@ function drawTimeline(ol, d, op) {
   if (d.authUser) via.push(`authenticated as ${d.authUser}`);
   if (d.node) via.push(`by node ${d.node}`);
   item('opened', d.receivedAt, 'Received; the ledger opened it',
-    h('p', {}, `${via.join(', ')}. Written PENDING (version 1) before the body went to the downstream.`));
+    h('p', {}, `${via.join(', ')}. Written PENDING (version 1) before the body went to the downstream.`),
+    // A client's retry of a row that did not deliver it is new mail that names that row (docs/design.md §1.13).
+    d.resubmissionOf ? h('p', {}, 'A client\'s retry of ', h('a', {href: `#/message/${d.resubmissionOf}`, class: 'mono'},
+      d.resubmissionOf), ', which did not deliver it: relayed as new mail.') : '');
 
   item('rcpt', null, 'The downstream answered each RCPT TO',
     h('ul', {class: 'replies'}, op.recipients.map((r) => h('li', {},
@@ -279,6 +282,22 @@ function drawTimeline(ol, d, op) {
   for (const p of (Array.isArray(d.proposals) ? [...d.proposals].reverse() : [])) {
     item('proposed', p.proposedAt, `Reconcile proposed: ${p.outcome === 'DELIVERED' ? 'delivered' : 'not delivered'} (${p.confidence})`,
       h('p', {}, `From ${p.source}, evidence ${p.evidenceRef}. ${p.state === 'OPEN' ? 'Open.' : `${words(p.state)}.`}`));
+  }
+
+  // Client retries answered from this row without relaying it (docs/design.md §1.13).
+  const retryHeard = {
+    already_relayed: 'heard 250 already relayed; nothing was sent again',
+    in_progress: 'heard 451 4.3.0 still in progress; nothing was sent',
+    held: 'heard 451 4.4.2 outcome not yet known; nothing was sent until the row is resolved',
+  };
+  for (const r of (Array.isArray(d.resubmissions) ? d.resubmissions : [])) {
+    item('resubmitted', r.at, 'A client resubmitted it',
+      h('p', {}, `From ${r.clientIp ?? '(unknown address)'}${r.helo ? ` (HELO ${r.helo})` : ''}`
+        + `${r.authUser ? `, authenticated as ${r.authUser}` : ''}${r.node ? `, at node ${r.node}` : ''}: `
+        + `${retryHeard[r.outcome] ?? r.outcome}.`));
+  }
+  if (op.message && op.message.waiting) {
+    item('waiting', null, 'A client is waiting on this row', h('p', {}, op.message.waiting));
   }
 
   if (d.resolution) {

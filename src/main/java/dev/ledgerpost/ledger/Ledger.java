@@ -10,6 +10,7 @@ import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.LedgerMessages.MessageSummary;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
+import dev.ledgerpost.ledger.LedgerMessages.ResubmissionView;
 import dev.ledgerpost.ledger.LedgerMessages.ResolutionView;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -74,13 +75,18 @@ public final class Ledger {
          AND (#{until}::timestamptz IS NULL OR m.received_at < #{until})""" + FILTERS_AND_PAGE;
   private static final String DETAIL = "SELECT " + SUMMARY_COLUMNS + """
       , m.auth_user, m.client_ip, m.helo, m.body_sha256, m.route, m.node_id, m.downstream_reply, m.last_error,
-        m.sent_sha256, m.dsn_ret, m.dsn_envid,
+        m.sent_sha256, m.dsn_ret, m.dsn_envid, m.resubmission_of,
         r.outcome AS resolution_outcome, r.operator AS resolution_operator, r.note AS resolution_note,
         r.resolved_at AS resolution_at, r.proposal_id AS resolution_proposal
         FROM messages m LEFT JOIN resolutions r ON r.message_id = m.id WHERE m.id = #{id}""";
   private static final String RECIPIENTS = """
       SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text, dsn_notify, dsn_orcpt
         FROM recipients WHERE message_id = #{id} ORDER BY idx""";
+
+  /** The retries answered from this row (docs/design.md §1.13), oldest first; a satellite like stale_raises. */
+  private static final String RESUBMISSIONS = """
+      SELECT at, outcome, attempt_id, node_id, client_ip, auth_user, helo
+        FROM resubmissions WHERE message_id = #{id} ORDER BY at, seq""";
 
   private final Pool pool;
 
@@ -140,11 +146,19 @@ public final class Ledger {
         .compose(rows -> {
           List<RecipientView> recipients = new ArrayList<>();
           rows.forEach(recipients::add);
-          return Future.succeededFuture(detail(row, List.copyOf(recipients)));
+          return SqlTemplate.forQuery(pool, RESUBMISSIONS)
+              .mapTo(r -> new ResubmissionView(r.getOffsetDateTime("at"), r.getString("outcome"), r.getUUID("attempt_id"),
+                  r.getString("node_id"), r.getString("client_ip"), r.getString("auth_user"), r.getString("helo")))
+              .execute(Map.of("id", get.id()))
+              .map(retries -> {
+                List<ResubmissionView> resubmissions = new ArrayList<>();
+                retries.forEach(resubmissions::add);
+                return detail(row, List.copyOf(recipients), List.copyOf(resubmissions));
+              });
         }));
   }
 
-  private static MessageDetail detail(Row row, List<RecipientView> recipients) {
+  private static MessageDetail detail(Row row, List<RecipientView> recipients, List<ResubmissionView> resubmissions) {
     ResolutionView resolution = null;
     if (row.getString("resolution_outcome") != null) {
       resolution = new ResolutionView(row.getString("resolution_outcome"), row.getString("resolution_operator"),
@@ -153,7 +167,7 @@ public final class Ledger {
     return new MessageDetail(summary(row), row.getString("auth_user"), row.getString("client_ip"), row.getString("helo"),
         row.getString("body_sha256"), row.getString("route"), row.getString("node_id"), row.getString("downstream_reply"),
         row.getString("last_error"), recipients, resolution, row.getString("dsn_ret"), row.getString("dsn_envid"),
-        row.getString("sent_sha256"));
+        row.getString("sent_sha256"), row.getUUID("resubmission_of"), resubmissions);
   }
 
   public Future<Void> ping() {

@@ -192,7 +192,16 @@ public final class LedgerMessages {
       ResolutionView resolution,
       String dsnRet,
       String dsnEnvid,
-      String sentSha256) {}
+      String sentSha256,
+      UUID resubmissionOf,
+      List<ResubmissionView> resubmissions) {}
+
+  /**
+   * A client's retry of this message answered without relaying it (docs/design.md §1.13): when, from whom, what it
+   * heard ({@code already_relayed}, {@code in_progress}, {@code held}) and the id its own row would have had.
+   */
+  public record ResubmissionView(OffsetDateTime at, String outcome, UUID attemptId, String node, String clientIp,
+      String authUser, String helo) {}
 
   public static final String PING = "ledger.ping";
 

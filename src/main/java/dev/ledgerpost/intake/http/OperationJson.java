@@ -3,6 +3,7 @@ package dev.ledgerpost.intake.http;
 import dev.ledgerpost.operate.resolutions.MessageJson;
 import dev.ledgerpost.operate.reconcile.ProposalJson;
 
+import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientView;
 import dev.ledgerpost.ledger.MessageStatus;
@@ -45,7 +46,10 @@ public final class OperationJson {
             .put("node", d.node())
             .put("downstreamReply", d.downstreamReply())
             .put("resolution", MessageJson.resolution(d.resolution(), proposalList))
-            .put("proposals", proposals))
+            .put("proposals", proposals)
+            .put("resubmissionOf", d.resubmissionOf() == null ? null : d.resubmissionOf().toString())
+            .put("resubmissions", MessageJson.resubmissions(d.resubmissions()))
+            .put("waiting", waiting(d)))
         .put("recipients", recipients)
         .put("ledger", new JsonObject()
             .put("settled", d.summary().status() != MessageStatus.PENDING)
@@ -59,5 +63,25 @@ public final class OperationJson {
         .put("notify", new JsonObject().put("attempted", attempted).put("receipts", receipts))
         .put("readSource", "primary")
         .put("asOf", OffsetDateTime.now(ZoneOffset.UTC).toString());
+  }
+
+  /**
+   * Why a client's retry of this message was held (docs/design.md §1.13), while the row still decides it: null when no
+   * retry was held, or once the row is settled either way (the next retry is answered from the new status).
+   */
+  static String waiting(MessageDetail d) {
+    MessageStatus status = d.summary().status();
+    if (status != MessageStatus.UNKNOWN && status != MessageStatus.PENDING) {
+      return null;
+    }
+    List<LedgerMessages.ResubmissionView> held = d.resubmissions().stream().filter(r -> r.outcome().equals("held")).toList();
+    if (held.isEmpty()) {
+      return null;
+    }
+    LedgerMessages.ResubmissionView last = held.get(held.size() - 1);
+    return held.size() + " client retr" + (held.size() == 1 ? "y" : "ies") + " of this message (the last at " + last.at()
+        + " from " + last.clientIp() + ") heard 451 4.4.2 and nothing was sent: nobody knows whether the smarthost got it. "
+        + "Resolve the row: DELIVERED, and the next retry hears 250 already relayed; NOT_DELIVERED, and it is relayed once "
+        + "as new mail.";
   }
 }

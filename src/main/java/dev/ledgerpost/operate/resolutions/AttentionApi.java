@@ -101,7 +101,8 @@ public final class AttentionApi {
         .put("receivedAt", r.receivedAt().toString())
         .put("ageSeconds", Math.max(0, Duration.between(r.receivedAt(), asOf).toSeconds()))
         .put("staleRaises", r.staleRaises())
-        .put("lastRaisedAt", r.lastRaisedAt() == null ? null : r.lastRaisedAt().toString());
+        .put("lastRaisedAt", r.lastRaisedAt() == null ? null : r.lastRaisedAt().toString())
+        .put("clientsWaiting", r.clientsWaiting());
   }
 
   /** The filter shared with bulk resolution: status PENDING or UNKNOWN (or both when absent), sender, time range. */

@@ -72,7 +72,25 @@ public final class MessageJson {
         .put("resolution", resolution(d.resolution(), proposalList))
         .put("dsn", d.dsnRet() == null && d.dsnEnvid() == null ? null
             : new JsonObject().put("ret", d.dsnRet()).put("envid", d.dsnEnvid()))
-        .put("proposals", proposals);
+        .put("proposals", proposals)
+        .put("resubmissionOf", d.resubmissionOf() == null ? null : d.resubmissionOf().toString())
+        .put("resubmissions", resubmissions(d.resubmissions()));
+  }
+
+  /** The retries answered from this row without relaying (docs/design.md §1.13), oldest first. */
+  public static JsonArray resubmissions(List<LedgerMessages.ResubmissionView> list) {
+    JsonArray out = new JsonArray();
+    for (LedgerMessages.ResubmissionView r : list) {
+      out.add(new JsonObject()
+          .put("at", r.at().toString())
+          .put("outcome", r.outcome())
+          .put("attemptId", r.attemptId().toString())
+          .put("node", r.node())
+          .put("clientIp", r.clientIp())
+          .put("authUser", r.authUser())
+          .put("helo", r.helo()));
+    }
+    return out;
   }
 
   /**

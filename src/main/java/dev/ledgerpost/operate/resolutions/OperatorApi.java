@@ -43,7 +43,7 @@ public record OperatorApi(Bus bus) {
     for (StaleRow r : list.rows()) {
       // A stale row is a PENDING open row: shown as the attention list shows one.
       items.add(AttentionApi.item(new OpenRow(r.id(), MessageStatus.PENDING, r.version(), r.messageIdHeader(), r.mailFrom(),
-          r.receivedAt(), r.raises(), r.lastRaisedAt()), list.asOf()));
+          r.receivedAt(), r.raises(), r.lastRaisedAt(), r.clientsWaiting()), list.asOf()));
     }
     return new JsonObject()
         .put("asOf", list.asOf().toString())

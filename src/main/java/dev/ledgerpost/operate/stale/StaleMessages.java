@@ -46,7 +46,7 @@ public final class StaleMessages {
 
   /** Deliberately without recipient data: the watch must keep working while the recipients table is locked. */
   public record StaleRow(UUID id, int version, String messageIdHeader, String mailFrom, OffsetDateTime receivedAt,
-      int raises, OffsetDateTime lastRaisedAt) {}
+      int raises, OffsetDateTime lastRaisedAt, int clientsWaiting) {}
 
   /** {@code oldestPendingAt} is null when nothing is PENDING; {@code stale} counts past the cutoff and not excluded. */
   public record StaleReport(long pending, OffsetDateTime oldestPendingAt, long stale, List<StaleRow> rows) {}
@@ -65,7 +65,8 @@ public final class StaleMessages {
   public record OpenCounts(long pending, OffsetDateTime oldestPendingAt, long unknown) {}
 
   /** {@code raised} false: nothing written (raised already this period, or settled meanwhile). */
-  public record StaleRaised(UUID id, boolean raised, int raise, String messageIdHeader, OffsetDateTime receivedAt) {}
+  public record StaleRaised(UUID id, boolean raised, int raise, String messageIdHeader, OffsetDateTime receivedAt,
+      int clientsWaiting) {}
 
   public static final String OPEN_ROWS = "stale.openRows";
 
@@ -78,8 +79,12 @@ public final class StaleMessages {
   public record OpenRowsQuery(boolean pending, boolean unknown, String sender, OffsetDateTime since, OffsetDateTime until,
       OffsetDateTime pendingCutoff, Set<UUID> excluded, Duration nodeDeadAfter, int limit) {}
 
+  /**
+   * {@code clientsWaiting}: the client retries of this row that were held (451 4.4.2) because nobody knows whether it
+   * was delivered (docs/design.md §1.13): someone is waiting on its resolution.
+   */
   public record OpenRow(UUID id, MessageStatus status, int version, String messageIdHeader, String mailFrom,
-      OffsetDateTime receivedAt, int staleRaises, OffsetDateTime lastRaisedAt) {}
+      OffsetDateTime receivedAt, int staleRaises, OffsetDateTime lastRaisedAt, int clientsWaiting) {}
 
   /** {@code matching} counts every row the query matches; {@code rows} holds the first {@code limit} of them. */
   public record OpenRows(long matching, List<OpenRow> rows) {}

@@ -38,6 +38,9 @@ public final class StaleRows {
   private static final String HELD = """
       held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held || n.delivering) AS h(id)
                 WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => #{deadAfter}))""";
+  /** The held client retries of row m (docs/design.md §1.13): by resubmissions_message_idx, for the few rows listed. */
+  private static final String WAITING = """
+      (SELECT count(*) FROM resubmissions rs WHERE rs.message_id = m.id AND rs.outcome = 'held')::int AS waiting""";
   private static final String COUNTS = "WITH " + HELD + """
 
       SELECT count(*) AS pending, min(received_at) AS oldest,
@@ -56,7 +59,8 @@ public final class StaleRows {
   private static final String ROWS = "WITH " + HELD + """
 
       SELECT m.id, m.version, m.message_id_header, m.mail_from, m.received_at,
-             COALESCE(s.raises, 0) AS raises, s.last_raised_at
+             COALESCE(s.raises, 0) AS raises, s.last_raised_at, """ + WAITING + """
+
         FROM messages m LEFT JOIN stale_raises s ON s.message_id = m.id
        WHERE m.settled_at IS NULL AND m.status = 'PENDING' AND m.received_at < #{cutoff}
          AND NOT (m.id = ANY(#{excluded})) AND m.id NOT IN (SELECT id FROM held)
@@ -71,7 +75,8 @@ public final class StaleRows {
   private static final String OPEN_ROWS = "WITH " + HELD + """
 
       SELECT m.id, m.status, m.version, m.message_id_header, m.mail_from, m.received_at,
-             COALESCE(s.raises, 0) AS raises, s.last_raised_at, count(*) OVER () AS matching
+             COALESCE(s.raises, 0) AS raises, s.last_raised_at, count(*) OVER () AS matching, """ + WAITING + """
+
         FROM messages m LEFT JOIN stale_raises s ON s.message_id = m.id
        WHERE (m.settled_at IS NULL OR m.status = 'UNKNOWN')
          AND ((#{pending} AND m.status = 'PENDING' AND m.received_at < #{cutoff} AND NOT (m.id = ANY(#{excluded}))
@@ -83,7 +88,9 @@ public final class StaleRows {
        ORDER BY m.received_at, m.id
        LIMIT #{limit}""";
   private static final String CURRENT_FOR_SHARE = """
-      SELECT status, version, message_id_header, received_at FROM messages WHERE id = #{id} FOR SHARE""";
+      SELECT m.status, m.version, m.message_id_header, m.received_at, """ + WAITING + """
+
+        FROM messages m WHERE m.id = #{id} FOR SHARE OF m""";
   /** The WHERE on the conflict path is what makes "once per period" hold for concurrent watchers too. */
   private static final String RAISE = """
       INSERT INTO stale_raises AS s (message_id, raises, last_raised_at) VALUES (#{id}, 1, #{now})
@@ -121,7 +128,7 @@ public final class StaleRows {
         matching = r.getLong("matching");
         items.add(new OpenRow(r.getUUID("id"), MessageStatus.valueOf(r.getString("status")), r.getInteger("version"),
             r.getString("message_id_header"), r.getString("mail_from"), r.getOffsetDateTime("received_at"),
-            r.getInteger("raises"), r.getOffsetDateTime("last_raised_at")));
+            r.getInteger("raises"), r.getOffsetDateTime("last_raised_at"), r.getInteger("waiting")));
       }
       return new OpenRows(matching, List.copyOf(items));
     });
@@ -148,7 +155,7 @@ public final class StaleRows {
         for (Row r : rows) {
           items.add(new StaleRow(r.getUUID("id"), r.getInteger("version"), r.getString("message_id_header"),
               r.getString("mail_from"), r.getOffsetDateTime("received_at"), r.getInteger("raises"),
-              r.getOffsetDateTime("last_raised_at")));
+              r.getOffsetDateTime("last_raised_at"), r.getInteger("waiting")));
         }
         return new StaleReport(c.getLong("pending"), c.getOffsetDateTime("oldest"), c.getLong("stale"), List.copyOf(items));
       });
@@ -166,19 +173,20 @@ public final class StaleRows {
     // FOR SHARE: a settle of this row waits for the raise to commit, so no stale event follows a settle.
     return SqlTemplate.forQuery(conn, CURRENT_FOR_SHARE).execute(Map.of("id", r.id())).compose(rows -> {
       if (rows.size() == 0 || !MessageStatus.PENDING.name().equals(rows.iterator().next().getString("status"))) {
-        return Future.succeededFuture(new StaleRaised(r.id(), false, 0, null, null));
+        return Future.succeededFuture(new StaleRaised(r.id(), false, 0, null, null, 0));
       }
       Row row = rows.iterator().next();
       String messageId = row.getString("message_id_header");
       OffsetDateTime receivedAt = row.getOffsetDateTime("received_at");
       int version = row.getInteger("version");
+      int waiting = row.getInteger("waiting");
       Map<String, Object> p = new HashMap<>();
       p.put("id", r.id());
       p.put("now", r.now());
       p.put("dueBefore", r.now().minus(r.period()));
       return SqlTemplate.forQuery(conn, RAISE).execute(p).compose(raised -> {
         if (raised.size() == 0) {
-          return Future.succeededFuture(new StaleRaised(r.id(), false, 0, messageId, receivedAt));
+          return Future.succeededFuture(new StaleRaised(r.id(), false, 0, messageId, receivedAt, waiting));
         }
         int n = raised.iterator().next().getInteger("raises");
         JsonObject payload = new JsonObject()
@@ -188,9 +196,10 @@ public final class StaleRows {
             .put("messageId", messageId)
             .put("receivedAt", receivedAt.toString())
             .put("ageSeconds", Math.max(0, Duration.between(receivedAt, r.now()).toSeconds()))
-            .put("raise", n);
+            .put("raise", n)
+            .put("clientsWaiting", waiting);
         return Ledger.outboxEvent(conn, r.id() + ":stale:" + n, r.id(), "message.stale", payload)
-            .map(v -> new StaleRaised(r.id(), true, n, messageId, receivedAt));
+            .map(v -> new StaleRaised(r.id(), true, n, messageId, receivedAt, waiting));
       });
     });
   }

@@ -188,7 +188,8 @@ public final class StaleVerticle extends VerticleBase implements StaleGauges {
           if (r.raised()) {
             AuditLog.of(AuditEvent.STALE_PENDING).with("message_id", r.id()).with("msg_id", r.messageIdHeader())
                 .with("age_seconds", Math.max(0, Duration.between(r.receivedAt(), now).toSeconds()))
-                .with("raise", r.raise()).with("threshold_seconds", config.threshold().toSeconds()).log();
+                .with("raise", r.raise()).with("threshold_seconds", config.threshold().toSeconds())
+                .with("clients_waiting", r.clientsWaiting()).log();
           }
           return null;
         });

@@ -224,7 +224,7 @@ public record GatewayConfig(
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
-      "message.stale");
+      "message.stale", "message.resubmitted");
 
   /**
    * One webhook endpoint. Its URL is fixed here, never set through the API (SSRF). {@code secrets} are inline

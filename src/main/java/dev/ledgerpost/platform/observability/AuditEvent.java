@@ -28,7 +28,8 @@ public enum AuditEvent {
       + "partition again", "partition", "until", "archive", "reason"),
   LEDGER_DEFAULT_PARTITION_ROWS(Level.CRITICAL, "rows outside every weekly partition (a clock far off, or weeks not made "
       + "ahead); retention never drops them", "table", "partition"),
-  STALE_PENDING(Level.CRITICAL, null, "message_id", "msg_id", "age_seconds", "raise", "threshold_seconds"),
+  STALE_PENDING(Level.CRITICAL, null, "message_id", "msg_id", "age_seconds", "raise", "threshold_seconds",
+      "clients_waiting"),
   RESUBMISSION_RECORD_FAILED(Level.CRITICAL, "the retry was answered and nothing was sent; the resubmission audit line is "
       + "its only record", "message_id", "attempt_id", "outcome", "error"),
   DELIVERY_RESULT_PERSISTED(Level.NOTICE, null, "message_id", "msg_id", "status", "version", "attempts", "held_ms", "via"),
