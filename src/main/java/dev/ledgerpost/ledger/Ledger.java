@@ -170,6 +170,21 @@ public final class Ledger {
         row.getString("sent_sha256"), row.getUUID("resubmission_of"), resubmissions);
   }
 
+  /**
+   * The resubmission claims whose window ended, a batch at a time (docs/design.md §1.13): a claim is a hash of who sent
+   * what to whom, kept only while a retry can be recognised. SKIP LOCKED: an open that is taking one over is left be.
+   */
+  private static final String PRUNE_CLAIMS = """
+      WITH doomed AS (
+        SELECT fingerprint FROM resubmission_claims WHERE expires_at < now() ORDER BY expires_at LIMIT $1
+           FOR UPDATE SKIP LOCKED)
+      DELETE FROM resubmission_claims c USING doomed d WHERE c.fingerprint = d.fingerprint AND c.expires_at < now()""";
+
+  public Future<LedgerMessages.PrunedClaims> pruneClaims(LedgerMessages.PruneClaims p) {
+    return pool.preparedQuery(PRUNE_CLAIMS).execute(io.vertx.sqlclient.Tuple.of(p.batch()))
+        .map(r -> new LedgerMessages.PrunedClaims(r.rowCount()));
+  }
+
   public Future<Void> ping() {
     return pool.query("SELECT 1").execute().mapEmpty();
   }

@@ -203,6 +203,13 @@ public final class LedgerMessages {
   public record ResubmissionView(OffsetDateTime at, String outcome, UUID attemptId, String node, String clientIp,
       String authUser, String helo) {}
 
+  /** Deletes up to {@code batch} resubmission claims whose window ended (docs/design.md §1.13): retention's job. */
+  public static final String PRUNE_CLAIMS = "ledger.pruneClaims";
+
+  public record PruneClaims(int batch) {}
+
+  public record PrunedClaims(int deleted) {}
+
   public static final String PING = "ledger.ping";
 
   public record Ping() {}

@@ -84,7 +84,8 @@ public final class LedgerArchive {
       new Table("recipients", "message_id", "message_id, idx"),
       new Table("reconcile_proposals", "message_id", "id"),
       new Table("resolutions", "message_id", "message_id"),
-      new Table("stale_raises", "message_id", "message_id"));
+      new Table("stale_raises", "message_id", "message_id"),
+      new Table("resubmissions", "message_id", "seq"));
 
   private LedgerArchive() {}
 

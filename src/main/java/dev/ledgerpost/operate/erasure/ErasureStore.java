@@ -55,6 +55,16 @@ public final class ErasureStore {
    */
   private static final List<String> FIRST = List.of("messages", "recipients");
   /**
+   * The resubmission claims of every message that holds the address (docs/design.md §1.13): a claim is a hash, but of
+   * the address among the rest, so whoever knows the message could still test it against the claim. Deleted before
+   * the rows are changed (afterwards the address is no longer there to find them by); a retry of such a message is
+   * then new mail, which is what erasure asks for.
+   */
+  private static final String CLAIMS = """
+      DELETE FROM resubmission_claims c
+       WHERE c.message_id IN (SELECT m.id FROM messages m WHERE m.mail_from ~* $1 OR m.auth_user ~* $1
+                              UNION SELECT r.message_id FROM recipients r WHERE r.address ~* $1)""";
+  /**
    * Columns whose values are two names joined by a '/', which is also a character of a local part: the hub's
    * subscriber names are {@code <principal>/<client>} (docs/design.md §6.4), and a client may name itself after an
    * address ({@code admin/ann@example.net}), where the pattern, which never starts inside a local part, does not see
@@ -109,7 +119,12 @@ public final class ErasureStore {
       }
       byTable.values().removeIf(List::isEmpty);
       Map<String, Long> rows = new LinkedHashMap<>();
-      Future<Void> chain = Future.succeededFuture();
+      Future<Void> chain = conn.preparedQuery(CLAIMS).execute(Tuple.of(target.pattern())).map(deleted -> {
+        if (deleted.rowCount() > 0) {
+          rows.put("resubmission_claims", (long) deleted.rowCount());
+        }
+        return null;
+      });
       for (Map.Entry<String, List<Column>> t : byTable.entrySet()) {
         chain = chain.compose(v -> conn.preparedQuery(update(t.getKey(), t.getValue()))
             .execute(Tuple.of(target.pattern(), target.hash()))

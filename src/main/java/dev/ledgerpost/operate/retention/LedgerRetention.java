@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * row by row. A partition is kept (and a CRITICAL line says why) while it holds a PENDING or UNKNOWN message: a fact
  * nobody settled is not silently lost. Otherwise it is first exported through the {@link PartitionArchiver}; with no
  * archiver it is dropped only when {@code ledger.retentionWithoutArchive} allows it. The drop is one transaction: the
- * satellite rows of its id range (resolutions, reconcile proposals, stale raises: row deletes on small tables), then
+ * satellite rows of its id range (resolutions, reconcile proposals, stale raises, resubmissions: row deletes on small tables), then
  * DROP of the recipients and messages partitions, whose exclusive locks are taken last and held only for the catalog
  * change. Inside it, what the export says it holds is compared with the partition ({@link ExportCheck}); an export
  * that is not these rows as they are now rolls it back with a CRITICAL line. The JDBC work runs on worker threads,
@@ -167,7 +167,7 @@ public record LedgerRetention(Vertx vertx, DatabaseTarget target, LedgerRetentio
             p.recipients() == null ? 0 : count(st, p.recipients()));
       }
       // resolutions first: a resolution names the reconcile proposal it accepted
-      for (String satellite : List.of("resolutions", "reconcile_proposals", "stale_raises")) {
+      for (String satellite : List.of("resolutions", "reconcile_proposals", "stale_raises", "resubmissions")) {
         try (PreparedStatement ps = c.prepareStatement(
             "DELETE FROM " + satellite + " WHERE message_id >= ?::uuid AND message_id < ?::uuid")) {
           ps.setObject(1, p.from());

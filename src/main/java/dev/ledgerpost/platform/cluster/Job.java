@@ -21,7 +21,9 @@ public enum Job {
   /** Makes the ledger's weekly partitions ahead and drops those past ledger.retention (its DDL also takes an advisory lock). */
   LEDGER_PARTITIONS(6),
   /** Deletes webhook deliveries that ended longer than webhooks.retention ago. */
-  WEBHOOK_RETENTION(7);
+  WEBHOOK_RETENTION(7),
+  /** Deletes resubmission claims past smtp.resubmission.window (docs/design.md §1.13; SKIP LOCKED keeps two apart anyway). */
+  RESUBMISSION_RETENTION(8);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

@@ -92,7 +92,7 @@ class LedgerArchiveTest {
     Manifest m = export(dir, "hour");
 
     Map<String, Long> expected = countsInDatabase(gateway.databaseUrl());
-    assertThat(expected).as("the seed wrote what the test counts on").containsExactlyEntriesOf(orderedCounts(7, 14, 2, 2, 1));
+    assertThat(expected).as("the seed wrote what the test counts on").containsExactlyEntriesOf(orderedCounts(7, 14, 2, 2, 1, 1));
     assertThat(m.rows()).containsExactlyEntriesOf(expected);
     assertThat(m.fromId()).isEqualTo(FROM);
     assertThat(m.toId()).isEqualTo(TO);
@@ -120,7 +120,7 @@ class LedgerArchiveTest {
     assertThat(rows).hasSize((int) m.totalRows());
     assertThat(rows.stream().map(r -> r.getString("table")).distinct().toList())
         .as("tables in load order, each in one block").containsExactly("messages", "recipients", "reconcile_proposals",
-            "resolutions", "stale_raises");
+            "resolutions", "stale_raises", "resubmissions");
     List<JsonObject> messages = rows.stream().filter(r -> r.getString("table").equals("messages"))
         .map(r -> r.getJsonObject("row")).toList();
     assertThat(messages.stream().map(r -> UUID.fromString(r.getString("id"))).toList()).isEqualTo(seeded.inRange());
@@ -137,7 +137,7 @@ class LedgerArchiveTest {
 
     Verification v = verify(gz);
     assertThat(v.outcome()).as(v.line()).isEqualTo(Verification.Outcome.OK);
-    assertThat(v.line()).startsWith("OK ").contains("26 row(s)", m.sha256());
+    assertThat(v.line()).startsWith("OK ").contains("27 row(s)", m.sha256());
     assertThat(verify(dir.resolve("hour.manifest.json")).ok()).as("by its manifest too").isTrue();
   }
 
@@ -323,6 +323,7 @@ class LedgerArchiveTest {
           CREATE TABLE reconcile_proposals (id bigint PRIMARY KEY, message_id uuid NOT NULL);
           CREATE TABLE resolutions (message_id uuid PRIMARY KEY, note text);
           CREATE TABLE stale_raises (message_id uuid PRIMARY KEY, raises integer);
+          CREATE TABLE resubmissions (seq bigint PRIMARY KEY, message_id uuid NOT NULL);
           """);
       Instant week2 = START.plus(Duration.ofMinutes(30));
       for (String table : List.of("messages", "recipients")) {
@@ -344,7 +345,7 @@ class LedgerArchiveTest {
     DatabaseTarget target = DatabaseTarget.fromUrl(url, Duration.ofSeconds(1));
     Manifest m = await(LedgerArchive.export(gateway.vertx(), target, KEY, dir, FROM, TO, "partitioned", "node-p"));
 
-    assertThat(m.rows()).containsExactlyEntriesOf(orderedCounts(2, 4, 0, 2, 0));
+    assertThat(m.rows()).containsExactlyEntriesOf(orderedCounts(2, 4, 0, 2, 0, 0));
     assertThat(m.schemaVersion()).as("no Flyway history in this database").isNull();
     assertThat(lines(dir.resolve("partitioned.jsonl.gz")).stream().filter(r -> r.getString("table").equals("messages"))
         .map(r -> r.getJsonObject("row").getString("mail_from")).toList()).containsExactly("p1@example.com", "p2@example.com");
@@ -352,13 +353,15 @@ class LedgerArchiveTest {
     assertThat(v.outcome()).as(v.line()).isEqualTo(Verification.Outcome.OK);
   }
 
-  static Map<String, Long> orderedCounts(long messages, long recipients, long proposals, long resolutions, long raises) {
+  static Map<String, Long> orderedCounts(long messages, long recipients, long proposals, long resolutions, long raises,
+      long resubmissions) {
     Map<String, Long> m = new LinkedHashMap<>();
     m.put("messages", messages);
     m.put("recipients", recipients);
     m.put("reconcile_proposals", proposals);
     m.put("resolutions", resolutions);
     m.put("stale_raises", raises);
+    m.put("resubmissions", resubmissions);
     return m;
   }
 }

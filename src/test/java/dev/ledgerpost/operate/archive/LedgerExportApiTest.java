@@ -55,7 +55,7 @@ class LedgerExportApiTest {
     assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
     JsonObject body = new JsonObject(created.body());
     assertThat(body.getString("name")).isEqualTo("ledger-20250602T080000Z-20250602T090000Z");
-    assertThat(Manifest.fromJson(body).rows()).containsExactlyEntriesOf(LedgerArchiveTest.orderedCounts(7, 14, 2, 2, 1));
+    assertThat(Manifest.fromJson(body).rows()).containsExactlyEntriesOf(LedgerArchiveTest.orderedCounts(7, 14, 2, 2, 1, 1));
     Path data = ARCHIVE.resolve("ledger-20250602T080000Z-20250602T090000Z.jsonl.gz");
     assertThat(body.getString("path")).isEqualTo(data.toString());
     assertThat(body.getString("fromTime")).isEqualTo("2025-06-02T08:00:00Z");
@@ -121,13 +121,14 @@ class LedgerExportApiTest {
     CommandLineRun whole = run("ledger", "export", "--from", "2025-06-02T07:00:00Z", "--to", "2025-06-02T08:03:30Z",
         "--api", api(), "--token", "test-admin-token");
     assertThat(whole.exit()).as(whole.err()).isZero();
-    assertThat(whole.out()).contains("exported 16 row(s)");
-    // 08:00 to 08:03:30: four messages of the hour and the one just before it, 2 + 2 + 2 + 2 + 1 recipients, 2 raises.
+    assertThat(whole.out()).contains("exported 17 row(s)");
+    // 08:00 to 08:03:30: four messages of the hour and the one just before it, 2 + 2 + 2 + 2 + 1 recipients, 2 raises,
+    // the SENT one's resubmission.
     Path four = ARCHIVE.resolve("ledger-20250602T070000Z-20250602T080330Z.jsonl.gz");
 
     CommandLineRun ok = run("ledger", "verify", "--key-file", KEY_FILE.toString(), four.toString());
     assertThat(ok.exit()).as(ok.err()).isZero();
-    assertThat(ok.out()).startsWith("OK " + four).contains("16 row(s)");
+    assertThat(ok.out()).startsWith("OK " + four).contains("17 row(s)");
 
     CommandLineRun twice = run("ledger", "export", "--from", "2025-06-02T08:30:00Z", "--to", "2025-06-02T08:31:00Z",
         "--api", api(), "--token", "test-admin-token");

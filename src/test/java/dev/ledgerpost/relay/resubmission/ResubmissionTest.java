@@ -267,4 +267,28 @@ class ResubmissionTest {
     assertThat(r.getString("clientIp")).isEqualTo("127.0.0.1");
     assertThat(r.getString("at")).isNotBlank();
   }
+
+  @Test
+  void erasingTheSendersAddressForgetsTheFingerprint() throws Exception {
+    start();
+    String m = message("<erased@example.com>", "e");
+    queued(send("erase.me@example.com", List.of("b@example.net"), m));
+    assertThat(count("SELECT count(*) FROM resubmission_claims")).isEqualTo(1);
+    HttpResponse<String> erased = gateway.post("/api/v1/erasures", new JsonObject().put("address", "erase.me@example.com")
+        .put("reason", "asked for it").encode(), "X-Operator", "dpo");
+    assertThat(erased.statusCode()).as(erased.body()).isEqualTo(200);
+    assertThat(new JsonObject(erased.body()).getJsonObject("rows").getLong("resubmission_claims")).isEqualTo(1);
+    assertThat(count("SELECT count(*) FROM resubmission_claims")).isZero();
+    // The retry is new mail now: nothing that could tie it to the erased row is left.
+    queued(send("erase.me@example.com", List.of("b@example.net"), m));
+    assertThat(gateway.downstream().messages()).hasSize(2);
+  }
+
+  @Test
+  void retentionDeletesExpiredClaimsOnly() throws Exception {
+    start("smtp.resubmission.window", "1s", "notify.pruneInterval", "1s");
+    queued(send("a@example.com", List.of("b@example.net"), message("<old@example.com>", "o")));
+    Poll.until(WAIT, "the expired claim deleted by retention", () -> count("SELECT count(*) FROM resubmission_claims") == 0);
+    assertThat(count("SELECT count(*) FROM messages")).as("the row stays: only its fingerprint goes").isEqualTo(1);
+  }
 }
