@@ -71,7 +71,7 @@ export function mount(container, ctx) {
       update: (tr, r) => {
         tr.dataset.status = r.status;
         append(tr, [
-          // A client retry held with 451 4.4.2 waits on this row's resolution (docs/design.md §1.13).
+          // A client retry held with 451 4.4.2 waits on this row's resolution (docs/contract.md §1.13).
           h('td', {}, statusBadge(r.status), r.clientsWaiting > 0 ? h('span', {class: 'waiting',
             title: 'client retries held (451 4.4.2) until this row is resolved'},
             ` ${r.clientsWaiting} client${r.clientsWaiting === 1 ? '' : 's'} waiting`) : ''),

@@ -224,7 +224,7 @@ function drawTimeline(ol, d, op) {
   if (d.node) via.push(`by node ${d.node}`);
   item('opened', d.receivedAt, 'Received; the ledger opened it',
     h('p', {}, `${via.join(', ')}. Written PENDING (version 1) before the body went to the downstream.`),
-    // A client's retry of a row that did not deliver it is new mail that names that row (docs/design.md §1.13).
+    // A client's retry of a row that did not deliver it is new mail that names that row (docs/contract.md §1.13).
     d.resubmissionOf ? h('p', {}, 'A client\'s retry of ', h('a', {href: `#/message/${d.resubmissionOf}`, class: 'mono'},
       d.resubmissionOf), ', which did not deliver it: relayed as new mail.') : '');
 
@@ -284,7 +284,7 @@ function drawTimeline(ol, d, op) {
       h('p', {}, `From ${p.source}, evidence ${p.evidenceRef}. ${p.state === 'OPEN' ? 'Open.' : `${words(p.state)}.`}`));
   }
 
-  // Client retries answered from this row without relaying it (docs/design.md §1.13).
+  // Client retries answered from this row without relaying it (docs/contract.md §1.13).
   const retryHeard = {
     already_relayed: 'heard 250 already relayed; nothing was sent again',
     in_progress: 'heard 451 4.3.0 still in progress; nothing was sent',

@@ -83,7 +83,7 @@ public final class Ledger {
       SELECT address, status, rcpt_reply, reply_code, enhanced_code, reply_text, dsn_notify, dsn_orcpt
         FROM recipients WHERE message_id = #{id} ORDER BY idx""";
 
-  /** The retries answered from this row (docs/design.md §1.13), oldest first; a satellite like stale_raises. */
+  /** The retries answered from this row (docs/contract.md §1.13), oldest first; a satellite like stale_raises. */
   private static final String RESUBMISSIONS = """
       SELECT at, outcome, attempt_id, node_id, client_ip, auth_user, helo
         FROM resubmissions WHERE message_id = #{id} ORDER BY at, seq""";
@@ -171,7 +171,7 @@ public final class Ledger {
   }
 
   /**
-   * The resubmission claims whose window ended, a batch at a time (docs/design.md §1.13): a claim is a hash of who sent
+   * The resubmission claims whose window ended, a batch at a time (docs/contract.md §1.13): a claim is a hash of who sent
    * what to whom, kept only while a retry can be recognised. SKIP LOCKED: an open that is taking one over is left be.
    */
   private static final String PRUNE_CLAIMS = """

@@ -54,7 +54,7 @@ public final class LedgerMessages {
           dsnRet, dsnEnvid, null);
     }
 
-    /** The same open, claiming its fingerprint over {@code replaces}'s (docs/design.md §1.13). */
+    /** The same open, claiming its fingerprint over {@code replaces}'s (docs/contract.md §1.13). */
     public Open replacing(UUID replaces) {
       return new Open(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt,
           recipients, dsnRet, dsnEnvid, new Claim(claim.fingerprint(), claim.window(), replaces));
@@ -66,7 +66,7 @@ public final class LedgerMessages {
   }
 
   /**
-   * The resubmission fingerprint an open claims (docs/design.md §1.13): it opens only if no other row holds the claim,
+   * The resubmission fingerprint an open claims (docs/contract.md §1.13): it opens only if no other row holds the claim,
    * or the holder is {@code replaces} (null: none; an earlier row that failed, so this retry is new mail), or the
    * holder's claim is older than {@code window}.
    */
@@ -197,13 +197,13 @@ public final class LedgerMessages {
       List<ResubmissionView> resubmissions) {}
 
   /**
-   * A client's retry of this message answered without relaying it (docs/design.md §1.13): when, from whom, what it
+   * A client's retry of this message answered without relaying it (docs/contract.md §1.13): when, from whom, what it
    * heard ({@code already_relayed}, {@code in_progress}, {@code held}) and the id its own row would have had.
    */
   public record ResubmissionView(OffsetDateTime at, String outcome, UUID attemptId, String node, String clientIp,
       String authUser, String helo) {}
 
-  /** Deletes up to {@code batch} resubmission claims whose window ended (docs/design.md §1.13): retention's job. */
+  /** Deletes up to {@code batch} resubmission claims whose window ended (docs/contract.md §1.13): retention's job. */
   public static final String PRUNE_CLAIMS = "ledger.pruneClaims";
 
   public record PruneClaims(int batch) {}

@@ -37,7 +37,7 @@ public final class LedgerVerticle extends VerticleBase {
   private final GatewayMetrics metrics;
   /** This gateway's node.id, recorded on every row it opens. */
   private final String nodeId;
-  /** node.deadAfter, for the resubmission claims' holders (docs/design.md §1.13). */
+  /** node.deadAfter, for the resubmission claims' holders (docs/contract.md §1.13). */
   private final java.time.Duration nodeDeadAfter;
 
   public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics, java.time.Duration nodeDeadAfter) {

@@ -35,7 +35,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * ORCPT per recipient; $22..$24 (V98): each message's resubmission claim, its fingerprint (null: none), window in
    * seconds and the earlier row it may replace).
    *
-   * <p>The claim (docs/design.md §1.13) is one index probe in this statement: {@code c} claims each fingerprint once
+   * <p>The claim (docs/contract.md §1.13) is one index probe in this statement: {@code c} claims each fingerprint once
    * (the batch's first open of it wins, {@code f}), and {@code m} writes only the messages that hold their claim or
    * have none. ON CONFLICT DO UPDATE reads its WHERE on the locked, newest version of the claim, so of two opens that
    * race for one fingerprint (or to replace one failed row) exactly one wins, on one node or on several.
@@ -150,7 +150,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   }
 
   /**
-   * The row that holds each fingerprint's claim, for the opens that lost it (docs/design.md §1.13): its status, and
+   * The row that holds each fingerprint's claim, for the opens that lost it (docs/contract.md §1.13): its status, and
    * whether a live node holds it: delivering it, its outcome kept by the retry part ({@code held}), or claimed on
    * that node less than $2 s before its last heartbeat (the heartbeat that lists it may not have been sent yet).
    */

@@ -118,7 +118,7 @@ public sealed interface DeliveryOutcome {
   }
 
   /**
-   * The message is a resubmission of {@code earlierId} (docs/design.md §1.13): its fingerprint's claim is the earlier
+   * The message is a resubmission of {@code earlierId} (docs/contract.md §1.13): its fingerprint's claim is the earlier
    * row's, so nothing was opened and nothing sent. {@code answer} is what the earlier row's state gives: already
    * relayed, still in progress, or held until its outcome is known (never {@link RetryAnswer#RELAYED}: that one is
    * relayed and ends as any other message). {@code attemptId}: the id this attempt's row would have had.

@@ -8,7 +8,7 @@ import java.util.Locale;
 /**
  * A received message ready to relay. {@code wire} holds it as {@code form} says, so relaying it changes no
  * byte. {@code size} and {@code sha256} describe the message itself (unstuffed). {@code messageIdHeaders} counts its
- * Message-ID header lines: only a message with exactly one can be recognised as a resubmission (docs/design.md §1.13).
+ * Message-ID header lines: only a message with exactly one can be recognised as a resubmission (docs/contract.md §1.13).
  */
 public record MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form, int messageIdHeaders) {
 

@@ -52,7 +52,7 @@ public final class RelayContract {
   }
 
   /**
-   * How many times one message may take over the claim of a failed earlier row (docs/design.md §1.13): once is the rule;
+   * How many times one message may take over the claim of a failed earlier row (docs/contract.md §1.13): once is the rule;
    * a second time only when another retry took it over and failed in between. Past that it waits like one in progress.
    */
   private static final int MAX_TAKEOVERS = 2;
@@ -121,7 +121,7 @@ public final class RelayContract {
   /**
    * Opens the entry; when an earlier row holds the fingerprint's claim and failed (or nobody knows and
    * smtp.resubmission.unknown is relay), opens again replacing it: that claim moves only if it is still the failed
-   * row's (docs/design.md §1.13), so two retries cannot both relay.
+   * row's (docs/contract.md §1.13), so two retries cannot both relay.
    */
   private Future<Claimed> openClaimed(Open open, Opening opening, int takeovers) {
     return openLedger(open, opening).compose(opened -> {

@@ -7,7 +7,7 @@ import dev.ledgerpost.ledger.Intake;
  * names the protocol and cipher of the client's TLS session when there is one and it is known
  * ("TLSv1.3 with cipher TLS_AES_256_GCM_SHA384"); {@code smtpUtf8}: the transaction's MAIL said SMTPUTF8.
  * {@code relayRule}: the relay network (smtp.relayNetworks) that let an unauthenticated SMTP client relay, null
- * otherwise; with the AUTH user it scopes the resubmission fingerprint (docs/design.md §1.13).
+ * otherwise; with the AUTH user it scopes the resubmission fingerprint (docs/contract.md §1.13).
  */
 public record Submission(Intake intake, String clientIp, String helo, String authUser, boolean tls, boolean esmtp,
     String tlsCipher, boolean smtpUtf8, String relayRule) {

@@ -66,7 +66,7 @@ public final class OperationJson {
   }
 
   /**
-   * Why a client's retry of this message was held (docs/design.md §1.13), while the row still decides it: null when no
+   * Why a client's retry of this message was held (docs/contract.md §1.13), while the row still decides it: null when no
    * retry was held, or once the row is settled either way (the next retry is answered from the new status).
    */
   static String waiting(MessageDetail d) {

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * smtp.relayNetworks as the sessions consult it: an unauthenticated client may relay when its address is in one of
- * them, and the first that holds it is its rule (it scopes the resubmission fingerprint, docs/design.md §1.13).
+ * them, and the first that holds it is its rule (it scopes the resubmission fingerprint, docs/contract.md §1.13).
  */
 record RelayNetworks(List<Cidr> networks) implements SmtpSession.RelayPolicy {
   RelayNetworks {

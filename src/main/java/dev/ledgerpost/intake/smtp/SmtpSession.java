@@ -56,7 +56,7 @@ public final class SmtpSession {
 
     /**
      * The rule that lets an unauthenticated client relay, or null: it scopes the resubmission fingerprint
-     * (docs/design.md §1.13). Without a named rule, the client's own address is its rule: narrower, never wider.
+     * (docs/contract.md §1.13). Without a named rule, the client's own address is its rule: narrower, never wider.
      */
     default String relayRule(String clientIp) {
       return mayRelayWithoutAuth(clientIp) ? clientIp : null;

@@ -55,7 +55,7 @@ public final class ErasureStore {
    */
   private static final List<String> FIRST = List.of("messages", "recipients");
   /**
-   * The resubmission claims of every message that holds the address (docs/design.md §1.13): a claim is a hash, but of
+   * The resubmission claims of every message that holds the address (docs/contract.md §1.13): a claim is a hash, but of
    * the address among the rest, so whoever knows the message could still test it against the claim. Deleted before
    * the rows are changed (afterwards the address is no longer there to find them by); a retry of such a message is
    * then new mail, which is what erasure asks for.

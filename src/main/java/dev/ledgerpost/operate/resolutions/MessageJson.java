@@ -77,7 +77,7 @@ public final class MessageJson {
         .put("resubmissions", resubmissions(d.resubmissions()));
   }
 
-  /** The retries answered from this row without relaying (docs/design.md §1.13), oldest first. */
+  /** The retries answered from this row without relaying (docs/contract.md §1.13), oldest first. */
   public static JsonArray resubmissions(List<LedgerMessages.ResubmissionView> list) {
     JsonArray out = new JsonArray();
     for (LedgerMessages.ResubmissionView r : list) {

@@ -81,7 +81,7 @@ public final class StaleMessages {
 
   /**
    * {@code clientsWaiting}: the client retries of this row that were held (451 4.4.2) because nobody knows whether it
-   * was delivered (docs/design.md §1.13): someone is waiting on its resolution.
+   * was delivered (docs/contract.md §1.13): someone is waiting on its resolution.
    */
   public record OpenRow(UUID id, MessageStatus status, int version, String messageIdHeader, String mailFrom,
       OffsetDateTime receivedAt, int staleRaises, OffsetDateTime lastRaisedAt, int clientsWaiting) {}

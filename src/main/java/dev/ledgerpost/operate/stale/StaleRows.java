@@ -38,7 +38,7 @@ public final class StaleRows {
   private static final String HELD = """
       held AS (SELECT DISTINCT h.id FROM nodes n CROSS JOIN LATERAL unnest(n.held || n.delivering) AS h(id)
                 WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => #{deadAfter}))""";
-  /** The held client retries of row m (docs/design.md §1.13): by resubmissions_message_idx, for the few rows listed. */
+  /** The held client retries of row m (docs/contract.md §1.13): by resubmissions_message_idx, for the few rows listed. */
   private static final String WAITING = """
       (SELECT count(*) FROM resubmissions rs WHERE rs.message_id = m.id AND rs.outcome = 'held')::int AS waiting""";
   private static final String COUNTS = "WITH " + HELD + """

@@ -22,7 +22,7 @@ public enum Job {
   LEDGER_PARTITIONS(6),
   /** Deletes webhook deliveries that ended longer than webhooks.retention ago. */
   WEBHOOK_RETENTION(7),
-  /** Deletes resubmission claims past smtp.resubmission.window (docs/design.md §1.13; SKIP LOCKED keeps two apart anyway). */
+  /** Deletes resubmission claims past smtp.resubmission.window (docs/contract.md §1.13; SKIP LOCKED keeps two apart anyway). */
   RESUBMISSION_RETENTION(8);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */

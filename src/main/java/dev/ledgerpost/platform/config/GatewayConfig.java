@@ -61,7 +61,7 @@ public record GatewayConfig(
   /** {@code smtp.resubmission.unknown}: what a retry of a message whose outcome nobody knows gets. */
   public enum UnknownResubmission { HOLD, RELAY }
 
-  /** {@code smtp.resubmission.mode}, {@code .window}, {@code .unknown} (docs/design.md §1.13). */
+  /** {@code smtp.resubmission.mode}, {@code .window}, {@code .unknown} (docs/contract.md §1.13). */
   public record Resubmission(ResubmissionMode mode, Duration window, UnknownResubmission unknown) {
     public boolean detects() {
       return mode == ResubmissionMode.DETECT;

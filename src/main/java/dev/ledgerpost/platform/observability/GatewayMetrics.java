@@ -16,7 +16,7 @@ public interface GatewayMetrics {
 
   enum Outcome { ACCEPTED, DEFERRED, REJECTED, LOST_BEFORE_DOT, UNKNOWN, NOT_RECORDED, RESUBMISSION }
 
-  /** What a recognised resubmission got (docs/design.md §1.13). */
+  /** What a recognised resubmission got (docs/contract.md §1.13). */
   enum Resubmission { ALREADY_RELAYED, IN_PROGRESS, HELD, RELAYED }
 
   /** A failed AUTH: answered 535 (or 421 on a connection's last try), the failure that began a ban, or refused while banned. */

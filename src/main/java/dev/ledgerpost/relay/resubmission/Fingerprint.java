@@ -7,7 +7,7 @@ import java.util.Collection;
 import java.util.TreeSet;
 
 /**
- * What makes a submission the same message as an earlier one (docs/design.md §1.13): who sent it (the AUTH user, or
+ * What makes a submission the same message as an earlier one (docs/contract.md §1.13): who sent it (the AUTH user, or
  * without AUTH the relay-network rule that let the client in), its one Message-ID, its envelope (MAIL FROM and the set
  * of accepted RCPT addresses) and the SHA-256 of its bytes as the client sent them. The ledger keeps the SHA-256 of
  * these, never the parts. Every field goes in with its length, so no two different submissions share an input.

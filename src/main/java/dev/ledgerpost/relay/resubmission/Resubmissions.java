@@ -15,7 +15,7 @@ import java.util.Collection;
 import java.util.UUID;
 
 /**
- * Resubmissions (docs/design.md §1.13) as the relay contract meets them: the claim an open makes (its fingerprint,
+ * Resubmissions (docs/contract.md §1.13) as the relay contract meets them: the claim an open makes (its fingerprint,
  * or none), the answer an earlier row's state gives ({@link RetryAnswer}), and the record of a retry answered without
  * relaying (a {@code resubmissions} row and its {@code message.resubmitted} event, one statement). Thread-safe.
  */

@@ -4,7 +4,7 @@ import dev.ledgerpost.ledger.LedgerMessages.Earlier;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownResubmission;
 
 /**
- * What a resubmission gets, by the earlier row's state (docs/design.md §1.13): the one place that decides it, as the
+ * What a resubmission gets, by the earlier row's state (docs/contract.md §1.13): the one place that decides it, as the
  * reply tables decide what a client hears. Each answer names its series of ledgerpost_resubmissions_total.
  */
 public enum RetryAnswer {

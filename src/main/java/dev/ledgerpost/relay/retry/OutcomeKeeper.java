@@ -20,7 +20,7 @@ public interface OutcomeKeeper {
 
   /**
    * The contract ended without a settle or a hand-over: its open opened nothing because an earlier row holds its
-   * resubmission claim (docs/design.md §1.13), or a bug. The row is no longer in delivery.
+   * resubmission claim (docs/contract.md §1.13), or a bug. The row is no longer in delivery.
    */
   void deliveryAbandoned(UUID id);
 

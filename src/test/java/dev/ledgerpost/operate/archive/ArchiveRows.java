@@ -51,7 +51,7 @@ final class ArchiveRows {
         if (STATUSES[i].equals("PENDING")) {
           exec(c, "INSERT INTO stale_raises (message_id, raises, last_raised_at) VALUES (?, 2, now())", id);
         }
-        if (STATUSES[i].equals("SENT")) { // a client's retry answered from it (docs/design.md §1.13)
+        if (STATUSES[i].equals("SENT")) { // a client's retry answered from it (docs/contract.md §1.13)
           exec(c, "INSERT INTO resubmissions (message_id, outcome, attempt_id, client_ip, helo) VALUES (?, 'already_relayed', "
               + "gen_random_uuid(), '192.0.2.7', 'client.example')", id);
         }

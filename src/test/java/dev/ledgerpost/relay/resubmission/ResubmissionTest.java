@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 28 over real SMTP sockets on both sides (docs/design.md §1.13): a client's retry of a message the ledger holds
+ * Issue 28 over real SMTP sockets on both sides (docs/contract.md §1.13): a client's retry of a message the ledger holds
  * is answered from the earlier row and never reaches the smarthost twice; what is not the same message is relayed. The
  * smarthost's answer to each final dot is set per test ({@link #dot}), so an earlier row can be SENT, FAILED_TEMP or
  * UNKNOWN (the socket closed after the dot), or still in delivery (the answer held back).
