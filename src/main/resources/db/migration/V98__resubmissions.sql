@@ -14,8 +14,10 @@ CREATE TABLE resubmission_claims (
   expires_at  timestamptz NOT NULL,
   replaces    uuid
 );
+-- One index besides the key, for erasure (by row) and retention alike: ledger ids are time-ordered (UUIDv7), so the
+-- claims past the window are those of the oldest ids, and retention finds them by this index too. A second index on
+-- expires_at would cost every open another index insert.
 CREATE INDEX resubmission_claims_message_idx ON resubmission_claims (message_id);
-CREATE INDEX resubmission_claims_expires_idx ON resubmission_claims (expires_at);
 
 -- A retry that was relayed as new mail (the earlier row had failed) names the row it retries.
 ALTER TABLE messages ADD COLUMN resubmission_of uuid;

@@ -70,14 +70,15 @@ public final class RetentionVerticle extends VerticleBase {
     BoundedPrune deliveries = new BoundedPrune("webhook delivery", BATCH, MAX_BATCHES, n -> bus
         .request(WebhookMessages.PRUNE, new WebhookMessages.Prune(webhookRetention, n), WebhookMessages.Pruned.class)
         .map(WebhookMessages.Pruned::deleted));
+    Duration window = config.smtp().resubmission().window();
     BoundedPrune claims = new BoundedPrune("resubmission claim", BATCH, MAX_BATCHES, n -> bus
-        .request(LedgerMessages.PRUNE_CLAIMS, new LedgerMessages.PruneClaims(n), LedgerMessages.PrunedClaims.class)
+        .request(LedgerMessages.PRUNE_CLAIMS, new LedgerMessages.PruneClaims(n, window), LedgerMessages.PrunedClaims.class)
         .map(LedgerMessages.PrunedClaims::deleted));
     schedule = new JobSchedule(vertx, node.leadership());
     schedule.lead(Job.OUTBOX_RETENTION, every(notify.retention(), notify.pruneInterval()), outbox::run);
     schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
     schedule.lead(Job.WEBHOOK_RETENTION, every(webhookRetention, notify.pruneInterval()), deliveries::run);
-    schedule.lead(Job.RESUBMISSION_RETENTION, every(config.smtp().resubmission().window(), notify.pruneInterval()), claims::run);
+    schedule.lead(Job.RESUBMISSION_RETENTION, every(window, notify.pruneInterval()), claims::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The cost of resubmission detection (issue 28, docs/contract.md §1.13): the same build twice, side by side in one run,
+# `smtp.resubmission.mode: detect` (the default) against `off`, each gateway on its own embedded PostgreSQL, both
+# relaying to one smtp-sink. smtp-source writes a unique Message-ID into every message, so with detect every message
+# claims its fingerprint in the open (the case whose cost is asked for). Rounds alternate detect, off, detect, off...
+# after a warm-up of both, so a drift of the machine falls on both alike. Per round: end-to-end rate (messages / first
+# sent .. last counted at the sink), CPU-ms per message of the JVM and of PostgreSQL, WAL bytes per message.
+# Prints a table and the median ratio detect / off; writes bench/results/<date>-resubmission.txt.
+# Usage: bench/resubmission.sh [messages per round, default 20000] [rounds per mode, default 3] [sessions, default 20]
+# Needs root (smtp-sink drops to nobody). Loopback only; every run is bounded by RUN_LIMIT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+N=${1:-20000}
+ROUNDS=${2:-3}
+SESSIONS=${3:-20}
+SIZE=${RESUBMISSION_SIZE:-2048}
+RUN_LIMIT=300
+need_postfix_tools
+build_jar
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
+
+work=$(mktemp -d /tmp/ledgerpost-resub.XXXX)
+chmod 755 "$work"
+SINK=$(free_port)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+declare -A PORT JPID PGPID PSQL
+for mode in detect off; do
+  mkdir -p "$work/$mode"
+  PORT[$mode]=$(free_port)
+  start_gateway "$work/$mode" "$work/$mode.log" LEDGERPOST_SMTP_PORT="${PORT[$mode]}" LEDGERPOST_HTTP_PORT="$(free_port)" \
+    LEDGERPOST_DOWNSTREAM_PORT="$SINK" LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 \
+    LEDGERPOST_SMTP_MAXCONNECTIONSPERADDRESS=2000 LEDGERPOST_SMTP_RESUBMISSION_MODE="$mode"
+  pids+=("$GATEWAY_PID")
+  JPID[$mode]=$GATEWAY_PID
+  PGPID[$mode]=$(head -1 "$work/$mode/data/pg/postmaster.pid")
+  pgport=$(grep -o 'localhost:[0-9]*/postgres' "$work/$mode.log" | head -1 | cut -d: -f2 | cut -d/ -f1)
+  PSQL[$mode]="$PGBIN/psql -X -q -At -h localhost -p $pgport -U postgres"
+  ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
+done
+
+ticks_jvm() { awk '{print $14 + $15}' "/proc/${JPID[$1]}/stat"; }
+ticks_pg() {
+  local pid=${PGPID[$1]} t
+  t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat")
+  for c in $(pgrep -P "$pid"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || echo 0))); done
+  echo "$t"
+}
+lsn() { ${PSQL[$1]} -c "SELECT pg_current_wal_lsn()"; }
+wal_bytes() { ${PSQL[$1]} -c "SELECT coalesce(sum(record_size + fpi_size), 0) FROM pg_get_wal_stats('$2', '$3', true)"; }
+rows() { ${PSQL[$1]} -c "SELECT count(*) FROM messages"; }
+claims() { ${PSQL[$1]} -c "SELECT count(*) FROM resubmission_claims"; }
+
+sink_start() {
+  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
+  : > "$work/sink.out"
+  smtp-sink -u nobody -c "127.0.0.1:$SINK" 2000 > "$work/sink.out" 2>&1 &
+  until (echo > /dev/tcp/127.0.0.1/$SINK) 2>/dev/null; do sleep 0.05; done
+}
+sink_count() { tr '\r' '\n' < "$work/sink.out" | { grep -o 'mesg=[0-9]*' || true; } | tail -1 | cut -d= -f2; }
+# run MODE N -> messages per second, end to end (or ERR)
+run() {
+  local mode=$1 n=$2 t0 t1 got
+  sink_start
+  t0=$(date +%s.%N)
+  timeout "$RUN_LIMIT" smtp-source -s "$SESSIONS" -l "$SIZE" -m "$n" -d -f bench@example.com -t sink@example.net \
+    "127.0.0.1:${PORT[$mode]}" >/dev/null 2>&1 || true
+  local until=$((SECONDS + RUN_LIMIT))
+  while :; do
+    got=$(sink_count); got=${got:-0}
+    [ "$got" -ge "$n" ] && break
+    (( SECONDS < until )) || break
+    sleep 0.02
+  done
+  t1=$(date +%s.%N)
+  [ "$got" -ge "$n" ] || { echo "ERR($got/$n)"; return; }
+  python3 -c "print(f'{$n/($t1-$t0):.0f}')"
+}
+
+echo "warming up both..."
+for mode in detect off; do run "$mode" "$N" >/dev/null; done
+
+stamp=$(date -u +%Y-%m-%d)
+out="bench/results/$stamp-resubmission.txt"
+mkdir -p bench/results
+{
+  printf "Resubmission detection cost  %s  (%s cores, %s)  %s messages of %s B over %s sessions per round\n" \
+    "$(date -u +%FT%TZ)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$N" "$SIZE" "$SESSIONS"
+  printf "%-6s %-6s %8s %8s %8s %8s %8s\n" round mode msg_s jvm_ms pg_ms wal_B claims
+} | tee "$out"
+for r in $(seq 1 "$ROUNDS"); do
+  for mode in detect off; do
+    rows0=$(rows "$mode"); c0=$(claims "$mode"); l0=$(lsn "$mode"); j0=$(ticks_jvm "$mode"); p0=$(ticks_pg "$mode")
+    rate=$(run "$mode" "$N")
+    j1=$(ticks_jvm "$mode"); p1=$(ticks_pg "$mode"); l1=$(lsn "$mode"); rows1=$(rows "$mode"); c1=$(claims "$mode")
+    # Every message in the ledger, and with detect every one claimed: a rate counted from anything else is no rate.
+    [ $((rows1 - rows0)) -eq "$N" ] || rate="ERR(ledger:$((rows1 - rows0)))"
+    wal=$(wal_bytes "$mode" "$l0" "$l1")
+    printf "%-6s %-6s %8s %8.3f %8.3f %8d %8d\n" "$r" "$mode" "$rate" "$(awk "BEGIN {print ($j1 - $j0) * 10 / $N}")" \
+      "$(awk "BEGIN {print ($p1 - $p0) * 10 / $N}")" "$((wal / N))" "$((c1 - c0))" | tee -a "$out"
+  done
+done
+python3 - "$out" <<'PY' | tee -a "$out"
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit()]
+def med(mode, col):
+    vals = [float(r[col]) for r in rows if r[1] == mode and not r[2].startswith("ERR")]
+    return statistics.median(vals) if vals else float("nan")
+d, o = med("detect", 2), med("off", 2)
+print(f"median rate: detect {d:.0f}/s, off {o:.0f}/s, detect/off {d / o:.3f} (cost {100 * (1 - d / o):.1f} %)")
+print(f"median CPU-ms per message: JVM detect {med('detect', 3):.3f} off {med('off', 3):.3f}; "
+      f"PostgreSQL detect {med('detect', 4):.3f} off {med('off', 4):.3f}; WAL bytes detect {med('detect', 5):.0f} off {med('off', 5):.0f}")
+PY
