@@ -203,10 +203,10 @@ public final class LedgerMessages {
   public record ResubmissionView(OffsetDateTime at, String outcome, UUID attemptId, String node, String clientIp,
       String authUser, String helo) {}
 
-  /** Deletes up to {@code batch} resubmission claims whose window ended (docs/contract.md §1.13): retention's job. */
+  /** Deletes up to {@code batch} resubmission claims whose {@code window} (smtp.resubmission.window) ended (docs/contract.md §1.13): retention's job. */
   public static final String PRUNE_CLAIMS = "ledger.pruneClaims";
 
-  public record PruneClaims(int batch) {}
+  public record PruneClaims(int batch, Duration window) {}
 
   public record PrunedClaims(int deleted) {}
 
