@@ -7,6 +7,9 @@ import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.WebhookReceiver;
+import dev.ledgerpost.testing.WsTestClient;
+import dev.ledgerpost.publish.webhook.WebhookDeliveryTest;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
@@ -46,11 +49,11 @@ class ResubmissionTest {
       });
 
   /** Two relay networks, each of one loopback address: a client from either relays without AUTH under its own rule. */
-  private void start(String... settings) throws Exception {
+  private void start(Object... settings) throws Exception {
     java.util.Map<String, Object> config = GatewayHarness.defaults(gateway.downstream().port());
     config.put("smtp.relayNetworks", List.of("127.0.0.1/32", "127.0.0.2/32"));
     for (int i = 0; i < settings.length; i += 2) {
-      config.put(settings[i], settings[i + 1]);
+      config.put((String) settings[i], settings[i + 1]);
     }
     gateway.begin(config);
   }
@@ -193,11 +196,21 @@ class ResubmissionTest {
     assertThat(gateway.downstream().messages()).hasSize(1);
     assertThat(count("SELECT count(*) FROM resubmissions WHERE outcome = 'held'")).isEqualTo(1);
 
+    // Whoever looks sees that a client waits on this row: the attention view, and the operation status says why.
+    JsonObject item = new JsonObject(gateway.get("/api/v1/attention?status=UNKNOWN").body()).getJsonArray("items").getJsonObject(0);
+    assertThat(item.getString("id")).isEqualTo(unknown.toString());
+    assertThat(item.getInteger("clientsWaiting")).isEqualTo(1);
+    JsonObject operation = new JsonObject(gateway.get("/api/v1/operations/" + unknown).body());
+    assertThat(operation.getJsonObject("message").getString("waiting"))
+        .startsWith("1 client retry of this message").contains("heard 451 4.4.2", "Resolve the row");
+
     HttpResponse<String> resolved = gateway.post("/api/v1/messages/" + unknown + "/resolution",
         "{\"outcome\": \"DELIVERED\", \"note\": \"the smarthost's log shows it sent\"}", "X-Operator", "carol");
     assertThat(resolved.statusCode()).as(resolved.body()).isEqualTo(200);
     assertThat(send("a@example.com", List.of("b@example.net"), m)).startsWith("250 2.0.0 Ok: already relayed as " + unknown);
     assertThat(gateway.downstream().messages()).hasSize(1);
+    assertThat(new JsonObject(gateway.get("/api/v1/operations/" + unknown).body()).getJsonObject("message").getString("waiting"))
+        .as("resolved: nothing to wait for").isNull();
   }
 
   @Test
@@ -290,5 +303,32 @@ class ResubmissionTest {
     queued(send("a@example.com", List.of("b@example.net"), message("<old@example.com>", "o")));
     Poll.until(WAIT, "the expired claim deleted by retention", () -> count("SELECT count(*) FROM resubmission_claims") == 0);
     assertThat(count("SELECT count(*) FROM messages")).as("the row stays: only its fingerprint goes").isEqualTo(1);
+  }
+
+  @Test
+  void aRetryIsAnEventOnTheHubAndOnTheWebhooks() throws Exception {
+    WebhookReceiver receiver = gateway.closeAfter(GatewayHarness.await(WebhookReceiver.start(gateway.vertx(),
+        r -> WebhookReceiver.Answer.of(200))));
+    start("webhooks.endpoints", List.of(java.util.Map.of("name", "app", "url", receiver.url("/hooks"),
+        "secret", WebhookDeliveryTest.secret(7), "events", List.of("message.resubmitted"))));
+    String m = message("<event@example.com>", "ev");
+    UUID first = queued(send("a@example.com", List.of("b@example.net"), m));
+    try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=0", gateway.gateway().adminToken())) {
+      send("a@example.com", List.of("b@example.net"), m);
+      Poll.until(WAIT, "the event published", () -> count("SELECT count(*) FROM outbox WHERE type = 'message.resubmitted'"
+          + " AND pub_seq IS NOT NULL") == 1);
+      JsonObject event = null;
+      for (int i = 0; i < 10 && event == null; i++) {
+        JsonObject e = ws.nextEvent(WAIT);
+        event = e != null && "message.resubmitted".equals(e.getString("event")) ? e : null;
+      }
+      assertThat(event).as("message.resubmitted on the hub").isNotNull();
+      assertThat(event.getJsonObject("data").getString("id")).isEqualTo(first.toString());
+      assertThat(event.getJsonObject("data").getString("outcome")).isEqualTo("already_relayed");
+    }
+    Poll.until(WAIT, "the webhook delivered", () -> !receiver.requests().isEmpty());
+    JsonObject hook = new JsonObject(receiver.requests().get(0).body());
+    assertThat(hook.getString("type")).isEqualTo("message.resubmitted");
+    assertThat(receiver.requests()).as("the endpoint asked for this event only").hasSize(1);
   }
 }
