@@ -405,6 +405,16 @@ class ConsoleBrowserTest {
     chrome.colorScheme("light");
     chrome.screenshot(SHOTS.resolve("live-phone.png"));
     chrome.viewport(1280, 800);
+
+    // A client's retry of a relayed message (the same bytes, docs/contract.md §1.13) is on the first one's timeline.
+    String again = "Subject: again\r\nMessage-ID: <again.1@example.com>\r\n\r\nbody";
+    Matcher first = Pattern.compile("queued as ([0-9a-f-]{36})").matcher(sendRaw("dan@example.com", "lee@example.net", again));
+    assertThat(first.find()).isTrue();
+    assertThat(sendRaw("dan@example.com", "lee@example.net", again)).startsWith("250 2.0.0 Ok: already relayed as " + first.group(1));
+    driver.get(base + "/console/#/message/" + first.group(1));
+    wait(WAIT).until(d -> text(d, By.id("timeline")).contains("A client resubmitted it"));
+    assertThat(text(driver, By.id("timeline"))).contains("From 127.0.0.1 (HELO client.test)",
+        "heard 250 already relayed; nothing was sent again");
   }
 
   @Test
@@ -453,19 +463,24 @@ class ConsoleBrowserTest {
     driver.findElement(By.id("resolve-confirm")).click();
   }
 
-  static String sendMail(String from, String to, String subject) throws Exception {
+  /** The gateway's reply to one message sent as {@code message}. */
+  static String sendRaw(String from, String to, String message) throws Exception {
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();
-      String reply = c.sendMail(from, List.of(to), "Subject: " + subject + "\r\nMessage-ID: <" + subject.replace(' ', '-')
-          + "." + UUID.randomUUID().toString().substring(0, 8) + "@example.com>\r\n\r\nbody");
-      Matcher m = Pattern.compile("([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})").matcher(reply);
-      if (m.find()) {
-        return m.group(1);
-      }
-      // A refusal names no id: find the message in the ledger by its subject's Message-ID.
-      return LedgerRows.string(url, "SELECT id FROM messages WHERE message_id_header LIKE '<" + subject.replace(' ', '-')
-          + ".%' ORDER BY received_at DESC LIMIT 1");
+      return c.sendMail(from, List.of(to), message);
     }
+  }
+
+  static String sendMail(String from, String to, String subject) throws Exception {
+    String reply = sendRaw(from, to, "Subject: " + subject + "\r\nMessage-ID: <" + subject.replace(' ', '-')
+        + "." + UUID.randomUUID().toString().substring(0, 8) + "@example.com>\r\n\r\nbody");
+    Matcher m = Pattern.compile("([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})").matcher(reply);
+    if (m.find()) {
+      return m.group(1);
+    }
+    // A refusal names no id: find the message in the ledger by its subject's Message-ID.
+    return LedgerRows.string(url, "SELECT id FROM messages WHERE message_id_header LIKE '<" + subject.replace(' ', '-')
+        + ".%' ORDER BY received_at DESC LIMIT 1");
   }
 
   static void insert(UUID id, String status, Instant receivedAt, String sender, String messageId) throws Exception {
