@@ -85,7 +85,7 @@ public final class LedgerMessages {
   /**
    * The row that holds a fingerprint's claim, as the losing open read it: its status, and whether a live node holds it
    * (delivering it now, or its outcome kept by the retry part, or claimed so recently that the node's next heartbeat
-   * has yet to list it).
+   * has yet to list it). {@code status} is null when the claim's row is gone (dropped by retention): nothing to protect.
    */
   public record Earlier(UUID id, MessageStatus status, boolean held) {}
 

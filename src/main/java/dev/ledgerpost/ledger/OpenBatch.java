@@ -152,15 +152,16 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   /**
    * The row that holds each fingerprint's claim, for the opens that lost it (docs/contract.md §1.13): its status, and
    * whether a live node holds it: delivering it, its outcome kept by the retry part ({@code held}), or claimed on
-   * that node less than $2 s before its last heartbeat (the heartbeat that lists it may not have been sent yet).
+   * that node less than $2 s before its last heartbeat (the heartbeat that lists it may not have been sent yet). A claim
+   * whose row is gone (its partition dropped past a short ledger.retention) has no status: nothing is left to protect.
    */
   static final String CLAIMANTS = """
-      SELECT rc.fingerprint, m.id, m.status,
+      SELECT rc.fingerprint, rc.message_id AS id, m.status,
              EXISTS (SELECT 1 FROM nodes n
                       WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => $2)
                         AND (m.id = ANY(n.held) OR m.id = ANY(n.delivering)
                              OR (n.id = m.node_id AND rc.claimed_at > n.heartbeat_at - make_interval(secs => $2)))) AS held
-        FROM resubmission_claims rc JOIN messages m ON m.id = rc.message_id
+        FROM resubmission_claims rc LEFT JOIN messages m ON m.id = rc.message_id
        WHERE rc.fingerprint = ANY($1::bytea[])""";
 
   /**
@@ -215,8 +216,9 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     return pool.preparedQuery(CLAIMANTS).execute(Tuple.of(fingerprints, nodeDeadAfter.toMillis() / 1000.0)).map(rows -> {
       Map<Buffer, Earlier> byFingerprint = new HashMap<>();
       for (Row r : rows) {
+        String status = r.getString("status");
         byFingerprint.put(r.getBuffer("fingerprint"), new Earlier(r.getUUID("id"),
-            MessageStatus.valueOf(r.getString("status")), r.getBoolean("held")));
+            status == null ? null : MessageStatus.valueOf(status), Boolean.TRUE.equals(r.getBoolean("held"))));
       }
       return byFingerprint;
     });

@@ -86,7 +86,7 @@ public final class Resubmissions {
         .with("outcome", answer.metric()).with("earlier_status", earlier.status()).with("client_ip", s.clientIp())
         .with("user", s.authUser()).log();
     Tuple t = Tuple.of(earlier.id(), answer.metric(), attemptId, nodeId, s.clientIp(), s.authUser(), s.helo(),
-        earlier.status().name());
+        earlier.status() == null ? null : earlier.status().name());
     return db.policy().run("resubmission", () -> db.pool().preparedQuery(RECORD).execute(t))
         .<Void>map(rows -> {
           db.outboxWritten();

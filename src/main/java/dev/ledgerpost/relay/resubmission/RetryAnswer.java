@@ -30,6 +30,9 @@ public enum RetryAnswer {
 
   /** The table. */
   public static RetryAnswer of(Earlier earlier, UnknownResubmission unknown) {
+    if (earlier.status() == null) {
+      return RELAYED; // its row is gone: a claim that outlived its row protects nothing
+    }
     return switch (earlier.status()) {
       case SENT, RESOLVED_DELIVERED -> ALREADY_RELAYED;
       case FAILED_TEMP, FAILED_PERM, RESOLVED_NOT_DELIVERED -> RELAYED;
