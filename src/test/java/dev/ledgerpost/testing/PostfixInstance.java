@@ -185,6 +185,24 @@ public final class PostfixInstance implements AutoCloseable {
     return (int) r.output().lines().filter(l -> l.startsWith("{")).count();
   }
 
+  /** How many of them are on hold ({@code "queue_name": "hold"} in {@code postqueue -j}): put there by a HOLD check. */
+  public int held() throws Exception {
+    Result r = run(List.of("/usr/sbin/postqueue", "-c", dir.toString(), "-j"));
+    return (int) r.output().lines().filter(l -> l.contains("\"queue_name\": \"hold\"")).count();
+  }
+
+  /**
+   * Releases every message on hold ({@code postsuper -H ALL}) into the deferred queue, from which the queue manager takes
+   * them all at its next scan ({@code queue_run_delay}): a test that needs many messages delivered at once queues them
+   * on hold first.
+   */
+  public void releaseHeld() throws Exception {
+    Result r = run(List.of("/usr/sbin/postsuper", "-c", dir.toString(), "-H", "ALL"));
+    if (r.exit() != 0) {
+      throw new AssertionError("postsuper -H ALL failed: " + r.output());
+    }
+  }
+
   private record Result(int exit, String output) {}
 
   private Result postfix(String command) throws IOException {

@@ -9,13 +9,14 @@ import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntPredicate;
 
 /**
  * A TCP proxy on loopback (port 0) that a test puts between the gateway and a server to cut a real
  * connection at the wrong moment: {@link #cutWhenServerAnswers} drops one connection as soon as the
  * server sends it anything (its reply never arrives), and from then on refuses every connection until
  * {@link #heal()}; {@link #cutAll} cuts every connection at once; {@link #dropRepliesToFinalDot} drops the
- * reply of an SMTP server to each final dot; {@link #holdFinalDots} keeps each final dot from the server, which
+ * reply of an SMTP server to each final dot (or to those it picks by number); {@link #holdFinalDots} keeps each final dot from the server, which
  * waits for it. One thread per direction; every thread ends when its sockets close.
  */
 public final class TcpProxy implements AutoCloseable {
@@ -32,7 +33,13 @@ public final class TcpProxy implements AutoCloseable {
 
   /** While set, a connection whose client has sent a final dot loses the server's reply to it (see {@link #dropRepliesToFinalDot}). */
   private volatile boolean dropAfterDot;
+  /** Which final dots lose their reply, by number (see {@link #dropRepliesToFinalDot(IntPredicate)}); all by default. */
+  private volatile IntPredicate dropWhich = n -> true;
+  /** Final dots seen while dropping was armed, over all connections: the number {@link #dropWhich} is asked about. */
+  private final java.util.concurrent.atomic.AtomicInteger finalDots = new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger dotCuts = new java.util.concurrent.atomic.AtomicInteger();
+  /** The most connections proxied at one time. */
+  private final java.util.concurrent.atomic.AtomicInteger mostOpen = new java.util.concurrent.atomic.AtomicInteger();
   private static final byte[] FINAL_DOT = {'\r', '\n', '.', '\r', '\n'};
   /** While set, a client's final dot, and all it sends after it, never reaches the server (see {@link #holdFinalDots}). */
   private volatile boolean holdDots;
@@ -119,7 +126,29 @@ public final class TcpProxy implements AutoCloseable {
    * Other connections go on.
    */
   public void dropRepliesToFinalDot() {
+    dropRepliesToFinalDot(n -> true);
+  }
+
+  /**
+   * As {@link #dropRepliesToFinalDot()}, for the final dots {@code which} picks only: they are numbered 1, 2, 3... in the
+   * order the proxy sees them (from now on, over all connections; a client's retry of a message sends a final dot of
+   * its own, with the next number). {@code n -> n == 1} loses the reply to the first message only, so that the
+   * client's retry is answered; {@code n -> n % 5 == 0} every fifth. The rest go through as they are.
+   */
+  public void dropRepliesToFinalDot(IntPredicate which) {
+    dropWhich = which;
+    finalDots.set(0);
     dropAfterDot = true;
+  }
+
+  /** How many final dots the proxy saw while dropping was armed (those whose reply went through too). */
+  public int finalDotsSeen() {
+    return finalDots.get();
+  }
+
+  /** The most connections it proxied at one time: how many sessions a client really ran at once. */
+  public int mostOpenAtOnce() {
+    return mostOpen.get();
   }
 
   /**
@@ -172,6 +201,7 @@ public final class TcpProxy implements AutoCloseable {
         upstream.setTcpNoDelay(true);
         Pipe pipe = new Pipe(client, upstream);
         pipes.add(pipe);
+        mostOpen.accumulateAndGet(pipes.size(), Math::max);
         start(pipe, false);
         start(pipe, true);
       } catch (IOException e) {
@@ -212,7 +242,9 @@ public final class TcpProxy implements AutoCloseable {
           }
         }
         if (!fromServer && dropAfterDot && endsAFinalDot(pipe, buf, n)) {
-          pipe.dotSent = true; // before the bytes go on: the server cannot answer before this is set
+          // Before the bytes go on: the server cannot answer before this is set. A dot not picked clears it, so that a
+          // connection that carries several messages loses only the replies picked.
+          pipe.dotSent = dropWhich.test(finalDots.incrementAndGet());
         }
         if (fromServer && pipe.upstream.getLocalPort() == cutLocalPort) {
           refusing = true;
