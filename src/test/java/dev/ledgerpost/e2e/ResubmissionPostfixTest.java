@@ -157,6 +157,10 @@ class ResubmissionPostfixTest {
         .as("the earlier row's one resubmission").isEqualTo("already_relayed|127.0.0.1");
     assertThat(count("SELECT count(*) FROM outbox WHERE type = 'message.resubmitted' AND message_id = '" + first + "'"))
         .isEqualTo(1);
+    io.vertx.core.json.JsonArray listed = new io.vertx.core.json.JsonObject(gateway.get("/api/v1/messages/" + first).body())
+        .getJsonArray("resubmissions");
+    assertThat(listed).as("the earlier row's detail lists it").hasSize(1);
+    assertThat(listed.getJsonObject(0).getString("outcome")).isEqualTo("already_relayed");
 
     // Postfix's side: it lost the reply, deferred the message once, and its retry was answered from the ledger.
     String log = postfix.log();
