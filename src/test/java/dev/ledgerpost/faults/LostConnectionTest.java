@@ -64,14 +64,13 @@ class LostConnectionTest {
       assertThat(detailRecipient.getString("reply")).isNull();
       assertThat(detail.containsKey("resolution")).isTrue();
       assertThat(detail.getValue("resolution")).as("nobody resolved it yet").isNull();
-      // The client retries the same message: that is a new submission with its own entry.
+      // The client retries the same message: held until the first row is resolved (docs/contract.md §1.13), not sent.
       second = send("Message-ID: <lost@example.com>\r\nSubject: lost\r\n\r\nbody");
     }
-    assertThat(second).startsWith("250 2.0.0");
-    assertThat(ledgerId(second)).isNotEqualTo(ledgerId(first));
+    assertThat(second).startsWith("451 4.4.2 Outcome of previous submission " + ledgerId(first) + " not yet known");
     assertThat(status(ledgerId(first))).isEqualTo("UNKNOWN");
-    assertThat(gateway.downstream().dataCommands()).isEqualTo(2); // one per client submission: the gateway re-sent nothing
-    assertThat(scalar("SELECT count(*) FROM messages")).isEqualTo(2);
+    assertThat(gateway.downstream().dataCommands()).isEqualTo(1); // the client's first copy only: nothing was re-sent
+    assertThat(scalar("SELECT count(*) FROM messages")).isEqualTo(1);
   }
 
   @Test

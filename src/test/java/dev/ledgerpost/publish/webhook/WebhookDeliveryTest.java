@@ -75,15 +75,19 @@ public class WebhookDeliveryTest {
     return o;
   }
 
-  /** Relays {@code n} messages over one SMTP connection; answers their ledger ids. */
+  /** Numbers every message sent, so none is another's resubmission (docs/contract.md §1.13). */
+  private static final java.util.concurrent.atomic.AtomicInteger SENT = new java.util.concurrent.atomic.AtomicInteger();
+
+  /** Relays {@code n} new messages over one SMTP connection; answers their ledger ids. */
   static List<String> send(int smtpPort, int n) throws Exception {
     List<String> ids = new ArrayList<>();
     try (SmtpTestClient c = new SmtpTestClient(smtpPort)) {
       c.reply();
       for (int i = 0; i < n; i++) {
+        int m = SENT.incrementAndGet();
         String reply = c.sendMail("app@example.com", List.of("user" + i + "@example.net"),
-            "Message-ID: <m" + i + "@example.com>\r\nSubject: m" + i + "\r\n\r\nbody " + i);
-        assertThat(reply).startsWith("250 2.0.0");
+            "Message-ID: <m" + m + "@example.com>\r\nSubject: m" + i + "\r\n\r\nbody " + i);
+        assertThat(reply).startsWith("250 2.0.0 Ok: queued as");
         ids.add(ledgerId(reply));
       }
     }
