@@ -36,8 +36,9 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * seconds and the earlier row it may replace).
    *
    * <p>The claim (docs/contract.md §1.13) is one index probe in this statement: {@code c} claims each fingerprint once
-   * (the batch's first open of it wins, {@code f}), and {@code m} writes only the messages that hold their claim or
-   * have none. ON CONFLICT DO UPDATE reads its WHERE on the locked, newest version of the claim, so of two opens that
+   * ({@code f}: of the batch's opens of it, one that replaces a failed row before a fresh one, which would lose to the
+   * failed row's claim, then the first), and {@code m} writes only the messages that hold their claim or have none.
+   * ON CONFLICT DO UPDATE reads its WHERE on the locked, newest version of the claim, so of two opens that
    * race for one fingerprint (or to replace one failed row) exactly one wins, on one node or on several.
    */
   static final String WRITES = """
@@ -45,7 +46,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       f AS (
         SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
           FROM unnest($1::uuid[], $22::bytea[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
-         WHERE t.fp IS NOT NULL ORDER BY t.fp, t.id),
+         WHERE t.fp IS NOT NULL ORDER BY t.fp, t.replaces IS NULL, t.id),
       c AS (
         INSERT INTO resubmission_claims AS rc (fingerprint, message_id, claimed_at, expires_at, replaces)
         SELECT f.fp, f.id, now(), now() + make_interval(secs => f.win), f.replaces FROM f
