@@ -2,10 +2,11 @@
 # The cost of resubmission detection (issue 28, docs/contract.md §1.13): the same build twice, side by side in one run,
 # `smtp.resubmission.mode: detect` (the default) against `off`, each gateway on its own embedded PostgreSQL, both
 # relaying to one smtp-sink. smtp-source writes a unique Message-ID into every message, so with detect every message
-# claims its fingerprint in the open (the case whose cost is asked for). Rounds alternate detect, off, detect, off...
-# after a warm-up of both, so a drift of the machine falls on both alike. Per round: end-to-end rate (messages / first
+# claims its fingerprint in the open (the case whose cost is asked for). Rounds alternate detect, off / off, detect (ABBA)
+# after a warm-up of both, so a drift of the machine falls on both alike; each run starts after a VACUUM (ANALYZE) and a
+# CHECKPOINT of its ledger, so no checkpoint or autovacuum of an earlier run's rows falls into it. Per round: end-to-end rate (messages / first
 # sent .. last counted at the sink), CPU-ms per message of the JVM and of PostgreSQL, WAL bytes per message.
-# Prints a table and the median ratio detect / off; writes bench/results/<date>-resubmission.txt.
+# Prints a table and the median of the rounds' detect / off ratios; writes bench/results/<date>-resubmission.txt.
 # Usage: bench/resubmission.sh [messages per round, default 20000] [rounds per mode, default 3] [sessions, default 20]
 # Needs root (smtp-sink drops to nobody). Loopback only; every run is bounded by RUN_LIMIT.
 set -euo pipefail
@@ -95,7 +96,11 @@ mkdir -p bench/results
   printf "%-6s %-6s %8s %8s %8s %8s %8s\n" round mode msg_s jvm_ms pg_ms wal_B claims
 } | tee "$out"
 for r in $(seq 1 "$ROUNDS"); do
-  for mode in detect off; do
+  # ABBA: detect first in odd rounds, off first in even ones, so neither always runs on the warmer machine.
+  order="detect off"; [ $((r % 2)) -eq 0 ] && order="off detect"
+  for mode in $order; do
+    # Each run starts from the same state: no checkpoint or autovacuum of the last run's rows falls into it.
+    ${PSQL[$mode]} -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
     rows0=$(rows "$mode"); c0=$(claims "$mode"); l0=$(lsn "$mode"); j0=$(ticks_jvm "$mode"); p0=$(ticks_pg "$mode")
     rate=$(run "$mode" "$N")
     j1=$(ticks_jvm "$mode"); p1=$(ticks_pg "$mode"); l1=$(lsn "$mode"); rows1=$(rows "$mode"); c1=$(claims "$mode")
@@ -113,7 +118,14 @@ def med(mode, col):
     vals = [float(r[col]) for r in rows if r[1] == mode and not r[2].startswith("ERR")]
     return statistics.median(vals) if vals else float("nan")
 d, o = med("detect", 2), med("off", 2)
-print(f"median rate: detect {d:.0f}/s, off {o:.0f}/s, detect/off {d / o:.3f} (cost {100 * (1 - d / o):.1f} %)")
+# Each round's detect run beside the off run that follows it: a drift of the machine falls on both of a pair.
+by = {(r[0], r[1]): r[2] for r in rows}
+pairs = [(float(by[(n, "detect")]), float(by[(n, "off")])) for n in sorted({r[0] for r in rows}, key=int)
+         if (n, "detect") in by and (n, "off") in by and not by[(n, "detect")].startswith("ERR") and not by[(n, "off")].startswith("ERR")]
+ratios = sorted(a / b for a, b in pairs)
+paired = statistics.median(ratios) if ratios else float("nan")
+print(f"median rate: detect {d:.0f}/s, off {o:.0f}/s; per round detect/off {', '.join(f'{r:.3f}' for r in ratios)}; "
+      f"median of the rounds' ratios {paired:.3f} (cost {100 * (1 - paired):.1f} %)")
 print(f"median CPU-ms per message: JVM detect {med('detect', 3):.3f} off {med('off', 3):.3f}; "
       f"PostgreSQL detect {med('detect', 4):.3f} off {med('off', 4):.3f}; WAL bytes detect {med('detect', 5):.0f} off {med('off', 5):.0f}")
 PY

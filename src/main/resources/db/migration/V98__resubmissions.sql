@@ -5,10 +5,11 @@
 -- of the same fingerprint finds the claim and opens nothing. A claim may be taken over only by an open that names the
 -- row it replaces (`replaces`: the earlier row failed, so the retry is new mail), or once it expired (the window,
 -- smtp.resubmission.window, from claimed_at). Both conditions are read on the locked row by ON CONFLICT DO UPDATE,
--- so two takeovers of one claim cannot both win. The fingerprint is a hash, not the mail, and lives for the window
--- only: retention deletes expired claims, erasure the claims of the rows it erases.
+-- so two takeovers of one claim cannot both win. The fingerprint is a hash, not the mail (the first 128 bits of a
+-- SHA-256, as a uuid: a key half as large as the whole digest, in an index whose keys land on random pages), and
+-- lives for the window only: retention deletes expired claims, erasure the claims of the rows it erases.
 CREATE TABLE resubmission_claims (
-  fingerprint bytea       PRIMARY KEY,
+  fingerprint uuid        PRIMARY KEY,
   message_id  uuid        NOT NULL,
   claimed_at  timestamptz NOT NULL,
   expires_at  timestamptz NOT NULL,

@@ -70,7 +70,7 @@ public final class LedgerMessages {
    * or the holder is {@code replaces} (null: none; an earlier row that failed, so this retry is new mail), or the
    * holder's claim is older than {@code window}.
    */
-  public record Claim(byte[] fingerprint, Duration window, UUID replaces) {}
+  public record Claim(UUID fingerprint, Duration window, UUID replaces) {}
 
   /**
    * An open's answer: the entry at {@code version}, or, when {@code earlier} is not null, nothing opened because an

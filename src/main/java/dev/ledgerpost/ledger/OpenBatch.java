@@ -6,7 +6,6 @@ import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Earlier;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import io.vertx.core.Future;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -45,7 +44,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
       f AS (
         SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
-          FROM unnest($1::uuid[], $22::bytea[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
+          FROM unnest($1::uuid[], $22::uuid[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
          WHERE t.fp IS NOT NULL ORDER BY t.fp, t.replaces IS NULL, t.id),
       c AS (
         INSERT INTO resubmission_claims AS rc (fingerprint, message_id, claimed_at, expires_at, replaces)
@@ -62,7 +61,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         SELECT t.id, t.intake, t.auth_user, t.client_ip, t.helo, t.mail_from, t.message_id_header, t.size_bytes,
                t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text, t.dsn_ret, t.dsn_envid, t.replaces
           FROM q, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
-                         $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[], $22::bytea[], $24::uuid[])
+                         $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[], $22::uuid[], $24::uuid[])
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
                     received_at, dsn_ret, dsn_envid, fp, replaces)
          WHERE t.fp IS NULL OR t.id IN (SELECT message_id FROM c)
@@ -136,7 +135,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         .add(o -> LedgerText.storable(o.dsnEnvid()), String[]::new)
         .addItems(Open::recipients, (o, j, r) -> r.dsnNotify(), String[]::new)
         .addItems(Open::recipients, (o, j, r) -> LedgerText.storable(r.dsnOrcpt()), String[]::new)
-        .add(o -> o.claim() == null ? null : io.vertx.core.buffer.Buffer.buffer(o.claim().fingerprint()), io.vertx.core.buffer.Buffer[]::new)
+        .add(o -> o.claim() == null ? null : o.claim().fingerprint(), UUID[]::new)
         .add(o -> o.claim() == null ? null : o.claim().window().toMillis() / 1000.0, Double[]::new)
         .add(o -> o.claim() == null ? null : o.claim().replaces(), UUID[]::new)
         .arrays();
@@ -163,7 +162,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
                         AND (m.id = ANY(n.held) OR m.id = ANY(n.delivering)
                              OR (n.id = m.node_id AND rc.claimed_at > n.heartbeat_at - make_interval(secs => $2)))) AS held
         FROM resubmission_claims rc LEFT JOIN messages m ON m.id = rc.message_id
-       WHERE rc.fingerprint = ANY($1::bytea[])""";
+       WHERE rc.fingerprint = ANY($1::uuid[])""";
 
   /**
    * Every request's answer: opened by this attempt, or (only after an ambiguous commit) opened by the
@@ -182,7 +181,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       return claimants(pool, lost, nodeDeadAfter).map(earlier -> {
         List<GroupCommit.Outcome<Opened>> out = new ArrayList<>(batch.size());
         for (Open o : batch) {
-          out.add(answer(o, inserted, byId.get(o.id()), o.claim() == null ? null : earlier.get(Buffer.buffer(o.claim().fingerprint()))));
+          out.add(answer(o, inserted, byId.get(o.id()), o.claim() == null ? null : earlier.get(o.claim().fingerprint())));
         }
         return out;
       });
@@ -206,19 +205,19 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   }
 
   /** The claimants of the lost opens' fingerprints, by fingerprint. No query when no open lost its claim. */
-  private static Future<Map<Buffer, Earlier>> claimants(Pool pool, List<Open> lost, Duration nodeDeadAfter) {
+  private static Future<Map<UUID, Earlier>> claimants(Pool pool, List<Open> lost, Duration nodeDeadAfter) {
     if (lost.isEmpty()) {
       return Future.succeededFuture(Map.of());
     }
-    Buffer[] fingerprints = new Buffer[lost.size()];
+    UUID[] fingerprints = new UUID[lost.size()];
     for (int i = 0; i < fingerprints.length; i++) {
-      fingerprints[i] = Buffer.buffer(lost.get(i).claim().fingerprint());
+      fingerprints[i] = lost.get(i).claim().fingerprint();
     }
     return pool.preparedQuery(CLAIMANTS).execute(Tuple.of(fingerprints, nodeDeadAfter.toMillis() / 1000.0)).map(rows -> {
-      Map<Buffer, Earlier> byFingerprint = new HashMap<>();
+      Map<UUID, Earlier> byFingerprint = new HashMap<>();
       for (Row r : rows) {
         String status = r.getString("status");
-        byFingerprint.put(r.getBuffer("fingerprint"), new Earlier(r.getUUID("id"),
+        byFingerprint.put(r.getUUID("fingerprint"), new Earlier(r.getUUID("id"),
             status == null ? null : MessageStatus.valueOf(status), Boolean.TRUE.equals(r.getBoolean("held"))));
       }
       return byFingerprint;

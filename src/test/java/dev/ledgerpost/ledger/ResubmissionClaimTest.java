@@ -32,7 +32,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The resubmission claim in the open's statement (docs/design.md §1.13), below the SMTP sessions: the cases the
+ * The resubmission claim in the open's statement (docs/contract.md §1.13), below the SMTP sessions: the cases the
  * gateway reaches only by chance of timing, made on purpose. Several opens of one fingerprint in ONE statement (the
  * group commit put them in one batch); several statements on separate connections claiming one fingerprint, or taking
  * one failed row's claim over, at the same moment (as nodes do); and which claimant counts as held, by its node's
@@ -72,7 +72,7 @@ class ResubmissionClaimTest {
    */
   @Test
   void opensOfOneFingerprintInOneStatementOpenOneAndTheRestOfTheBatchOpens() throws Exception {
-    byte[] same = fingerprint();
+    UUID same = fingerprint();
     List<Open> alike = List.of(open(same, null), open(same, null), open(same, null));
     Open stranger = open(fingerprint(), null);
     Open unclaimed = open(null, null);
@@ -108,7 +108,7 @@ class ResubmissionClaimTest {
   @Test
   void statementsOnSeveralConnectionsClaimingOneFingerprintAtOnceOpenOne() throws Exception {
     for (int round = 0; round < 20; round++) {
-      byte[] same = fingerprint();
+      UUID same = fingerprint();
       List<Open> opens = new ArrayList<>();
       for (int i = 0; i < RACERS; i++) {
         opens.add(open(same, null));
@@ -124,7 +124,7 @@ class ResubmissionClaimTest {
   @Test
   void statementsTakingOneFailedRowsClaimOverAtOnceOpenOne() throws Exception {
     for (int round = 0; round < 20; round++) {
-      byte[] same = fingerprint();
+      UUID same = fingerprint();
       Open first = open(same, null);
       assertThat(GatewayHarness.await(new OpenBatch(pool, "live", DEAD_AFTER).run(List.of(first), 1)).get(0).value())
           .isEqualTo(new Opened(first.id(), 1));
@@ -142,13 +142,13 @@ class ResubmissionClaimTest {
   }
 
   /**
-   * A PENDING claimant is held while a live node vouches for it (docs/design.md §1.13): its own node, within
+   * A PENDING claimant is held while a live node vouches for it (docs/contract.md §1.13): its own node, within
    * node.deadAfter of its claim, or any node whose heartbeat lists it in delivery; a node without a heartbeat, or whose
    * heartbeat is older than node.deadAfter, vouches for nothing, whatever its lists say.
    */
   @Test
   void aPendingClaimantIsHeldOnlyByANodeWhoseHeartbeatIsLive() throws Exception {
-    byte[] same = fingerprint();
+    UUID same = fingerprint();
     Open first = open(same, null);
     GatewayHarness.await(new OpenBatch(pool, "gone", DEAD_AFTER).run(List.of(first), 1));
 
@@ -171,7 +171,7 @@ class ResubmissionClaimTest {
   }
 
   /** Whether a retry's open of this fingerprint finds its claimant held; the retry itself opens nothing. */
-  private static boolean retryHeld(byte[] fingerprint) throws Exception {
+  private static boolean retryHeld(UUID fingerprint) throws Exception {
     Open retry = open(fingerprint, null);
     Opened o = GatewayHarness.await(new OpenBatch(pool, "live", DEAD_AFTER).run(List.of(retry), 1)).get(0).value();
     assertThat(o.version()).isZero();
@@ -207,7 +207,7 @@ class ResubmissionClaimTest {
     return winner;
   }
 
-  static Open open(byte[] fingerprint, UUID replaces) {
+  static Open open(UUID fingerprint, UUID replaces) {
     UUID id = LedgerIds.next();
     return new Open(id, Intake.SMTP, null, "127.0.0.1", "client.test", "a@example.com", "<claim@example.com>", 10, "00",
         "smarthost:test", OffsetDateTime.now(ZoneOffset.UTC),
@@ -215,10 +215,8 @@ class ResubmissionClaimTest {
         fingerprint == null ? null : new Claim(fingerprint, WINDOW, replaces));
   }
 
-  static byte[] fingerprint() {
-    byte[] b = new byte[32];
-    RANDOM.nextBytes(b);
-    return b;
+  static UUID fingerprint() {
+    return new UUID(RANDOM.nextLong(), RANDOM.nextLong());
   }
 
   static String in(List<Open> opens) {

@@ -1,16 +1,20 @@
 package dev.ledgerpost.relay.resubmission;
 
 import dev.ledgerpost.relay.MessageData;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Collection;
 import java.util.TreeSet;
+import java.util.UUID;
 
 /**
  * What makes a submission the same message as an earlier one (docs/contract.md §1.13): who sent it (the AUTH user, or
  * without AUTH the relay-network rule that let the client in), its one Message-ID, its envelope (MAIL FROM and the set
- * of accepted RCPT addresses) and the SHA-256 of its bytes as the client sent them. The ledger keeps the SHA-256 of
- * these, never the parts. Every field goes in with its length, so no two different submissions share an input.
+ * of accepted RCPT addresses) and the SHA-256 of its bytes as the client sent them. The ledger keeps the first 128 bits
+ * of the SHA-256 of these, as a uuid value, never the parts: half the key of a full digest, so the claims' unique index,
+ * whose keys land on random pages, is half as large (two of a billion claims share one by chance with a probability
+ * near 10^-21). Every field goes in with its length, so no two different submissions share an input.
  */
 public final class Fingerprint {
   private Fingerprint() {}
@@ -21,7 +25,7 @@ public final class Fingerprint {
    *
    * @param scope {@code user:<name>} or {@code network:<cidr>}, from {@link #scope}
    */
-  public static byte[] of(String scope, MessageData message, String mailFrom, Collection<String> recipients) {
+  public static UUID of(String scope, MessageData message, String mailFrom, Collection<String> recipients) {
     if (scope == null || message.messageIdHeaders() != 1 || message.messageIdHeader() == null || recipients.isEmpty()) {
       return null;
     }
@@ -36,7 +40,8 @@ public final class Fingerprint {
       field(d, r);
     }
     field(d, message.sha256());
-    return d.digest();
+    ByteBuffer digest = ByteBuffer.wrap(d.digest());
+    return new UUID(digest.getLong(), digest.getLong());
   }
 
   /**

@@ -55,7 +55,7 @@ public final class Resubmissions {
     if (!config.detects() || s.intake() != dev.ledgerpost.ledger.Intake.SMTP) {
       return null;
     }
-    byte[] fingerprint = Fingerprint.of(Fingerprint.scope(s.authUser(), s.relayRule()), message, mailFrom, recipients);
+    java.util.UUID fingerprint = Fingerprint.of(Fingerprint.scope(s.authUser(), s.relayRule()), message, mailFrom, recipients);
     return fingerprint == null ? null : new Claim(fingerprint, config.window(), null);
   }
 

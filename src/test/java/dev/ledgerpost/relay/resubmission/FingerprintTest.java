@@ -21,7 +21,7 @@ import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 /**
- * What makes two submissions the same message (docs/design.md §1.13): the scope, the one Message-ID, MAIL FROM, the
+ * What makes two submissions the same message (docs/contract.md §1.13): the scope, the one Message-ID, MAIL FROM, the
  * set of accepted recipients and the SHA-256 of the bytes. Each of these, and only these, changes the fingerprint; a
  * submission that cannot be told apart from another's (no single Message-ID, nobody to scope it to) has none.
  */
@@ -40,18 +40,15 @@ class FingerprintTest {
     return HexFormat.of().formatHex(MessageData.newSha256().digest(text.getBytes(StandardCharsets.UTF_8)));
   }
 
-  static String hex(byte[] fingerprint) {
-    return fingerprint == null ? null : HexFormat.of().formatHex(fingerprint);
-  }
-
   static String of(String scope, MessageData m, String from, List<String> to) {
-    return hex(Fingerprint.of(scope, m, from, to));
+    java.util.UUID fingerprint = Fingerprint.of(scope, m, from, to);
+    return fingerprint == null ? null : fingerprint.toString();
   }
 
   @Test
-  void theSameSubmissionHasTheSameFingerprintASha256() {
-    byte[] one = Fingerprint.of(NETWORK, MESSAGE, FROM, TO);
-    assertThat(one).hasSize(32);
+  void theSameSubmissionHasTheSameFingerprintASha256Prefix() {
+    java.util.UUID one = Fingerprint.of(NETWORK, MESSAGE, FROM, TO);
+    assertThat(one).isNotNull();
     assertThat(Fingerprint.of(NETWORK, message("<m1@example.com>", MESSAGE.sha256()), FROM, List.copyOf(TO))).isEqualTo(one);
   }
 

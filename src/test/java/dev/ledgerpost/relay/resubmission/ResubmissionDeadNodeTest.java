@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A retry of a row that is still PENDING on a node that is gone (docs/design.md §1.13): no live node holds it, so nobody
+ * A retry of a row that is still PENDING on a node that is gone (docs/contract.md §1.13): no live node holds it, so nobody
  * knows whether its copy reached the smarthost, and the retry is answered as smtp.resubmission.unknown says: held
  * (451 4.4.2, nothing sent) or relayed as new mail. The fault is real: node "lost" reaches PostgreSQL through a proxy
  * that goes silent (a pulled cable: no byte either way, nothing closed) while the smarthost holds its reply to the

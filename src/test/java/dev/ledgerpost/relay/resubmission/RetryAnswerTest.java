@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The answer a retry gets from the earlier row that holds its claim (docs/design.md §1.13), for every status the row can
+ * The answer a retry gets from the earlier row that holds its claim (docs/contract.md §1.13), for every status the row can
  * have, held by a live node or not, under either smtp.resubmission.unknown. The expectation is the issue's table written
  * out row by row, not derived: a status added to {@link MessageStatus} has no row and fails here until it is decided.
  */

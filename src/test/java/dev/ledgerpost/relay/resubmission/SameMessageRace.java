@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
 
 /**
  * One message submitted by several SMTP sessions at once, as a client whose first connection timed out retries on a
- * second while the first still runs (docs/design.md §1.13), for the race tests. Each session, on the SMTP port it is
+ * second while the first still runs (docs/contract.md §1.13), for the race tests. Each session, on the SMTP port it is
  * given (one gateway, or several nodes of one ledger), sends everything up to the end of the message's last line; then
  * all of them send the final {@code <CRLF>.<CRLF>} at the same moment, so that their ledger opens meet: in one
  * statement of the group commit, or in statements on one node or on several that claim the same fingerprint together.
