@@ -173,12 +173,12 @@ public final class Ledger {
   /**
    * The resubmission claims whose window ended, a batch at a time (docs/contract.md §1.13): a claim is a hash of who sent
    * what to whom, kept only while a retry can be recognised. Found by their ids (time-ordered, so those older than the
-   * window are the first of resubmission_claims_message_idx), each checked against its own expiry. SKIP LOCKED: an open
-   * that is taking one over is left be.
+   * window lie in the oldest page ranges of the BRIN index resubmission_claims_message_idx), each checked against its own
+   * expiry. SKIP LOCKED: an open that is taking one over is left be.
    */
   private static final String PRUNE_CLAIMS = """
       WITH doomed AS (
-        SELECT fingerprint FROM resubmission_claims WHERE message_id < $2 AND expires_at < now() ORDER BY message_id
+        SELECT fingerprint FROM resubmission_claims WHERE message_id < $2 AND expires_at < now()
          LIMIT $1 FOR UPDATE SKIP LOCKED)
       DELETE FROM resubmission_claims c USING doomed d WHERE c.fingerprint = d.fingerprint AND c.expires_at < now()""";
 
