@@ -22,3 +22,32 @@ start_gateway() {
     sleep 1
   done
 }
+
+# An smtp-sink on $SINK counting into $work/sink.out (fresh each call), and what it has counted.
+sink_start() {
+  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
+  : > "$work/sink.out"
+  smtp-sink -u nobody -c "127.0.0.1:$SINK" 2000 > "$work/sink.out" 2>&1 &
+  until (echo > /dev/tcp/127.0.0.1/$SINK) 2>/dev/null; do sleep 0.05; done
+}
+sink_count() { tr '\r' '\n' < "$work/sink.out" | { grep -o 'mesg=[0-9]*' || true; } | tail -1 | cut -d= -f2; }
+
+# relay_rate PORT N SIZE SESSIONS -> messages per second, end to end (first sent .. last counted at the sink), or
+# ERR(got/n) when the sink did not count them all within $RUN_LIMIT seconds.
+relay_rate() {
+  local port=$1 n=$2 size=$3 sessions=$4 t0 t1 got
+  sink_start
+  t0=$(date +%s.%N)
+  timeout "$RUN_LIMIT" smtp-source -s "$sessions" -l "$size" -m "$n" -d -f bench@example.com -t sink@example.net \
+    "127.0.0.1:$port" >/dev/null 2>&1 || true
+  local until=$((SECONDS + RUN_LIMIT))
+  while :; do
+    got=$(sink_count); got=${got:-0}
+    [ "$got" -ge "$n" ] && break
+    (( SECONDS < until )) || break
+    sleep 0.02
+  done
+  t1=$(date +%s.%N)
+  [ "$got" -ge "$n" ] || { echo "ERR($got/$n)"; return; }
+  python3 -c "print(f'{$n/($t1-$t0):.0f}')"
+}

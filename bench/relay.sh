@@ -19,6 +19,7 @@
 # Needs root (smtp-sink drops to nobody; Postfix runs its own instance under a temp directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N_SMALL=${1:-20000}   # long enough for a steady state: short runs measure the start of the run, not the gateway
 N_LARGE=${2:-3000}
 RUN_LIMIT=300   # seconds any single run may take
@@ -42,7 +43,6 @@ JAR=$(readlink -f "$JAR")
 
 work=$(mktemp -d /tmp/ledgerpost-bench.XXXX)
 chmod 755 "$work"   # Postfix daemons run as user postfix and must reach their directories
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 SINK=$(free_port); PF=$(free_port); LP=$(free_port); LPHTTP=$(free_port)
 pids=()
 cleanup() {
@@ -135,33 +135,8 @@ wal_between() {
     FROM pg_get_wal_stats('$1', '$2', true)"
 }
 
-sink_start() {
-  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
-  : > "$work/sink.out"
-  smtp-sink -u nobody -c "127.0.0.1:$SINK" 2000 > "$work/sink.out" 2>&1 &
-  until (echo > /dev/tcp/127.0.0.1/$SINK) 2>/dev/null; do sleep 0.05; done
-}
-sink_count() { tr '\r' '\n' < "$work/sink.out" | { grep -o 'mesg=[0-9]*' || true; } | tail -1 | cut -d= -f2; }
-
-# run PORT N SIZE SESSIONS -> messages per second, end to end
-run() {
-  local port=$1 n=$2 size=$3 sessions=$4
-  sink_start
-  local t0 t1 got
-  t0=$(date +%s.%N)
-  timeout "$RUN_LIMIT" smtp-source -s "$sessions" -l "$size" -m "$n" -d -f bench@example.com -t sink@example.net \
-    "127.0.0.1:$port" >/dev/null 2>&1 || true
-  local until=$((SECONDS + RUN_LIMIT))
-  while :; do
-    got=$(sink_count); got=${got:-0}
-    [ "$got" -ge "$n" ] && break
-    (( SECONDS < until )) || break
-    sleep 0.02
-  done
-  t1=$(date +%s.%N)
-  [ "$got" -ge "$n" ] || { echo "ERR($got/$n)"; return; }
-  python3 -c "print(f'{$n/($t1-$t0):.0f}')"
-}
+# run PORT N SIZE SESSIONS -> messages per second, end to end (bench/lib.sh)
+run() { relay_rate "$@"; }
 
 # Postfix may still be delivering (or retrying) when its run has counted n at the sink: wait until its queue is
 # empty, so that nothing of it reaches the sink, or takes CPU, during the next run.

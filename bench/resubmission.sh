@@ -58,31 +58,8 @@ wal_bytes() { ${PSQL[$1]} -c "SELECT coalesce(sum(record_size + fpi_size), 0) FR
 rows() { ${PSQL[$1]} -c "SELECT count(*) FROM messages"; }
 claims() { ${PSQL[$1]} -c "SELECT count(*) FROM resubmission_claims"; }
 
-sink_start() {
-  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
-  : > "$work/sink.out"
-  smtp-sink -u nobody -c "127.0.0.1:$SINK" 2000 > "$work/sink.out" 2>&1 &
-  until (echo > /dev/tcp/127.0.0.1/$SINK) 2>/dev/null; do sleep 0.05; done
-}
-sink_count() { tr '\r' '\n' < "$work/sink.out" | { grep -o 'mesg=[0-9]*' || true; } | tail -1 | cut -d= -f2; }
 # run MODE N -> messages per second, end to end (or ERR)
-run() {
-  local mode=$1 n=$2 t0 t1 got
-  sink_start
-  t0=$(date +%s.%N)
-  timeout "$RUN_LIMIT" smtp-source -s "$SESSIONS" -l "$SIZE" -m "$n" -d -f bench@example.com -t sink@example.net \
-    "127.0.0.1:${PORT[$mode]}" >/dev/null 2>&1 || true
-  local until=$((SECONDS + RUN_LIMIT))
-  while :; do
-    got=$(sink_count); got=${got:-0}
-    [ "$got" -ge "$n" ] && break
-    (( SECONDS < until )) || break
-    sleep 0.02
-  done
-  t1=$(date +%s.%N)
-  [ "$got" -ge "$n" ] || { echo "ERR($got/$n)"; return; }
-  python3 -c "print(f'{$n/($t1-$t0):.0f}')"
-}
+run() { relay_rate "${PORT[$1]}" "$2" "$SIZE" "$SESSIONS"; }
 
 echo "warming up both..."
 for mode in detect off; do run "$mode" "$N" >/dev/null; done

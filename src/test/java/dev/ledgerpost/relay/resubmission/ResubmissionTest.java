@@ -74,6 +74,13 @@ class ResubmissionTest {
     }
   }
 
+  /** Sends {@code m} once while the smarthost closes its socket after the first final dot: its row is UNKNOWN. */
+  private UUID sentAndUnknown(String m) throws Exception {
+    dot.set(n -> Future.succeededFuture(n == 1 ? null : "250 2.0.0 Ok: queued as DS" + n));
+    assertThat(send("a@example.com", List.of("b@example.net"), m)).startsWith("451 4.4.2");
+    return UUID.fromString(LedgerRows.string(url(), "SELECT id FROM messages WHERE status = 'UNKNOWN'"));
+  }
+
   private static UUID queued(String reply) {
     Matcher m = QUEUED.matcher(reply);
     assertThat(m.find()).as(reply).isTrue();
@@ -186,10 +193,8 @@ class ResubmissionTest {
   @Test
   void aRetryOfAnUnknownOutcomeIsHeldUntilTheRowIsResolved() throws Exception {
     start();
-    dot.set(n -> Future.succeededFuture(n == 1 ? null : "250 2.0.0 Ok: queued as DS" + n));
     String m = message("<unknown@example.com>", "u");
-    assertThat(send("a@example.com", List.of("b@example.net"), m)).startsWith("451 4.4.2");
-    UUID unknown = UUID.fromString(LedgerRows.string(url(), "SELECT id FROM messages WHERE status = 'UNKNOWN'"));
+    UUID unknown = sentAndUnknown(m);
 
     assertThat(send("a@example.com", List.of("b@example.net"), m))
         .startsWith("451 4.4.2 Outcome of previous submission " + unknown + " not yet known");
@@ -216,10 +221,8 @@ class ResubmissionTest {
   @Test
   void aRetryOfAnUnknownOutcomeResolvedNotDeliveredIsRelayedOnce() throws Exception {
     start();
-    dot.set(n -> Future.succeededFuture(n == 1 ? null : "250 2.0.0 Ok: queued as DS" + n));
     String m = message("<notdelivered@example.com>", "nd");
-    assertThat(send("a@example.com", List.of("b@example.net"), m)).startsWith("451 4.4.2");
-    UUID unknown = UUID.fromString(LedgerRows.string(url(), "SELECT id FROM messages WHERE status = 'UNKNOWN'"));
+    UUID unknown = sentAndUnknown(m);
     HttpResponse<String> resolved = gateway.post("/api/v1/messages/" + unknown + "/resolution",
         "{\"outcome\": \"NOT_DELIVERED\", \"note\": \"not in the smarthost's log\"}", "X-Operator", "carol");
     assertThat(resolved.statusCode()).as(resolved.body()).isEqualTo(200);
@@ -232,11 +235,12 @@ class ResubmissionTest {
   @Test
   void withUnknownRelayARetryOfAnUnknownOutcomeIsRelayed() throws Exception {
     start("smtp.resubmission.unknown", "relay");
-    dot.set(n -> Future.succeededFuture(n == 1 ? null : "250 2.0.0 Ok: queued as DS" + n));
     String m = message("<relay@example.com>", "r");
-    assertThat(send("a@example.com", List.of("b@example.net"), m)).startsWith("451 4.4.2");
-    queued(send("a@example.com", List.of("b@example.net"), m));
+    UUID unknown = sentAndUnknown(m);
+    UUID relayed = queued(send("a@example.com", List.of("b@example.net"), m));
     assertThat(gateway.downstream().messages()).hasSize(2);
+    assertThat(LedgerRows.string(url(), "SELECT resubmission_of FROM messages WHERE id = '" + relayed + "'"))
+        .isEqualTo(unknown.toString());
   }
 
   @Test
