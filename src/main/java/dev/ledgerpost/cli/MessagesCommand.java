@@ -292,6 +292,15 @@ public final class MessagesCommand {
           out.printf("%-16s %s%n", "evidence:", accepted.getJsonObject("evidence", new JsonObject()).getString("summary", "-"));
         }
       }
+      if (m.getString("resubmissionOf") != null) {
+        out.printf("%-16s %s (a client's retry of that row, which did not deliver it)%n", "retry of:", m.getString("resubmissionOf"));
+      }
+      // Client retries answered from this row without relaying it (docs/contract.md §1.13).
+      JsonArray retries = m.getJsonArray("resubmissions", new JsonArray());
+      for (int i = 0; i < retries.size(); i++) {
+        JsonObject r = retries.getJsonObject(i);
+        out.printf("%-16s %s from %s: %s%n", "resubmission:", r.getString("at"), r.getString("clientIp", "-"), r.getString("outcome"));
+      }
       JsonArray proposals = m.getJsonArray("proposals", new JsonArray());
       for (int i = 0; i < proposals.size(); i++) {
         JsonObject p = proposals.getJsonObject(i);

@@ -101,9 +101,14 @@ class MessagesCommandTest {
     assertThat(list.exit()).as(list.err()).isZero();
     assertThat(list.out()).contains(unknown.toString(), "<unknown@example.com>", "1 message(s)").doesNotContain(sent.toString());
 
+    // A client's retry of it was held (docs/contract.md §1.13): the text shows it.
+    LedgerRows.string(gateway.databaseUrl(), "INSERT INTO resubmissions (message_id, outcome, attempt_id, client_ip) VALUES ('"
+        + unknown + "', 'held', gen_random_uuid(), '192.0.2.9') RETURNING seq");
     CommandLineRun show = run("messages", "show", unknown.toString(), "--api", api(), "--token", "test-admin-token");
     assertThat(show.exit()).as(show.err()).isZero();
     assertThat(show.out()).contains("status:          UNKNOWN").doesNotContain("resolution:");
+    assertThat(show.out().lines().filter(l -> l.startsWith("resubmission:"))).singleElement().asString()
+        .contains(" from 192.0.2.9: held");
     assertThat(show.out().lines().filter(l -> l.startsWith("b@example.net")))
         .as("the RCPT reply as such, and no final reply").singleElement().asString()
         .contains("UNKNOWN", "250 2.1.5 ok").endsWith("-");
