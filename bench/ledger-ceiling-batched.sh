@@ -7,7 +7,7 @@
 # gateway; relay.sh multiplies the transactions per second by the batch.
 # The ids are random (v4), not ledger ids: they land in the DEFAULT partition, not in the week's (see
 # bench/results/2026-12-01-relay-partitions-63.txt).
-# Usage: bench/ledger-ceiling-batched.sh [messages per statement, default 10] > batched.sql
+# Usage: [CEILING_CLAIMS=0] bench/ledger-ceiling-batched.sh [messages per statement, default 10] > batched.sql
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BATCH=${1:-10}
@@ -22,6 +22,13 @@ java_sql() {
 }
 
 n="ARRAY[$BATCH]"
+# CEILING_CLAIMS=0: no resubmission claims (smtp.resubmission.mode: off); else each message claims a fingerprint of
+# its own, as every message with one Message-ID does under the default mode (docs/contract.md §1.13).
+if [ "${CEILING_CLAIMS:-1}" = 0 ]; then
+  CLAIMS="array_fill(NULL::uuid, $n)"
+else
+  CLAIMS="(SELECT array_agg(gen_random_uuid()) FROM generate_series(1, $BATCH))"
+fi
 cat <<SQL
 SELECT ids AS o1, array_fill('SMTP'::text, $n) AS o2, array_fill(NULL::text, $n) AS o3, array_fill('127.0.0.1'::text, $n) AS o4,
        array_fill('bench'::text, $n) AS o5, array_fill('a@example.com'::text, $n) AS o6,
@@ -31,6 +38,7 @@ SELECT ids AS o1, array_fill('SMTP'::text, $n) AS o2, array_fill(NULL::text, $n)
        ids AS o12, array_fill(0, $n) AS o13, array_fill('b@example.net'::text, $n) AS o14, array_fill('PENDING'::text, $n) AS o15,
        array_fill('250 2.1.5 Ok'::text, $n) AS o16, 'bench' AS o17, array_fill(NULL::text, $n) AS o18, array_fill(NULL::text, $n) AS o19,
        array_fill(NULL::text, $n) AS o20, array_fill(NULL::text, $n) AS o21,
+       $CLAIMS AS o22, array_fill(432000::float8, $n) AS o23, array_fill(NULL::uuid, $n) AS o24,
        ids AS s1, array_fill(1, $n) AS s2, array_fill('SENT'::text, $n) AS s3, array_fill('250 2.0.0 Ok: queued as 4XyZ'::text, $n) AS s4,
        array_fill(NULL::text, $n) AS s5, array_fill('ACCEPTED'::text, $n) AS s6, array_fill(250, $n) AS s7, array_fill('2.0.0'::text, $n) AS s8,
        array_fill('Ok: queued as 4XyZ'::text, $n) AS s9, array_fill(1, $n) AS s10,
