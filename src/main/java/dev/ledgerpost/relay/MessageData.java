@@ -51,7 +51,7 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   public static String messageId(String[] headerLines) {
     for (int i = 0; i < headerLines.length; i++) {
       String l = headerLines[i];
-      if (l.length() >= 11 && l.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:")) {
+      if (isMessageId(l)) {
         StringBuilder v = new StringBuilder(l.substring(11));
         while (i + 1 < headerLines.length && !headerLines[i + 1].isEmpty()
             && (headerLines[i + 1].charAt(0) == ' ' || headerLines[i + 1].charAt(0) == '\t')) {
@@ -68,10 +68,15 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   public static int messageIdCount(String[] headerLines) {
     int n = 0;
     for (String l : headerLines) {
-      if (l.length() >= 11 && l.regionMatches(true, 0, "message-id:", 0, 11)) {
+      if (isMessageId(l)) {
         n++;
       }
     }
     return n;
+  }
+
+  /** A header line that begins a Message-ID field (its name in any case). */
+  private static boolean isMessageId(String headerLine) {
+    return headerLine.length() >= 11 && headerLine.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:");
   }
 }
