@@ -4,7 +4,8 @@
 # The suite runs real programs where users have them: HAProxy (PROXY protocol, cluster and deploy tests),
 # Postfix (interop and reconcile tests, private instances on loopback), Chromium with its chromedriver (the
 # console's browser tests), promtool from Debian's prometheus (the alert rules' unit test), openssl, Python 3,
-# strace (it watches a child JVM create the generated secrets), and nodemailer from npm (client library test).
+# strace (it watches a child JVM create the generated secrets), nodemailer from npm (client library test), and the
+# HA ledger of deploy/ha/ (PostgreSQL 15 under Patroni over etcd, behind HAProxy: the fail-over test).
 # On Debian or Ubuntu, run as root (or with sudo), it installs the missing ones with apt-get and npm; elsewhere
 # it prints what to install and stops (exit 2).
 #
@@ -33,6 +34,9 @@ requirements=(
   "nodejs|node"
   "npm|npm"
   "strace|strace"
+  "postgresql-15|/usr/lib/postgresql/15/bin/postgres"
+  "patroni|/usr/bin/patroni"
+  "etcd-server|/usr/bin/etcd"
 )
 
 present() { if [[ $1 == /* ]]; then [ -x "$1" ]; else command -v "$1" >/dev/null 2>&1; fi; }

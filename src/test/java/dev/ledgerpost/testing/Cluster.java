@@ -41,6 +41,11 @@ public final class Cluster implements AutoCloseable {
     return new Cluster(GatewayHarness.tempDir("cluster-"), TestDatabase.newDatabase(), downstreamPort, options);
   }
 
+  /** A cluster on a ledger of the test's own (a {@link PatroniLedger}'s HAProxy), which the first node migrates. */
+  public static Cluster on(String ledgerUrl, int downstreamPort, Map<String, List<String>> options) {
+    return new Cluster(GatewayHarness.tempDir("cluster-"), ledgerUrl, downstreamPort, options);
+  }
+
   public String ledgerUrl() {
     return ledgerUrl;
   }

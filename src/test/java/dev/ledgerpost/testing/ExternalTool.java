@@ -6,8 +6,8 @@ import java.util.List;
 
 /**
  * The programs outside the JVM that some tests run, where users have them (Postfix, HAProxy, a real browser,
- * promtool, Node.js with nodemailer, OpenSSL, Python, strace). {@code scripts/test.sh} (the README's test command)
- * installs them; a plain {@code mvn test} on a machine without one fails each test that needs it with one
+ * promtool, Node.js with nodemailer, OpenSSL, Python, strace, and the HA ledger's Patroni, etcd and PostgreSQL 15).
+ * {@code scripts/test.sh} (the README's test command) installs them; a plain {@code mvn test} on a machine without one fails each test that needs it with one
  * line naming the program and how to install it, never with the JDK's "Cannot run program" and a stack.
  * No test is skipped for a missing tool: a green suite means every test ran.
  */
@@ -22,6 +22,11 @@ public enum ExternalTool {
   PYTHON3("python3", "python3", "/usr/bin/python3", "/usr/local/bin/python3"),
   NODE("Node.js", "nodejs", "/usr/bin/node", "/usr/local/bin/node"),
   STRACE("strace", "strace", "/usr/bin/strace"),
+  /** The HA ledger's pieces (testing.PatroniLedger, deploy/ha/). */
+  PATRONI("Patroni", "patroni", "/usr/bin/patroni"),
+  PATRONICTL("patronictl", "patroni", "/usr/bin/patronictl"),
+  ETCD("etcd", "etcd-server", "/usr/bin/etcd"),
+  POSTGRES_15("PostgreSQL 15", "postgresql-15", "/usr/lib/postgresql/15/bin/postgres"),
   /** Not a program: the npm package the client-library test runs under Node.js. */
   NODEMAILER("nodemailer (npm)", null, "src/test/node/node_modules/nodemailer");
 

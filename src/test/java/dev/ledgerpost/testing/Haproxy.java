@@ -54,15 +54,24 @@ public final class Haproxy implements AutoCloseable {
    * (another process was quicker) makes HAProxy exit: then new ports are picked, a few times at most.
    */
   public static Haproxy start(List<Route> routes) throws Exception {
+    return start(routes.stream().map(Route::name).toList(), ports -> config(routes, ports));
+  }
+
+  /**
+   * Starts HAProxy with a configuration of the caller's (a shipped file, adapted), which {@code config} writes for the
+   * free ports it is given, one per name in {@code frontends}; returns once each of those ports listens.
+   */
+  public static Haproxy start(List<String> frontends, java.util.function.Function<Map<String, Integer>, String> config)
+      throws Exception {
     Path dir = GatewayHarness.tempDir("haproxy-");
     String failure = "";
     for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
       Map<String, Integer> ports = new LinkedHashMap<>();
-      for (Route r : routes) {
-        ports.put(r.name(), freePort());
+      for (String name : frontends) {
+        ports.put(name, freePort());
       }
       Path cfg = dir.resolve("haproxy-" + attempt + ".cfg");
-      Files.writeString(cfg, config(routes, ports), StandardCharsets.UTF_8);
+      Files.writeString(cfg, config.apply(ports), StandardCharsets.UTF_8);
       Process p = new ProcessBuilder(executable(), "-f", cfg.toString(), "-db").redirectErrorStream(true).start();
       Haproxy h = new Haproxy(p, ports);
       if (h.awaitListening(Duration.ofSeconds(15))) {

@@ -36,10 +36,18 @@ public final class InvariantCheck {
 
   public static Result check(String databaseUrl, List<ScriptedSmtpServer.Received> downstream, List<Heard> heard)
       throws Exception {
+    try (Connection c = TestDatabase.connect(databaseUrl)) {
+      return check(c, downstream, heard);
+    }
+  }
+
+  /** The same, reading the ledger over {@code ledger} (a server of the test's own, such as {@link PatroniLedger}'s). */
+  public static Result check(Connection ledger, List<ScriptedSmtpServer.Received> downstream, List<Heard> heard)
+      throws Exception {
     List<String> violations = new ArrayList<>();
     Map<String, String> statusById = new HashMap<>();
     Map<String, String> idByMessageId = new HashMap<>();
-    try (Connection c = TestDatabase.connect(databaseUrl); Statement st = c.createStatement();
+    try (Statement st = ledger.createStatement();
         ResultSet rs = st.executeQuery("SELECT id, status, message_id_header FROM messages")) {
       while (rs.next()) {
         statusById.put(rs.getString(1), rs.getString(2));
