@@ -4,7 +4,8 @@
 # The suite runs real programs where users have them: HAProxy (PROXY protocol, cluster and deploy tests),
 # Postfix (interop and reconcile tests, private instances on loopback), Chromium with its chromedriver (the
 # console's browser tests), promtool from Debian's prometheus (the alert rules' unit test), openssl, Python 3,
-# strace (it watches a child JVM create the generated secrets), and nodemailer from npm (client library test).
+# strace (it watches a child JVM create the generated secrets), PostgreSQL's server programs (a streaming standby of
+# its own for the standby check's test), and nodemailer from npm (client library test).
 # On Debian or Ubuntu, run as root (or with sudo), it installs the missing ones with apt-get and npm; elsewhere
 # it prints what to install and stops (exit 2).
 #
@@ -33,9 +34,18 @@ requirements=(
   "nodejs|node"
   "npm|npm"
   "strace|strace"
+  "postgresql|/usr/lib/postgresql/*/bin/initdb"
 )
 
-present() { if [[ $1 == /* ]]; then [ -x "$1" ]; else command -v "$1" >/dev/null 2>&1; fi; }
+# A path may be a pattern (PostgreSQL's programs live under its version): any match will do.
+present() {
+  if [[ $1 == /* ]]; then
+    local f
+    for f in $1; do [ -x "$f" ] && return 0; done
+    return 1
+  fi
+  command -v "$1" >/dev/null 2>&1
+}
 
 missing=()
 for r in "${requirements[@]}"; do

@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * The programs outside the JVM that some tests run, where users have them (Postfix, HAProxy, a real browser,
- * promtool, Node.js with nodemailer, OpenSSL, Python, strace). {@code scripts/test.sh} (the README's test command)
+ * promtool, Node.js with nodemailer, OpenSSL, Python, strace, PostgreSQL's server programs). {@code scripts/test.sh} (the README's test command)
  * installs them; a plain {@code mvn test} on a machine without one fails each test that needs it with one
  * line naming the program and how to install it, never with the JDK's "Cannot run program" and a stack.
  * No test is skipped for a missing tool: a green suite means every test ran.
@@ -22,6 +22,9 @@ public enum ExternalTool {
   PYTHON3("python3", "python3", "/usr/bin/python3", "/usr/local/bin/python3"),
   NODE("Node.js", "nodejs", "/usr/bin/node", "/usr/local/bin/node"),
   STRACE("strace", "strace", "/usr/bin/strace"),
+  /** initdb, and beside it pg_ctl and pg_basebackup: Debian keeps them off the PATH, under the server's version. */
+  POSTGRESQL_SERVER("PostgreSQL's server programs (initdb, pg_ctl, pg_basebackup)", "postgresql",
+      "/usr/lib/postgresql/17/bin/initdb", "/usr/lib/postgresql/16/bin/initdb", "/usr/lib/postgresql/15/bin/initdb"),
   /** Not a program: the npm package the client-library test runs under Node.js. */
   NODEMAILER("nodemailer (npm)", null, "src/test/node/node_modules/nodemailer");
 
