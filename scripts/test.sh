@@ -5,7 +5,8 @@
 # Postfix (interop and reconcile tests, private instances on loopback), Chromium with its chromedriver (the
 # console's browser tests), promtool from Debian's prometheus (the alert rules' unit test), openssl, Python 3,
 # strace (it watches a child JVM create the generated secrets), nodemailer from npm (client library test), and the
-# HA ledger of deploy/ha/ (PostgreSQL 15 under Patroni over etcd, behind HAProxy: the fail-over test).
+# HA ledger of deploy/ha/: PostgreSQL 15's server programs (also a streaming standby of its own for the standby
+# check's test), Patroni and etcd (the fail-over test).
 # On Debian or Ubuntu, run as root (or with sudo), it installs the missing ones with apt-get and npm; elsewhere
 # it prints what to install and stops (exit 2).
 #
@@ -39,7 +40,15 @@ requirements=(
   "etcd-server|/usr/bin/etcd"
 )
 
-present() { if [[ $1 == /* ]]; then [ -x "$1" ]; else command -v "$1" >/dev/null 2>&1; fi; }
+# A path may be a pattern (PostgreSQL's programs live under its version): any match will do.
+present() {
+  if [[ $1 == /* ]]; then
+    local f
+    for f in $1; do [ -x "$f" ] && return 0; done
+    return 1
+  fi
+  command -v "$1" >/dev/null 2>&1
+}
 
 missing=()
 for r in "${requirements[@]}"; do

@@ -12,6 +12,7 @@ import dev.ledgerpost.operate.reconcile.ReconcilePart;
 import dev.ledgerpost.operate.resolutions.ResolutionsPart;
 import dev.ledgerpost.operate.retention.RetentionVerticle;
 import dev.ledgerpost.operate.stale.StalePart;
+import dev.ledgerpost.operate.standby.StandbyPart;
 import dev.ledgerpost.platform.auth.AdminToken;
 import dev.ledgerpost.platform.auth.AuthPart;
 import dev.ledgerpost.platform.cluster.NodePart;
@@ -67,7 +68,11 @@ public final class Gateway {
           + "mvn -Pchaos package"));
     }
     parts.addAll(List.of(new NodePart(), OutboxVerticle.part(), ArchiveVerticle.part(), new RetryPart(), new RelayPart(), new StalePart(),
-        new CapacityPart(), new WebhookPart(), RetentionVerticle.part(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
+        new CapacityPart()));
+    if (config.ledger().requireSynchronousStandby()) { // no gauge at all where nobody asked (docs/design.md §8.7)
+      parts.add(new StandbyPart());
+    }
+    parts.addAll(List.of(new WebhookPart(), RetentionVerticle.part(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
         new ApiPart(), new SmtpPart()));
     return parts;
   }

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,7 +103,8 @@ public final class ApiVerticle extends VerticleBase {
 
   /**
    * Ready when every part with a readiness check passes it, each such part named "UP" in the answer; the first that
-   * fails makes it 503, with that part's reason. A part's remark that leaves the gateway ready is the answer's reason.
+   * fails makes it 503, with that part's reason. The parts' remarks that leave the gateway ready (a nearly full disk, no
+   * synchronous standby) are the answer's reason, joined by "; " in the parts' order: one must not hide another.
    */
   private void ready(RoutingContext ctx) {
     List<Part> checked = shared.parts().stream().filter(p -> p.readiness().isPresent()).toList();
@@ -116,8 +118,11 @@ public final class ApiVerticle extends VerticleBase {
         }
         body.put(checked.get(i).name(), "UP");
       }
-      shared.parts().stream().map(Part::readinessRemark).flatMap(Optional::stream).findFirst()
-          .ifPresent(reason -> body.put("reason", reason));
+      String reason = shared.parts().stream().map(Part::readinessRemark).flatMap(Optional::stream)
+          .collect(Collectors.joining("; "));
+      if (!reason.isEmpty()) {
+        body.put("reason", reason);
+      }
       Problem.json(ctx, 200, body);
     });
   }

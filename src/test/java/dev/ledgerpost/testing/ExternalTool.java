@@ -6,8 +6,9 @@ import java.util.List;
 
 /**
  * The programs outside the JVM that some tests run, where users have them (Postfix, HAProxy, a real browser,
- * promtool, Node.js with nodemailer, OpenSSL, Python, strace, and the HA ledger's Patroni, etcd and PostgreSQL 15).
- * {@code scripts/test.sh} (the README's test command) installs them; a plain {@code mvn test} on a machine without one fails each test that needs it with one
+ * promtool, Node.js with nodemailer, OpenSSL, Python, strace, PostgreSQL's server programs, and the HA ledger's Patroni
+ * and etcd). {@code scripts/test.sh} (the README's test command) installs them; a plain {@code mvn test} on a machine
+ * without one fails each test that needs it with one
  * line naming the program and how to install it, never with the JDK's "Cannot run program" and a stack.
  * No test is skipped for a missing tool: a green suite means every test ran.
  */
@@ -27,6 +28,9 @@ public enum ExternalTool {
   PATRONICTL("patronictl", "patroni", "/usr/bin/patronictl"),
   ETCD("etcd", "etcd-server", "/usr/bin/etcd"),
   POSTGRES_15("PostgreSQL 15", "postgresql-15", "/usr/lib/postgresql/15/bin/postgres"),
+  /** initdb, and beside it pg_ctl and pg_basebackup: Debian keeps them off the PATH, under the server's version. */
+  POSTGRESQL_SERVER("PostgreSQL's server programs (initdb, pg_ctl, pg_basebackup)", "postgresql-15",
+      "/usr/lib/postgresql/17/bin/initdb", "/usr/lib/postgresql/16/bin/initdb", "/usr/lib/postgresql/15/bin/initdb"),
   /** Not a program: the npm package the client-library test runs under Node.js. */
   NODEMAILER("nodemailer (npm)", null, "src/test/node/node_modules/nodemailer");
 

@@ -136,11 +136,12 @@ public record GatewayConfig(
    * gauges (docs/design.md §8.5); {@code archiveDir} is where exports go (§5.13), empty = none; {@code erasureKey} /
    * {@code erasureKeyFile}: the erasure's hash key (§8.6), empty when not configured; {@code retention} and
    * {@code retentionWithoutArchive}: the retention of its weekly partitions (§5.12); {@code archiveKeyFile}: the key
-   * that authenticates export manifests (§5.13), empty = generated next to the data directory.
+   * that authenticates export manifests (§5.13), empty = generated next to the data directory;
+   * {@code requireSynchronousStandby}: the check of its synchronous standbys (§8.7).
    */
   public record Ledger(String url, String dataDir, Duration lockTimeout, int poolSize, int embeddedPort, String diskPath,
       int diskLowPercent, Duration sizeInterval, String archiveDir, String erasureKey, String erasureKeyFile,
-      Duration retention, boolean retentionWithoutArchive, String archiveKeyFile) {
+      Duration retention, boolean retentionWithoutArchive, String archiveKeyFile, boolean requireSynchronousStandby) {
     public boolean embedded() {
       return url == null || url.isBlank();
     }

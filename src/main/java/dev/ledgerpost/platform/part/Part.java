@@ -43,7 +43,7 @@ public interface Part {
 
   /**
    * A remark on the gateway's readiness that leaves it ready (a nearly full disk, issue 20: the gateway still takes mail,
-   * and an orchestrator that took it out would not free a byte); read without waiting.
+   * and an orchestrator that took it out would not free a byte; no synchronous standby, issue 29); read without waiting.
    */
   default Optional<String> readinessRemark() {
     return Optional.empty();

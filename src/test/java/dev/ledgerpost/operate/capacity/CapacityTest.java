@@ -142,7 +142,8 @@ class CapacityTest {
     void anExternalLedgerWithoutDiskPathHasNoDiskGauges() throws Exception {
       own.begin(GatewayHarness.defaults(own.downstream().port()));
       String body = own.get("/metrics", null).body();
-      assertThat(body).containsPattern("(?m)^ledgerpost_ledger_bytes ").doesNotContain("ledgerpost_ledger_disk_");
+      assertThat(body).containsPattern("(?m)^ledgerpost_ledger_bytes ").doesNotContain("ledgerpost_ledger_disk_")
+          .doesNotContain("ledgerpost_ledger_synchronous_standbys"); // only with ledger.requireSynchronousStandby
       assertThat(new JsonObject(own.get("/health/ready", null).body()).containsKey("reason")).isFalse();
     }
 

@@ -15,11 +15,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Issue 27: the ledger's context serves only the ledger's addresses, and every address lives under the name of the one
  * part that serves it. Read from {@link Bus#served}, which records the deployment of each {@link Bus#serve}, on a
- * whole gateway (chaos mode on, so that every part that serves anything is deployed).
+ * whole gateway (chaos mode and the standby check on, so that every part that serves anything is deployed).
  */
 class AddressOwnersTest {
   @RegisterExtension
-  static final GatewayHarness gateway = GatewayHarness.extension().with("chaos.enabled", true);
+  static final GatewayHarness gateway = GatewayHarness.extension().with("chaos.enabled", true)
+      .with("ledger.requireSynchronousStandby", true);
 
   @Test
   void theLedgersContextServesOnlyTheLedgersAddresses() {
@@ -56,6 +57,7 @@ class AddressOwnersTest {
         Map.entry("retry", Set.of("RetryVerticle")),
         Map.entry("stale", Set.of("StaleVerticle")),
         Map.entry("capacity", Set.of("CapacityVerticle")),
+        Map.entry("standby", Set.of("StandbyVerticle")),
         Map.entry("webhook", Set.of("WebhookVerticle")),
         Map.entry("reconcile", Set.of("ReconcileVerticle"))));
     // One deployment per prefix, too: no part is deployed twice, and no address is served from outside a verticle.

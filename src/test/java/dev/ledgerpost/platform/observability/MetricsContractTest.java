@@ -27,7 +27,9 @@ class MetricsContractTest {
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension().with("stale.scanInterval", "200ms")
       // An external ledger's disk gauges exist only where its file system is in sight: say where, as on its host.
-      .with("ledger.diskPath", GatewayHarness.tempDir("metrics-disk-").toString()).configure((g, o) -> {
+      .with("ledger.diskPath", GatewayHarness.tempDir("metrics-disk-").toString())
+      // The synchronous standbys' gauge exists only where the check is asked for.
+      .with("ledger.requireSynchronousStandby", true).configure((g, o) -> {
     // A webhook endpoint, so that its counters exist (they are per endpoint).
     WebhookReceiver receiver = GatewayHarness.await(WebhookReceiver.start(g.vertx(), r -> WebhookReceiver.Answer.of(200)));
     o.put("webhooks.endpoints", List.of(Map.of("name", "probe", "url", receiver.url("/h"), "secret",
