@@ -2,6 +2,7 @@ package dev.ledgerpost.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ledgerpost.publish.webhook.WebhookDeliveryTest;
 import dev.ledgerpost.testing.Cluster;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.InvariantCheck;
@@ -10,6 +11,7 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.RunsAlone;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.WebhookReceiver;
 import dev.ledgerpost.testing.WsTestClient;
 import io.vertx.core.json.JsonObject;
 import java.sql.Connection;
@@ -41,7 +43,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * gateway nodes on the HA ledger ({@link PatroniLedger}: etcd, two PostgreSQL 15 servers under Patroni with a
  * synchronous standby, HAProxy), 20 SMTP sessions relaying to a counting smarthost while (1) the primary's machine
  * dies (Patroni and postmaster SIGKILLed together), the dead server comes back and rejoins as a standby, and (2) an
- * operator runs a planned {@code patronictl switchover}. Afterwards the ledger on the last primary, every client's
+ * operator runs a planned {@code patronictl switchover}, then (3) etcd is lost for a while. Afterwards the ledger on the last primary, every client's
  * reply and every copy the smarthost took must agree (docs/contract.md §3.3), a WebSocket subscriber must have seen
  * every published event once and in order, and every single-active job must have exactly one leader again.
  */
@@ -61,6 +63,7 @@ class HaFailoverTest {
   static final GatewayHarness harness = GatewayHarness.extension().manual();
   static PatroniLedger ledger;
   static Cluster cluster;
+  static WebhookReceiver webhooks;
 
   /** One submission as its client saw it. */
   record Sent(String messageId, long startNanos, long replyNanos, String reply) {
@@ -72,9 +75,12 @@ class HaFailoverTest {
   @BeforeAll
   static void start() throws Exception {
     ledger = harness.closeAfter(PatroniLedger.start());
+    webhooks = harness.closeAfter(GatewayHarness.await(WebhookReceiver.start(harness.vertx(), r -> WebhookReceiver.Answer.of(200))));
     cluster = harness.closeAfter(Cluster.on(ledger.url(), harness.downstream().port(), Map.of(
         "node", List.of("heartbeatInterval: 500ms", "deadAfter: 3s"),
         "ledger", List.of("requireSynchronousStandby: true"),
+        "webhooks", List.of("endpoints: [{name: app, url: \"" + webhooks.url("/hook") + "\", secret: \""
+            + WebhookDeliveryTest.secret(1) + "\", events: [message.settled]}]", "pollInterval: 200ms"),
         "downstream", List.of("replyTimeout: 5s", "dataTimeout: 5s"),
         "notify", List.of("pollInterval: 500ms"))));
     cluster.start(NODES);
@@ -113,6 +119,8 @@ class HaFailoverTest {
       awaitAccepted(sent, AFTER, s -> s.startNanos() > flowing.replyNanos());
       String second = ledger.primary();
       assertThat(second).as("the standby took over").isEqualTo(PatroniLedger.other(first));
+      // The new primary runs alone: every node says so (the gauge and its alert), and still takes mail.
+      Poll.until(WAIT, "the nodes see no synchronous standby", () -> standbys("b") == 0);
       // Each node's LISTEN connection (the outbox wake-up, every hub's tail) is back, on the new primary.
       try (Connection c = ledger.connect(second); Statement st = c.createStatement()) {
         Poll.until(WAIT, "every node LISTENs on the new primary", () -> Integer.parseInt(value(st,
@@ -122,6 +130,7 @@ class HaFailoverTest {
       // The dead server comes back: it rejoins as the synchronous standby, and the gateway never writes to it.
       ledger.restart(first);
       ledger.awaitSynchronousStandby(first);
+      Poll.until(WAIT, "the nodes see the synchronous standby again", () -> standbys("b") == 1);
       try (Connection old = ledger.connect(first); Statement st = old.createStatement()) {
         assertThat(value(st, "SELECT pg_is_in_recovery()")).isEqualTo("t");
         assertThat(value(st, "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ledgerpost%'"))
@@ -137,6 +146,18 @@ class HaFailoverTest {
           + "\nand HAProxy:\n" + String.join("\n", ledger.haproxyLog()));
       Sent afterSwitch = awaitAccepted(sent, AFTER, s -> s.startNanos() > switched);
       assertThat(ledger.primary()).isEqualTo(first);
+
+      // (3) etcd is lost: Patroni demotes the primary (it cannot hold its leader key), the gateway answers 451 4.3.0
+      // until etcd is back and a leader is elected again.
+      long etcdLostAt = System.nanoTime();
+      ledger.killEtcd();
+      Sent refused = awaitRefused(sent, etcdLostAt);
+      long etcdBackAt = System.nanoTime();
+      ledger.restartEtcd();
+      Sent again = awaitAccepted(sent, 1, s -> s.startNanos() > etcdBackAt);
+      awaitAccepted(sent, AFTER, s -> s.startNanos() > again.replyNanos());
+      System.out.printf("HA run: etcd lost: mail refused from %d ms after; etcd back: mail again %d ms after%n",
+          (refused.replyNanos() - etcdLostAt) / 1_000_000, (again.replyNanos() - etcdBackAt) / 1_000_000);
       stop.set(true);
       CompletableFuture.allOf(sessions.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
 
@@ -171,7 +192,15 @@ class HaFailoverTest {
         InvariantCheck.Result result = InvariantCheck.check(c, copies, heard);
         System.out.println("HA run: " + result);
         assertThat(result.violations()).isEmpty();
+        // An open whose commit landed unseen (its client heard 451) is closed by the retry part, not left PENDING.
+        Poll.until(WAIT, "no PENDING row left", () -> Long.parseLong(value(c.createStatement(),
+            "SELECT count(*) FROM messages WHERE status = 'PENDING'")) == 0);
+        System.out.println("HA run: ledger " + value(c.createStatement(),
+            "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status) FROM (SELECT status, count(*) n FROM messages GROUP BY status) s"));
       }
+      // Webhooks in flight when a server died were claimed again, not lost: each accepted message's settle arrived.
+      Poll.until(WAIT, "a message.settled webhook for every accepted message", () ->
+          webhooks.timesById().keySet().containsAll(acceptedIds.stream().map(id -> id + ":2").toList()));
 
       // The subscriber on node a saw every event once, in order, through both fail-overs: each accepted message's
       // settle among them, and no reset (no gap taken for a pruned history).
@@ -254,6 +283,18 @@ class HaFailoverTest {
     return nth[0];
   }
 
+  /** Waits until a submission opened after {@code from} is refused (every one, from then on, until the fault ends). */
+  private static Sent awaitRefused(List<Sent> sent, long from) throws Exception {
+    Sent[] first = new Sent[1];
+    Poll.until(WAIT, "a refusal", () -> {
+      synchronized (sent) {
+        first[0] = sent.stream().filter(s -> s.startNanos() > from && !s.accepted()).findFirst().orElse(null);
+      }
+      return first[0] != null;
+    });
+    return first[0];
+  }
+
   /**
    * The 250 that ends the longest stretch without one after {@code from}, once 250s have flowed again for a while:
    * waits until {@link #AFTER} more have come after it.
@@ -327,6 +368,12 @@ class HaFailoverTest {
       }
       return n;
     }
+  }
+
+  /** What a node's gauge ledgerpost_ledger_synchronous_standbys reads (NaN before its first check). */
+  private static double standbys(String node) throws Exception {
+    return cluster.metrics(node).lines().filter(l -> l.startsWith("ledgerpost_ledger_synchronous_standbys"))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(Double.NaN);
   }
 
   private static String value(Statement st, String sql) throws Exception {

@@ -140,11 +140,8 @@ public final class Cluster implements AutoCloseable {
     return app.isEmpty() ? null : app.substring(app.lastIndexOf(' ') + 1);
   }
 
-  /**
-   * What a node itself says it leads: its {@code ledgerpost_node_leads} gauges (1 while it acts on the job), by job
-   * label, from its /metrics. PostgreSQL's view ({@link #leaderOf}) says who holds a lock; this says who acts.
-   */
-  public Map<String, Integer> leads(String id) throws Exception {
+  /** A node's GET /metrics, in Prometheus's text format. */
+  public String metrics(String id) throws Exception {
     java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofSeconds(5)).build();
     java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(
@@ -153,9 +150,18 @@ public final class Cluster implements AutoCloseable {
     if (r.statusCode() != 200) {
       throw new AssertionError("GET /metrics of node " + id + " answered " + r.statusCode());
     }
+    return r.body();
+  }
+
+  /**
+   * What a node itself says it leads: its {@code ledgerpost_node_leads} gauges (1 while it acts on the job), by job
+   * label, from its /metrics. PostgreSQL's view ({@link #leaderOf}) says who holds a lock; this says who acts.
+   */
+  public Map<String, Integer> leads(String id) throws Exception {
+    String body = metrics(id);
     java.util.regex.Pattern gauge = java.util.regex.Pattern.compile("^ledgerpost_node_leads\\{.*job=\"([^\"]+)\".*\\} (\\S+)$");
     Map<String, Integer> leads = new java.util.TreeMap<>();
-    r.body().lines().map(gauge::matcher).filter(java.util.regex.Matcher::matches)
+    body.lines().map(gauge::matcher).filter(java.util.regex.Matcher::matches)
         .forEach(m -> leads.put(m.group(1), (int) Double.parseDouble(m.group(2))));
     return leads;
   }

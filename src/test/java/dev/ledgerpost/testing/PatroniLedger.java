@@ -202,12 +202,25 @@ public final class PatroniLedger implements AutoCloseable {
     c.put("listen-peer-urls", "http://127.0.0.1:" + peer);
     c.put("initial-advertise-peer-urls", "http://127.0.0.1:" + peer);
     c.put("initial-cluster", "e1=http://127.0.0.1:" + peer);
-    Path cfg = dir.resolve("etcd.conf.yml");
-    Files.writeString(cfg, dump(c));
-    etcd = new ProcessBuilder(ExternalTool.ETCD.path(), "--config-file", cfg.toString())
-        .redirectErrorStream(true).redirectOutput(dir.resolve("etcd.log").toFile()).start();
+    Files.writeString(dir.resolve("etcd.conf.yml"), dump(c));
     etcdPort = client;
-    Poll.until(SETTLE, "etcd answers /health", () -> status("http://127.0.0.1:" + client + "/health") == 200);
+    launchEtcd();
+  }
+
+  private void launchEtcd() throws Exception {
+    etcd = new ProcessBuilder(ExternalTool.ETCD.path(), "--config-file", dir.resolve("etcd.conf.yml").toString())
+        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile())).start();
+    Poll.until(SETTLE, "etcd answers /health", () -> status("http://127.0.0.1:" + etcdPort + "/health") == 200);
+  }
+
+  /** etcd is lost (SIGKILL to its only member): Patroni can renew no leader key, and demotes the primary. */
+  public void killEtcd() throws Exception {
+    etcd.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+  }
+
+  /** etcd comes back on its data directory; returns once it answers. */
+  public void restartEtcd() throws Exception {
+    launchEtcd();
   }
 
   /** Each member's Patroni file: the shipped one for its name, with this machine's addresses, ports and directories. */
