@@ -119,6 +119,7 @@ class HaFailoverTest {
       awaitAccepted(sent, AFTER, s -> s.startNanos() > flowing.replyNanos());
       String second = ledger.primary();
       assertThat(second).as("the standby took over").isEqualTo(PatroniLedger.other(first));
+      awaitEveryJobLedOnce();
       // The new primary runs alone: every node says so (the gauge and its alert), and still takes mail.
       Poll.until(WAIT, "the nodes see no synchronous standby", () -> standbys("b") == 0);
       // Each node's LISTEN connection (the outbox wake-up, every hub's tail) is back, on the new primary.
@@ -227,7 +228,14 @@ class HaFailoverTest {
       threads.shutdownNow();
     }
 
-    // Single-active jobs: their locks died with the first server; each has exactly one leader again, which acts.
+    awaitEveryJobLedOnce();
+  }
+
+  /**
+   * Single-active jobs: their locks die with a primary's sessions; each must have exactly one leader again, which acts
+   * (its node's ledgerpost_node_leads), and exactly one holder of its lock on the primary.
+   */
+  private static void awaitEveryJobLedOnce() throws Exception {
     Poll.until(WAIT, "every job led by exactly one node", () -> {
       Map<String, Integer> leaders = new TreeMap<>();
       for (String id : NODES) {
