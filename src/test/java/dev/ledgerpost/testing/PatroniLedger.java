@@ -170,9 +170,12 @@ public final class PatroniLedger implements AutoCloseable {
     StringBuilder b = new StringBuilder();
     for (Path log : List.of(dir.resolve("etcd.log"), dir.resolve("db1.log"), dir.resolve("db2.log"))) {
       try {
-        List<String> all = Files.readAllLines(log);
+        // Patroni repeats its loop's lines every loop_wait: each line once (its first time), the last 60 of them.
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        List<String> all = Files.readAllLines(log).stream()
+            .filter(l -> seen.add(l.length() > 24 && l.charAt(4) == '-' ? l.substring(24) : l)).toList();
         b.append("--- ").append(log.getFileName()).append('\n')
-            .append(String.join("\n", all.subList(Math.max(0, all.size() - 15), all.size()))).append('\n');
+            .append(String.join("\n", all.subList(Math.max(0, all.size() - 60), all.size()))).append('\n');
       } catch (IOException e) {
         b.append("--- ").append(log.getFileName()).append(": ").append(e.getMessage()).append('\n');
       }
