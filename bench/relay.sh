@@ -4,6 +4,9 @@
 #   1 direct     smtp-source -> smtp-sink                       (protocol ceiling)
 #   2 postfix    smtp-source -> Postfix relay (durable queue) -> smtp-sink
 #   3 ledgerpost smtp-source -> Ledgerpost (embedded PostgreSQL, fsync and synchronous_commit on) -> smtp-sink
+#   http         the same 2 KB message through POST /api/v1/messages with a fresh Idempotency-Key each, over 20
+#                keep-alive connections (wrk with bench/http-send.lua, for RELAY_HTTP_SECONDS, default 30), beside the
+#                SMTP row of its size and sessions, with the same columns (its p50/p99 are wrk's: the whole request)
 #   4 pgbench    the ledger's statements at the same concurrency: today's per-message open+settle
 #                (bench/ledger-ceiling.sql on the schema it was written for, migrations V1..V30: the fixed
 #                reference) and the group-committed ones (bench/ledger-ceiling-batched.sh writes them from the
@@ -16,6 +19,7 @@
 #   LEDGERPOST_TEST_JAR=path   benchmark another build (e.g. the commit before a change), default target/ledgerpost.jar
 #   RELAY_SCENARIOS="2048:20 65536:100"   only these size:sessions pairs
 #   RELAY_EXTRA_PARTITIONS=56             that many more weekly ledger partitions (a year's worth: see below)
+#   RELAY_HTTP="2048:20"                  the HTTP rows (size:connections), "" for none
 # Needs root (smtp-sink drops to nobody; Postfix runs its own instance under a temp directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,11 +31,13 @@ SCENARIOS=${RELAY_SCENARIOS:-"2048:20 2048:100 65536:20 65536:100"}
 JAR=${LEDGERPOST_TEST_JAR:-target/ledgerpost.jar}   # LEDGERPOST_TEST_*: the gateway refuses other unknown LEDGERPOST_ variables
 
 need() { command -v "$1" >/dev/null 2>&1; }
-if ! need smtp-source || ! need postfix || ! need gnuplot; then
+if ! need smtp-source || ! need postfix || ! need gnuplot || ! need wrk; then
   export DEBIAN_FRONTEND=noninteractive
   echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
-  apt-get update -qq >/dev/null && apt-get install -y -qq postfix gnuplot-nox >/dev/null
+  apt-get update -qq >/dev/null && apt-get install -y -qq postfix gnuplot-nox wrk >/dev/null
 fi
+HTTP_SCENARIOS=${RELAY_HTTP-"2048:20"}
+HTTP_SECONDS=${RELAY_HTTP_SECONDS:-30}
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
 if [ -z "$PGBIN" ]; then
   export DEBIAN_FRONTEND=noninteractive
@@ -79,7 +85,11 @@ pids+=($!)
 
 # --- Ledgerpost on its embedded PostgreSQL, default durability.
 mkdir -p "$work/lp"
+# A send key for the HTTP rows, with a rate limit no run reaches (api.keysFile's third field, requests per second).
+export HTTP_KEY; HTTP_KEY=$(head -c 24 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+echo "bench:$(printf %s "$HTTP_KEY" | sha256sum | cut -d' ' -f1):1000000" > "$work/lp/api-keys"
 ( cd "$work/lp" && LEDGERPOST_SMTP_PORT=$LP LEDGERPOST_HTTP_PORT=$LPHTTP LEDGERPOST_DOWNSTREAM_PORT=$SINK \
+  LEDGERPOST_API_KEYSFILE="$work/lp/api-keys" \
   LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 LEDGERPOST_SMTP_MAXCONNECTIONSPERADDRESS=2000 \
   exec java -jar "$JAR" > "$work/ledgerpost.log" 2>&1 ) &
 LPPID=$!
@@ -203,42 +213,97 @@ printf "\nLedgerpost relay benchmark  %s  (%s cores, %s)  jar %s\n" "$(date -u +
 printf "%-6s %-8s %-6s %8s %8s %10s %8s %8s %7s %7s %7s %6s %6s %7s %7s %7s %7s %6s\n" size sess msgs direct postfix ledgerpost \
   pgb_ref pgb_bat "lp/pf" "lp/ref" "p50ms" "p99ms" "jvm_ms" "pg_ms" "wal_B" "walrec" "commit" "rows"
 rows_json=()
-for sc in $SCENARIOS; do
-  size=${sc%%:*}; sessions=${sc##*:}
-  n=$N_SMALL; [ "$size" -gt 2048 ] && n=$N_LARGE
-  direct=$(run "$SINK" "$n" "$size" "$sessions")
-  postfix_rate=$(run "$PF" "$n" "$size" "$sessions")
-  postfix_drain
+http_ratios=()
+
+# http_rate SIZE CONNECTIONS -> sends per second end to end (first request .. last counted at the sink): wrk posts for
+# $HTTP_SECONDS; each answer comes after the smarthost's verdict, so the sink has them all when wrk ends. Sets HTTP_N
+# (messages the run put in the ledger) and HTTP_P50/HTTP_P99 (wrk's, ms). ERR(...) when any request was not answered 2xx.
+http_rate() {
+  local size=$1 conns=$2 t0 t1 got rows_before summary
+  sink_start
+  rows_before=$(ledger_rows)
+  t0=$(date +%s.%N)
+  HTTP_SIZE=$size HTTP_RUN=$(date +%s%N) timeout $((HTTP_SECONDS + 60)) wrk -t2 -c"$conns" -d"${HTTP_SECONDS}s" \
+    --timeout 30s -s bench/http-send.lua "http://127.0.0.1:$LPHTTP" > "$work/wrk.out" 2>&1 || true
+  HTTP_N=$(( $(ledger_rows) - rows_before ))
+  local until=$((SECONDS + RUN_LIMIT))
+  while :; do
+    got=$(sink_count); got=${got:-0}
+    { [ "$got" -ge "$HTTP_N" ] || (( SECONDS >= until )); } && break
+    sleep 0.02
+  done
+  t1=$(date +%s.%N)
+  summary=$(grep '^wrk-summary' "$work/wrk.out" || true)
+  HTTP_P50=$(sed -n 's/.* p50=\([0-9.]*\).*/\1/p' <<<"$summary"); HTTP_P99=$(sed -n 's/.* p99=\([0-9.]*\).*/\1/p' <<<"$summary")
+  if [ -z "$summary" ] || ! grep -q ' errors=0 non2xx=0 ' <<<"$summary"; then
+    echo "ERR(wrk:${summary:-no summary})"; return
+  fi
+  [ "$got" -ge "$HTTP_N" ] || { echo "ERR(sink:$got/$HTTP_N)"; return; }
+  python3 -c "print(f'{$HTTP_N/($t1-$t0):.0f}')"
+}
+
+# measure KIND SIZE SESSIONS N DIRECT POSTFIX: one Ledgerpost row (KIND smtp: smtp-source; http: wrk), its CPU, WAL
+# and ledger rows around the run, printed and kept for the JSON. Sets LP_RATE.
+measure() {
+  local kind=$1 size=$2 sessions=$3 n=$4 direct=$5 postfix_rate=$6 lp p50 p99
   rows0=$(ledger_rows)
   scrape > "$work/before"
   lsn0=$(wal_lsn)
   j0=$(ticks_jvm); p0=$(ticks_pg)
-  lp=$(run "$LP" "$n" "$size" "$sessions")
+  if [ "$kind" = http ]; then
+    http_rate "$size" "$sessions" > "$work/http-rate"   # not $(...): its HTTP_N, HTTP_P50, HTTP_P99 must reach here
+    lp=$(cat "$work/http-rate"); n=$HTTP_N
+  else
+    lp=$(run "$LP" "$n" "$size" "$sessions")
+  fi
   j1=$(ticks_jvm); p1=$(ticks_pg)
   lsn1=$(wal_lsn)
   read -r wal_bytes wal_records wal_fpi commits_n rows_n < <(wal_between "$lsn0" "$lsn1")
   scrape > "$work/after"
   rows1=$(ledger_rows)
   # Every message of the run must be in the ledger: a rate counted from anything else is no rate.
-  [ $((rows1 - rows0)) -eq "$n" ] || lp="ERR(ledger:$((rows1 - rows0))/$n)"
-  read -r p50 p99 < <(quantiles "$work/before" "$work/after")
-  ref=$(pgbench_ceiling ceiling_ref bench/ledger-ceiling.sql "$sessions" "$n")
-  bat_tps=$(pgbench_ceiling postgres "$work/ledger-ceiling-batched.sql" "$(( sessions < 4 ? sessions : 4 ))" "$(( n / BATCH ))")
-  bat=$([ -n "$bat_tps" ] && echo $(( bat_tps * BATCH )) || echo "")
+  [ "$n" -gt 0 ] && [ $((rows1 - rows0)) -eq "$n" ] || lp="ERR(ledger:$((rows1 - rows0))/$n)"
+  if [ "$kind" = http ]; then
+    p50=${HTTP_P50:--}; p99=${HTTP_P99:--}; ref=""; bat=""
+  else
+    read -r p50 p99 < <(quantiles "$work/before" "$work/after")
+    ref=$(pgbench_ceiling ceiling_ref bench/ledger-ceiling.sql "$sessions" "$n")
+    bat_tps=$(pgbench_ceiling postgres "$work/ledger-ceiling-batched.sql" "$(( sessions < 4 ? sessions : 4 ))" "$(( n / BATCH ))")
+    bat=$([ -n "$bat_tps" ] && echo $(( bat_tps * BATCH )) || echo "")
+  fi
   read -r ratio_pf ratio_ref jvm_ms pg_ms wal walrec commits rows < <(python3 - <<PY
 def num(x):
     try: return float(x)
     except: return None
-lp, pf, ref, n = num("$lp"), num("$postfix_rate"), num("$ref"), $n
+lp, pf, ref, n = num("$lp"), num("$postfix_rate"), num("$ref"), max($n, 1)
 r = lambda a, b: f"{a/b:.2f}" if a and b else "-"
 jvm = ($j1 - $j0) * 10 / n; pg = ($p1 - $p0) * 10 / n
 print(r(lp, pf), r(lp, ref), f"{jvm:.3f}", f"{pg:.3f}", int($wal_bytes / n), f"{$wal_records / n:.1f}",
       f"{$commits_n / n:.2f}", f"{$rows_n / n:.1f}")
 PY
 )
-  printf "%-6s %-8s %-6s %8s %8s %10s %8s %8s %7s %7s %7s %6s %6s %7s %7s %7s %7s %6s\n" "$size" "$sessions" "$n" "$direct" \
+  local label=$sessions; [ "$kind" = http ] && label="$sessions/http"
+  printf "%-6s %-8s %-6s %8s %8s %10s %8s %8s %7s %7s %7s %6s %6s %7s %7s %7s %7s %6s\n" "$size" "$label" "$n" "$direct" \
     "$postfix_rate" "$lp" "$ref" "$bat" "$ratio_pf" "$ratio_ref" "$p50" "$p99" "$jvm_ms" "$pg_ms" "$wal" "$walrec" "$commits" "$rows"
-  rows_json+=("{\"size\": $size, \"sessions\": $sessions, \"messages\": $n, \"direct\": \"$direct\", \"postfix\": \"$postfix_rate\", \"ledgerpost\": \"$lp\", \"pgbench_reference\": \"$ref\", \"pgbench_batched\": \"$bat\", \"ledgerpost_per_postfix\": \"$ratio_pf\", \"ledgerpost_per_reference\": \"$ratio_ref\", \"p50_ms\": \"$p50\", \"p99_ms\": \"$p99\", \"jvm_cpu_ms_per_msg\": $jvm_ms, \"pg_cpu_ms_per_msg\": $pg_ms, \"wal_bytes_per_msg\": $wal, \"wal_records_per_msg\": $walrec, \"wal_fpi_bytes\": $wal_fpi, \"commits_per_msg\": $commits, \"rows_written_per_msg\": $rows}")
+  rows_json+=("{\"kind\": \"$kind\", \"size\": $size, \"sessions\": $sessions, \"messages\": $n, \"direct\": \"$direct\", \"postfix\": \"$postfix_rate\", \"ledgerpost\": \"$lp\", \"pgbench_reference\": \"$ref\", \"pgbench_batched\": \"$bat\", \"ledgerpost_per_postfix\": \"$ratio_pf\", \"ledgerpost_per_reference\": \"$ratio_ref\", \"p50_ms\": \"$p50\", \"p99_ms\": \"$p99\", \"jvm_cpu_ms_per_msg\": $jvm_ms, \"pg_cpu_ms_per_msg\": $pg_ms, \"wal_bytes_per_msg\": $wal, \"wal_records_per_msg\": $walrec, \"wal_fpi_bytes\": $wal_fpi, \"commits_per_msg\": $commits, \"rows_written_per_msg\": $rows}")
+  LP_RATE=$lp
+}
+
+for sc in $SCENARIOS; do
+  size=${sc%%:*}; sessions=${sc##*:}
+  n=$N_SMALL; [ "$size" -gt 2048 ] && n=$N_LARGE
+  direct=$(run "$SINK" "$n" "$size" "$sessions")
+  postfix_rate=$(run "$PF" "$n" "$size" "$sessions")
+  postfix_drain
+  measure smtp "$size" "$sessions" "$n" "$direct" "$postfix_rate"
+  smtp_rate=$LP_RATE
+  # The HTTP row of the same size and concurrency, right after its SMTP row: the same Postfix figure for its ratio.
+  if [[ " $HTTP_SCENARIOS " == *" $sc "* ]]; then
+    measure http "$size" "$sessions" 0 - "$postfix_rate"
+    http_ratios+=("$(python3 -c "
+try: print(f'HTTP / SMTP at $size B, $sessions connections / sessions: {float(\"$LP_RATE\") / float(\"$smtp_rate\"):.2f}')
+except ValueError: print('HTTP / SMTP at $size B, $sessions: -')")")
+  fi
 done
 lp_rss=$(grep VmHWM /proc/$JPID/status | awk '{print $2}')
 pf_rss=$(for p in $(pgrep -f "$work/postfix" ; pgrep -u postfix); do grep VmHWM /proc/$p/status 2>/dev/null | awk '{print $2}'; done | awk '{s+=$1} END {print s}')
@@ -246,7 +311,10 @@ printf "\npeak RSS: ledgerpost %d MB (JVM, one process); postfix %d MB (sum of i
 printf "rates are messages/s end to end; pgb_ref = pgbench of today's per-message statements (the fixed reference),\n"
 printf "pgb_bat = pgbench of the group-committed statements (%d messages per statement, 4 clients), in messages/s;\n" "$BATCH"
 printf "p50/p99 = Ledgerpost's reply latency after the final dot; jvm_ms/pg_ms = CPU ms per message; wal_B, walrec,\n"
-printf "commit, rows = WAL bytes, WAL records, commits and rows written (inserted+updated+deleted) per message\n"
+printf "commit, rows = WAL bytes, WAL records, commits and rows written (inserted+updated+deleted) per message;\n"
+printf "a <sessions>/http row is POST /api/v1/messages (fresh Idempotency-Key each, wrk keep-alive connections; its\n"
+printf "p50/p99 are wrk's, the whole request; its msgs are those the run put in the ledger in %d s)\n" "$HTTP_SECONDS"
+for r in "${http_ratios[@]}"; do echo "$r"; done
 
 ( IFS=,; printf '{"date": "%s", "cores": %s, "cpu": "%s", "jar": "%s", "ledgerpost_rss_mb": %d, "postfix_rss_mb": %d, "runs": [%s]}\n' \
   "$(date -u +%FT%TZ)" "$(nproc)" "$cpu_model" "$JAR" $((lp_rss / 1024)) $((${pf_rss:-0} / 1024)) "${rows_json[*]}" ) > "$json"
@@ -259,7 +327,7 @@ with open(sys.argv[2] + ".dat", "w") as f:
         def v(k):
             try: return float(r[k])
             except: return 0
-        f.write(f'"{r["size"]//1024} KB / {r["sessions"]}" {v("direct")} {v("postfix")} {v("ledgerpost")} {v("p50_ms")} {v("p99_ms")}\n')
+        f.write(f'"{r["size"]//1024} KB / {r["sessions"]}{" HTTP" if r.get("kind") == "http" else ""}" {v("direct")} {v("postfix")} {v("ledgerpost")} {v("p50_ms")} {v("p99_ms")}\n')
 PY
 png="bench/results/$stamp-relay.png"
 gnuplot <<EOG && echo "chart: $png"
