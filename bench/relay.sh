@@ -15,7 +15,7 @@
 # /proc), WAL bytes and records, commits and rows written (read from the WAL between two LSNs with pg_walinspect).
 # End-to-end rate = messages / (first sent .. last counted by the sink); p50/p99 from Ledgerpost's histogram.
 # Writes bench/results/<date>-relay.json and a chart bench/results/<date>-relay.png (gnuplot).
-# Usage: bench/relay.sh [messages for 2KB, default 20000] [messages for 64KB, default 3000]
+# Usage: bench/relay.sh [messages for 2KB, default 20000] [messages for 64KB and 100KB, default 3000]
 #   LEDGERPOST_TEST_JAR=path   benchmark another build (e.g. the commit before a change), default target/ledgerpost.jar
 #   RELAY_SCENARIOS="2048:20 65536:100"   only these size:sessions pairs
 #   RELAY_EXTRA_PARTITIONS=56             that many more weekly ledger partitions (a year's worth: see below)
@@ -27,7 +27,8 @@ cd "$(dirname "$0")/.."
 N_SMALL=${1:-20000}   # long enough for a steady state: short runs measure the start of the run, not the gateway
 N_LARGE=${2:-3000}
 RUN_LIMIT=300   # seconds any single run may take
-SCENARIOS=${RELAY_SCENARIOS:-"2048:20 2048:100 65536:20 65536:100"}
+# 100 KB / 20: the size KumoMTA's published tests use (issue 33).
+SCENARIOS=${RELAY_SCENARIOS:-"2048:20 2048:100 65536:20 65536:100 102400:20"}
 JAR=${LEDGERPOST_TEST_JAR:-target/ledgerpost.jar}   # LEDGERPOST_TEST_*: the gateway refuses other unknown LEDGERPOST_ variables
 
 need() { command -v "$1" >/dev/null 2>&1; }
