@@ -73,7 +73,12 @@ final class Sender {
     URI u = URI.create(url);
     String host = u.getHost().startsWith("[") ? u.getHost().substring(1, u.getHost().length() - 1) : u.getHost();
     int port = u.getPort() > 0 ? u.getPort() : "https".equalsIgnoreCase(u.getScheme()) ? 443 : 80;
-    return vertx.executeBlocking(() -> InetAddress.getAllByName(host), false).transform(ar -> {
+    // The resolution counts against webhooks.timeout too, so the attempt still ends within its lease.
+    Promise<InetAddress[]> resolved = Promise.promise();
+    long timer = vertx.setTimer(timeout.toMillis(), t -> resolved.tryFail("no answer from DNS within " + timeout.toMillis()
+        + " ms (webhooks.timeout)"));
+    vertx.executeBlocking(() -> InetAddress.getAllByName(host), false).onComplete(resolved::tryComplete, resolved::tryFail);
+    return resolved.future().onComplete(x -> vertx.cancelTimer(timer)).transform(ar -> {
       if (ar.failed()) {
         return Future.succeededFuture(new Outcome(null, "cannot resolve '" + host + "': " + ar.cause().getMessage(), null,
             System.nanoTime() - start));
@@ -89,12 +94,16 @@ final class Sender {
     });
   }
 
-  /** {@code server}: the checked address to connect to, or null to let Vert.x resolve the URL's host. */
+  /**
+   * {@code server}: the checked address to connect to, or null to let Vert.x resolve the URL's host. The attempt's
+   * timer counts from {@code start}, so a resolution before it is part of webhooks.timeout.
+   */
   private Future<Outcome> post(String id, long timestamp, String signature, String body, SocketAddress server, long start) {
+    long budget = Math.max(1, timeout.toMillis() - (System.nanoTime() - start) / 1_000_000);
     Promise<Outcome> done = Promise.promise();
     HttpClientRequest[] request = new HttpClientRequest[1];
     Integer[] status = new Integer[1];
-    long timer = vertx.setTimer(timeout.toMillis(), t -> {
+    long timer = vertx.setTimer(budget, t -> {
       // A status already received counts (the receiver answered); only the rest of its body was late.
       String error = status[0] != null ? null : "no answer within " + timeout.toMillis() + " ms (webhooks.timeout)";
       done.tryComplete(new Outcome(status[0], error, null, System.nanoTime() - start));
@@ -106,7 +115,7 @@ final class Sender {
         .setMethod(HttpMethod.POST)
         .setAbsoluteURI(url)
         .setFollowRedirects(false)
-        .setConnectTimeout(timeout.toMillis())
+        .setConnectTimeout(budget)
         .putHeader("content-type", "application/json")
         .putHeader("user-agent", "Ledgerpost-Webhooks/1")
         .putHeader("webhook-id", id)

@@ -270,6 +270,15 @@ class WebhookEndpointsApiTest {
     WebhookReceiver.verify(second, r4);
     assertThatThrownBy(() -> WebhookReceiver.verify(first, r4)).isNotNull();
 
+    // A name: the gateway resolves it, connects to the address it checked, and sends the name as Host.
+    json(call("PATCH", "/api/v1/webhooks/endpoints/" + id, ALICE,
+        new JsonObject().put("url", "http://localhost:" + receiver.port() + "/named").encode()), 200);
+    String named = send(ALICE);
+    Poll.until(WAIT, "the event at the named URL", () -> receiver.requests().stream().anyMatch(r -> r.id().equals(named + ":2")));
+    WebhookReceiver.Request r5 = receiver.requests().stream().filter(r -> r.id().equals(named + ":2")).findFirst().orElseThrow();
+    assertThat(r5.path()).isEqualTo("/named");
+    assertThat(r5.headers().get("host")).containsExactly("localhost:" + receiver.port());
+
     // A 3xx is a failed attempt: the Location is never followed.
     json(call("PATCH", "/api/v1/webhooks/endpoints/" + id, ALICE, new JsonObject().put("url", receiver.url("/moved")).encode()), 200);
     String moved = send(ALICE);
