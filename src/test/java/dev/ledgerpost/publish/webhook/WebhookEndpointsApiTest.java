@@ -243,6 +243,12 @@ class WebhookEndpointsApiTest {
     assertThat(json(call("POST", "/api/v1/webhooks/" + id + "/deliveries/" + d1.getLong("id") + "/retry", ALICE, null), 202)
         .getString("eventId")).isEqualTo(mine + ":2");
     Poll.until(WAIT, "the retried event", () -> receiver.requests().size() == 2);
+    // The owner replays its endpoint's range, and may re-enable it; recorded events of Bob's are not in it.
+    JsonObject replayed = json(call("POST", "/api/v1/webhooks/" + id + "/replay?since=0", ALICE, null), 202);
+    assertThat(replayed.getInteger("recorded") + replayed.getInteger("rearmed")).isEqualTo(1);
+    Poll.until(WAIT, "the replayed event", () -> receiver.requests().size() == 3);
+    assertThat(receiver.requests().get(2).id()).isEqualTo(mine + ":2");
+    assertThat(json(call("POST", "/api/v1/webhooks/" + id + "/enable", ALICE, null), 200).getString("state")).isEqualTo("ENABLED");
 
     // Rotation: the new secret once; both sign for the grace; then only the new one.
     JsonObject rotated = json(call("POST", "/api/v1/webhooks/endpoints/" + id + "/rotate-secret", ALICE, null), 200);
@@ -254,8 +260,8 @@ class WebhookEndpointsApiTest {
     assertThat(read.body()).doesNotContain("whsec_");
     assertThat(json(read, 200).getInteger("secrets")).isEqualTo(2);
     send(ALICE);
-    Poll.until(WAIT, "an event after the rotation", () -> receiver.requests().size() == 3);
-    WebhookReceiver.Request r3 = receiver.requests().get(2);
+    Poll.until(WAIT, "an event after the rotation", () -> receiver.requests().size() == 4);
+    WebhookReceiver.Request r3 = receiver.requests().get(3);
     assertThat(r3.signature().split(" ")).hasSize(2);
     WebhookReceiver.verify(first, r3);
     WebhookReceiver.verify(second, r3);
@@ -264,8 +270,8 @@ class WebhookEndpointsApiTest {
     Poll.until(WAIT, "one secret after the grace",
         () -> json(call("GET", "/api/v1/webhooks/endpoints/" + id, ALICE, null), 200).getInteger("secrets") == 1);
     send(ALICE);
-    Poll.until(WAIT, "an event after the grace", () -> receiver.requests().size() == 4);
-    WebhookReceiver.Request r4 = receiver.requests().get(3);
+    Poll.until(WAIT, "an event after the grace", () -> receiver.requests().size() == 5);
+    WebhookReceiver.Request r4 = receiver.requests().get(4);
     assertThat(r4.signature().split(" ")).hasSize(1);
     WebhookReceiver.verify(second, r4);
     assertThatThrownBy(() -> WebhookReceiver.verify(first, r4)).isNotNull();
