@@ -286,7 +286,9 @@ public final class WebhookVerticle extends VerticleBase {
         .compose(x -> events(q.events()))
         .compose(events -> apiStore.create(newId(), q.owner(), q.url(), events, newSecret(), config.maxEndpointsPerUser()))
         .compose(row -> {
-          LOG.info("webhook endpoint {} made through the API by {}: {} {}", row.id(), row.owner(), row.url(), row.events());
+          // Not the URL: an application may put a token of its own in it.
+          LOG.info("webhook endpoint {} made through the API by {}: host {}, {}", row.id(), row.owner(),
+              java.net.URI.create(row.url()).getHost(), row.events());
           return sync().compose(x -> managedOne(row.id(), null)).map(m -> new WebhookMessages.Created(m, row.secret()));
         });
   }
@@ -445,7 +447,8 @@ public final class WebhookVerticle extends VerticleBase {
         if (w != null) {
           w.stop(); // its attempts in flight end and are recorded (a deleted endpoint's: nothing left to record them on)
         }
-        LOG.info("webhook endpoint {}: {}", id, is == null ? "deleted" : "changed: " + is.url() + " " + is.events());
+        LOG.info("webhook endpoint {}: {}", id, is == null ? "deleted" : "changed: host " + java.net.URI.create(is.url()).getHost()
+            + ", " + is.events());
       }
     }
     boolean added = false;
