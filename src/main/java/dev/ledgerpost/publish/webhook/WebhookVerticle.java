@@ -80,8 +80,8 @@ public final class WebhookVerticle extends VerticleBase {
   /** The read of the API endpoints under way (or the last): reads run one after the other, never two at once. */
   private Future<Void> syncing;
   private Destinations destinations;
+  private EndpointRules rules;
   private EndpointWorker.Setup setup;
-  private final java.security.SecureRandom random = new java.security.SecureRandom();
   private Schedule schedule;
   private Pool pool;
   private WebhookStore store;
@@ -126,6 +126,7 @@ public final class WebhookVerticle extends VerticleBase {
   public Future<?> start() {
     schedule = new Schedule(config.retrySchedule());
     destinations = new Destinations(config.allowHttp(), config.allowPrivateNetworks());
+    rules = new EndpointRules(vertx, destinations);
     store = new WebhookStore(shared);
     apiStore = new ApiEndpointStore(shared);
     recording = new PacedPass(vertx, MIN_RECORD_MILLIS, false, () -> !stopped && !workers.isEmpty(), this::recordAll);
@@ -265,8 +266,8 @@ public final class WebhookVerticle extends VerticleBase {
     bus.serve(WebhookMessages.CREATE, WebhookMessages.Create.class, this::create);
     bus.serve(WebhookMessages.UPDATE, WebhookMessages.Update.class, q -> changeable(q.id(), q.scope())
         .compose(x -> worker(q.id(), q.scope())) // another user's endpoint is not found, whatever the body says
-        .compose(x -> q.url() == null ? Future.<Void>succeededFuture() : checkUrl(q.url()))
-        .compose(x -> q.events() == null ? Future.<List<String>>succeededFuture(null) : events(q.events()))
+        .compose(x -> q.url() == null ? Future.<Void>succeededFuture() : rules.checkUrl(q.url()))
+        .compose(x -> q.events() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.events(q.events()))
         .compose(events -> apiStore.update(q.id(), q.scope(), q.url(), events))
         .compose(row -> row == null ? Future.failedFuture(ApiEndpointStore.notFound(q.id()))
             : sync().compose(x -> managedOne(row.id(), q.scope()))));
@@ -275,16 +276,16 @@ public final class WebhookVerticle extends VerticleBase {
         .compose(found -> found ? sync().map(x -> new WebhookMessages.Removed(q.id()))
             : Future.failedFuture(ApiEndpointStore.notFound(q.id()))));
     bus.serve(WebhookMessages.ROTATE, WebhookMessages.Rotate.class, q -> changeable(q.id(), q.scope())
-        .compose(x -> apiStore.rotate(q.id(), q.scope(), newSecret(), node.clock().instant().plus(config.rotationGrace())))
+        .compose(x -> apiStore.rotate(q.id(), q.scope(), rules.newSecret(), node.clock().instant().plus(config.rotationGrace())))
         .compose(row -> row == null ? Future.failedFuture(ApiEndpointStore.notFound(q.id()))
             : sync().compose(x -> managedOne(row.id(), q.scope())).map(m -> new WebhookMessages.Created(m, row.secret()))));
   }
 
   /** A new endpoint: its URL checked (form, scheme, every address its host resolves to), then its rows, at most the owner's share. */
   private Future<WebhookMessages.Created> create(WebhookMessages.Create q) {
-    return checkUrl(q.url())
-        .compose(x -> events(q.events()))
-        .compose(events -> apiStore.create(newId(), q.owner(), q.url(), events, newSecret(), config.maxEndpointsPerUser()))
+    return rules.checkUrl(q.url())
+        .compose(x -> EndpointRules.events(q.events()))
+        .compose(events -> apiStore.create(rules.newId(), q.owner(), q.url(), events, rules.newSecret(), config.maxEndpointsPerUser()))
         .compose(row -> {
           // Not the URL: an application may put a token of its own in it.
           LOG.info("webhook endpoint {} made through the API by {}: host {}, {}", row.id(), row.owner(),
@@ -303,68 +304,6 @@ public final class WebhookVerticle extends VerticleBase {
         ? new EndpointRefused(409, "endpoint " + id + " is configured in webhooks.endpoints (the configuration file): "
             + "change it there; only endpoints made through the API are changed through it")
         : ApiEndpointStore.notFound(id));
-  }
-
-  /**
-   * The URL rules, before any row is written: form and scheme, then (unless private networks are allowed) every
-   * address of its host, resolved on a worker. {@link Sender} checks again on every connection.
-   */
-  private Future<Void> checkUrl(String url) {
-    String problem = destinations.urlProblem(url);
-    if (problem != null) {
-      return Future.failedFuture(new EndpointRefused(422, problem));
-    }
-    if (config.allowPrivateNetworks()) {
-      return Future.succeededFuture();
-    }
-    String host = java.net.URI.create(url).getHost().replaceAll("^\\[|\\]$", "");
-    return vertx.executeBlocking(() -> java.net.InetAddress.getAllByName(host), false).transform(ar -> {
-      if (ar.failed()) {
-        return Future.failedFuture(new EndpointRefused(422, "url host '" + host + "' does not resolve: " + ar.cause().getMessage()));
-      }
-      for (java.net.InetAddress a : ar.result()) {
-        String bad = destinations.addressProblem(host, a);
-        if (bad != null) {
-          return Future.failedFuture(new EndpointRefused(422, "url " + bad));
-        }
-      }
-      return Future.succeededFuture();
-    });
-  }
-
-  /** The event types asked for (null: every one), each known, none twice. */
-  private static Future<List<String>> events(List<String> asked) {
-    if (asked == null) {
-      return Future.succeededFuture(GatewayConfig.WEBHOOK_EVENTS);
-    }
-    List<String> out = new ArrayList<>();
-    for (String type : asked) {
-      if (!GatewayConfig.WEBHOOK_EVENTS.contains(type)) {
-        return Future.failedFuture(new EndpointRefused(422, "events: '" + type + "' is not one of "
-            + String.join(", ", GatewayConfig.WEBHOOK_EVENTS)));
-      }
-      if (!out.contains(type)) {
-        out.add(type);
-      }
-    }
-    if (out.isEmpty()) {
-      return Future.failedFuture(new EndpointRefused(422, "events: name at least one event, or leave it out for all"));
-    }
-    return Future.succeededFuture(List.copyOf(out));
-  }
-
-  /** ep_ + 96 random bits in hex: never a configured name (the configuration refuses those). */
-  private String newId() {
-    byte[] b = new byte[12];
-    random.nextBytes(b);
-    return "ep_" + java.util.HexFormat.of().formatHex(b);
-  }
-
-  /** whsec_ + base64 of 32 random bytes, the Standard Webhooks form. */
-  private String newSecret() {
-    byte[] b = new byte[32];
-    random.nextBytes(b);
-    return WebhookSecrets.PREFIX + java.util.Base64.getEncoder().encodeToString(b);
   }
 
   /** The endpoints {@code scope} sees (the admin: every one, the configured ones first), or just {@code only}. */
