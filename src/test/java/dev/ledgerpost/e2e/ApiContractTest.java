@@ -47,6 +47,9 @@ class ApiContractTest {
     assertThat(paths.get("/api/v1/webhooks/{name}/deliveries/{id}")).containsKey("get");
     assertThat(paths.get("/api/v1/webhooks/{name}/deliveries/{id}/retry")).containsKey("post");
     assertThat(paths.get("/api/v1/webhooks/{name}/replay")).containsKey("post");
+    assertThat(paths.get("/api/v1/webhooks/endpoints")).containsKeys("get", "post");
+    assertThat(paths.get("/api/v1/webhooks/endpoints/{id}")).containsKeys("get", "patch", "delete");
+    assertThat(paths.get("/api/v1/webhooks/endpoints/{id}/rotate-secret")).containsKey("post");
   }
 
   @Test

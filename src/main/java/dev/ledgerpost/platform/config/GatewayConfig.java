@@ -218,17 +218,19 @@ public record GatewayConfig(
   /**
    * Webhooks (docs/design.md §6.6): the endpoints, the retry schedule (the delay before each attempt, the first
    * normally 0), each attempt's timeout, the attempts in flight per endpoint across the cluster, and how often
-   * each node looks for due deliveries.
+   * each node looks for due deliveries; the rules of endpoints made through the API (their URLs, how many per user,
+   * how long a replaced secret still signs).
    */
   public record Webhooks(List<WebhookEndpoint> endpoints, List<Duration> retrySchedule, Duration timeout, int concurrency,
-      Duration pollInterval, Duration retention) {}
+      Duration pollInterval, Duration retention, boolean allowHttp, boolean allowPrivateNetworks, int maxEndpointsPerUser,
+      Duration rotationGrace) {}
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
       "message.stale", "message.resubmitted");
 
   /**
-   * One webhook endpoint. Its URL is fixed here, never set through the API (SSRF). {@code secrets} are inline
+   * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline
    * {@code whsec_} secrets; {@code secretFile} (absolute once loaded) holds them one a line instead. {@code user}
    * null: every user's messages.
    */

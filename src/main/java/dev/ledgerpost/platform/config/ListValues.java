@@ -232,6 +232,9 @@ final class ListValues {
       String name = str(map.get("name"));
       if (!name.matches("[A-Za-z0-9._-]{1,63}")) {
         problems.add("name '" + name + "' is not a name (letters, digits, '.', '_', '-'; at most 63)");
+      } else if (name.equals("endpoints") || name.startsWith("ep_")) {
+        // The API's paths and ids: /api/v1/webhooks/endpoints/..., and ep_... for the endpoints made through it.
+        problems.add("name '" + name + "' is taken by the API (endpoints, and ep_... for the endpoints made through it)");
       } else {
         where = "endpoint " + name;
         if (!names.add(name)) {

@@ -10,6 +10,9 @@ import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.net.SocketAddress;
+import java.net.InetAddress;
+import java.net.URI;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
@@ -20,6 +23,11 @@ import java.time.format.DateTimeParseException;
  * slow or hanging receiver holds only its own connections. One POST per attempt, never a redirect followed (the
  * URL is the configured one, and stays it: SSRF). The whole attempt, connecting included, is bounded by
  * {@code webhooks.timeout}: then the request is reset. Runs on the webhook verticle's event loop.
+ *
+ * <p>An endpoint made through the API has {@link Destinations} to obey on every connection: its host is resolved here,
+ * on a worker (never on the event loop), each address checked, and the request sent to the checked address with the
+ * URL's host as Host header and TLS SNI, so that Vert.x resolves nothing again behind the check (a name that
+ * resolves inside after the endpoint was made is refused: the attempt fails and says why).
  */
 final class Sender {
   /** How much of a refusal's body is kept for the operator (the rest is read and dropped). */
@@ -36,13 +44,21 @@ final class Sender {
   private final String url;
   private final Duration timeout;
   private final HttpClientAgent client;
+  /** Null for an endpoint of the configuration file (the operator's): its URL is used as it is. */
+  private final Destinations destinations;
 
   Sender(Vertx vertx, String name, String url, Duration timeout, int concurrency) {
+    this(vertx, name, url, timeout, concurrency, null);
+  }
+
+  Sender(Vertx vertx, String name, String url, Duration timeout, int concurrency, Destinations destinations) {
     this.vertx = vertx;
     this.url = url;
     this.timeout = timeout;
+    this.destinations = destinations;
     this.client = vertx.createHttpClient(new HttpClientOptions()
             .setName("ledgerpost-webhook-" + name)
+            .setForceSni(true) // the URL's host, also when the connection goes to an address checked here
             .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
             .setKeepAlive(true)
             .setMaxRedirects(0),
@@ -51,10 +67,43 @@ final class Sender {
 
   Future<Outcome> post(String id, long timestamp, String signature, String body) {
     long start = System.nanoTime();
+    if (destinations == null) {
+      return post(id, timestamp, signature, body, null, start);
+    }
+    URI u = URI.create(url);
+    String host = u.getHost().startsWith("[") ? u.getHost().substring(1, u.getHost().length() - 1) : u.getHost();
+    int port = u.getPort() > 0 ? u.getPort() : "https".equalsIgnoreCase(u.getScheme()) ? 443 : 80;
+    // The resolution counts against webhooks.timeout too, so the attempt still ends within its lease.
+    Promise<InetAddress[]> resolved = Promise.promise();
+    long timer = vertx.setTimer(timeout.toMillis(), t -> resolved.tryFail("no answer from DNS within " + timeout.toMillis()
+        + " ms (webhooks.timeout)"));
+    vertx.executeBlocking(() -> InetAddress.getAllByName(host), false).onComplete(resolved::tryComplete, resolved::tryFail);
+    return resolved.future().onComplete(x -> vertx.cancelTimer(timer)).transform(ar -> {
+      if (ar.failed()) {
+        return Future.succeededFuture(new Outcome(null, "cannot resolve '" + host + "': " + ar.cause().getMessage(), null,
+            System.nanoTime() - start));
+      }
+      for (InetAddress a : ar.result()) {
+        String problem = destinations.addressProblem(host, a);
+        if (problem != null) {
+          return Future.succeededFuture(new Outcome(null, problem, null, System.nanoTime() - start));
+        }
+      }
+      SocketAddress checked = SocketAddress.inetSocketAddress(port, ar.result()[0].getHostAddress());
+      return post(id, timestamp, signature, body, checked, start);
+    });
+  }
+
+  /**
+   * {@code server}: the checked address to connect to, or null to let Vert.x resolve the URL's host. The attempt's
+   * timer counts from {@code start}, so a resolution before it is part of webhooks.timeout.
+   */
+  private Future<Outcome> post(String id, long timestamp, String signature, String body, SocketAddress server, long start) {
+    long budget = Math.max(1, timeout.toMillis() - (System.nanoTime() - start) / 1_000_000);
     Promise<Outcome> done = Promise.promise();
     HttpClientRequest[] request = new HttpClientRequest[1];
     Integer[] status = new Integer[1];
-    long timer = vertx.setTimer(timeout.toMillis(), t -> {
+    long timer = vertx.setTimer(budget, t -> {
       // A status already received counts (the receiver answered); only the rest of its body was late.
       String error = status[0] != null ? null : "no answer within " + timeout.toMillis() + " ms (webhooks.timeout)";
       done.tryComplete(new Outcome(status[0], error, null, System.nanoTime() - start));
@@ -66,12 +115,15 @@ final class Sender {
         .setMethod(HttpMethod.POST)
         .setAbsoluteURI(url)
         .setFollowRedirects(false)
-        .setConnectTimeout(timeout.toMillis())
+        .setConnectTimeout(budget)
         .putHeader("content-type", "application/json")
         .putHeader("user-agent", "Ledgerpost-Webhooks/1")
         .putHeader("webhook-id", id)
         .putHeader("webhook-timestamp", Long.toString(timestamp))
         .putHeader("webhook-signature", signature);
+    if (server != null) {
+      options.setServer(server);
+    }
     client.request(options).onComplete(ar -> {
       if (ar.failed()) {
         done.tryComplete(new Outcome(null, describe(ar.cause()), null, System.nanoTime() - start));

@@ -1,10 +1,16 @@
 package dev.ledgerpost.publish.webhook;
 
-import dev.ledgerpost.platform.web.Problem;
-
+import dev.ledgerpost.platform.auth.ApiKeys;
+import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
-import dev.ledgerpost.publish.webhook.ReplayRangeGone;
-import dev.ledgerpost.publish.webhook.WebhookMessages;
+import dev.ledgerpost.platform.part.HttpFace;
+import dev.ledgerpost.platform.web.Bearer;
+import dev.ledgerpost.platform.web.ContractValidation;
+import dev.ledgerpost.platform.web.Input;
+import dev.ledgerpost.platform.web.Problem;
+import io.vertx.core.Handler;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.handler.BodyHandler;
 import dev.ledgerpost.publish.webhook.WebhookMessages.AttemptView;
 import dev.ledgerpost.publish.webhook.WebhookMessages.DeliveryView;
 import dev.ledgerpost.publish.webhook.WebhookMessages.EndpointView;
@@ -20,21 +26,151 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * The operator's webhook endpoints (docs/design.md §6.6): the configured endpoints and their state (never their
- * secrets), re-enabling one a 410 disabled, its deliveries, a retry of one, a replay of a range. Endpoint URLs are
- * fixed in the configuration: nothing here can point the gateway at another address. Parameters are checked
- * against openapi.yaml before these handlers run.
+ * Webhook endpoints through the API (docs/design.md §6.6). The admin token lists every endpoint with its state
+ * ({@code GET /api/v1/webhooks}, admin only). A user's send key makes, reads, changes, rotates and deletes its own
+ * endpoints under {@code /api/v1/webhooks/endpoints}, and reaches their deliveries, retries, replays and re-enabling
+ * under {@code /api/v1/webhooks/{name}/...}; the admin token reaches every endpoint there. Another user's endpoint is
+ * 404: a key learns nothing of what is not its own. Never a secret, but the one a creation or a rotation makes, once.
+ * Those routes authenticate themselves (admin token or send key) before the admin check; parameters and bodies are
+ * checked against openapi.yaml before these handlers run.
  */
-public record WebhookApi(Bus bus) {
+public final class WebhookApi {
   private static final Set<String> STATES = Set.of("PENDING", "ATTEMPTED", "DELIVERED", "FAILED");
+  /** Set once the caller is known: the send key's user, absent for the admin token. */
+  private static final String SCOPE = "ledgerpost.webhookScope";
 
+  private final Bus bus;
+  private final EventTokens tokens;
+  private final ApiKeys keys;
+  private final ContractValidation contract;
+
+  public WebhookApi(Bus bus, EventTokens tokens, ApiKeys keys, ContractValidation contract) {
+    this.bus = bus;
+    this.tokens = tokens;
+    this.keys = keys;
+    this.contract = contract;
+  }
+
+  /** Behind the admin check: the list of every endpoint with its state. */
   public void mount(Router router) {
     router.get("/api/v1/webhooks").handler(this::list);
-    router.post("/api/v1/webhooks/:name/enable").handler(this::enable);
-    router.get("/api/v1/webhooks/:name/deliveries").handler(this::deliveries);
-    router.get("/api/v1/webhooks/:name/deliveries/:id").handler(this::delivery);
-    router.post("/api/v1/webhooks/:name/deliveries/:id/retry").handler(this::retry);
-    router.post("/api/v1/webhooks/:name/replay").handler(this::replay);
+  }
+
+  /** Before the admin check: routes for the admin token and send keys alike, each call scoped to its caller. */
+  public void mountOpen(Router router) {
+    route(router, HttpMethod.GET, "/api/v1/webhooks/endpoints", this::endpoints);
+    route(router, HttpMethod.POST, "/api/v1/webhooks/endpoints", this::create);
+    route(router, HttpMethod.GET, "/api/v1/webhooks/endpoints/:id", this::endpoint);
+    route(router, HttpMethod.PATCH, "/api/v1/webhooks/endpoints/:id", this::update);
+    route(router, HttpMethod.DELETE, "/api/v1/webhooks/endpoints/:id", this::remove);
+    route(router, HttpMethod.POST, "/api/v1/webhooks/endpoints/:id/rotate-secret", this::rotate);
+    route(router, HttpMethod.POST, "/api/v1/webhooks/:name/enable", this::enable);
+    route(router, HttpMethod.GET, "/api/v1/webhooks/:name/deliveries", this::deliveries);
+    route(router, HttpMethod.GET, "/api/v1/webhooks/:name/deliveries/:id", this::delivery);
+    route(router, HttpMethod.POST, "/api/v1/webhooks/:name/deliveries/:id/retry", this::retry);
+    route(router, HttpMethod.POST, "/api/v1/webhooks/:name/replay", this::replay);
+  }
+
+  /** Authentication first (a route's body handler must be its first handler, so it is a route of its own), then as every admin route. */
+  private void route(Router router, HttpMethod method, String path, Handler<RoutingContext> handler) {
+    router.route(method, path).handler(this::authenticate);
+    router.route(method, path).handler(BodyHandler.create(false).setBodyLimit(HttpFace.ADMIN_BODY_LIMIT))
+        .handler(contract::handle).handler(handler);
+  }
+
+  private void authenticate(RoutingContext ctx) {
+    String token = Bearer.token(ctx.request());
+    if (token != null && tokens.isAdmin(token)) {
+      ctx.next();
+      return;
+    }
+    var key = keys.authenticate(token);
+    if (key.isPresent()) {
+      ctx.put(SCOPE, key.get().user());
+      ctx.next();
+      return;
+    }
+    Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required (the admin token or a send API key)");
+  }
+
+  /** The send key's user, or null for the admin token. */
+  private static String scope(RoutingContext ctx) {
+    return ctx.get(SCOPE);
+  }
+
+  private void endpoints(RoutingContext ctx) {
+    answer(ctx, 200, bus.request(WebhookMessages.ENDPOINTS, new WebhookMessages.EndpointsQuery(scope(ctx)),
+        WebhookMessages.ManagedList.class), l -> {
+          JsonArray items = new JsonArray();
+          l.endpoints().forEach(m -> items.add(managed(m)));
+          return new JsonObject().put("items", items);
+        });
+  }
+
+  private void endpoint(RoutingContext ctx) {
+    answer(ctx, 200, bus.request(WebhookMessages.ENDPOINT, new WebhookMessages.EndpointGet(ctx.pathParam("id"), scope(ctx)),
+        WebhookMessages.Managed.class), WebhookApi::managed);
+  }
+
+  /** A send key makes endpoints for its own user; the admin token names the user ({@code user}). */
+  private void create(RoutingContext ctx) {
+    JsonObject body = Input.of(ctx).body();
+    String scope = scope(ctx);
+    String user = body.getString("user");
+    if (scope != null && user != null && !user.equals(scope)) {
+      Problem.send(ctx, 403, "Forbidden", "this send key makes endpoints for its own user (" + scope + ") only; leave out user");
+      return;
+    }
+    if (scope == null && user == null) {
+      Problem.send(ctx, 422, "Unprocessable Content", "user is required with the admin token: the user whose messages the endpoint takes");
+      return;
+    }
+    WebhookMessages.Create q = new WebhookMessages.Create(scope != null ? scope : user, body.getString("url"), strings(body, "events"));
+    answer(ctx, 201, bus.request(WebhookMessages.CREATE, q, WebhookMessages.Created.class),
+        c -> managed(c.endpoint()).put("secret", c.secret()));
+  }
+
+  private void update(RoutingContext ctx) {
+    JsonObject body = Input.of(ctx).body();
+    WebhookMessages.Update q = new WebhookMessages.Update(ctx.pathParam("id"), scope(ctx), body.getString("url"),
+        strings(body, "events"));
+    answer(ctx, 200, bus.request(WebhookMessages.UPDATE, q, WebhookMessages.Managed.class), WebhookApi::managed);
+  }
+
+  private void remove(RoutingContext ctx) {
+    bus.request(WebhookMessages.REMOVE, new WebhookMessages.Remove(ctx.pathParam("id"), scope(ctx)), WebhookMessages.Removed.class)
+        .onComplete(ar -> {
+          if (ar.succeeded()) {
+            ctx.response().setStatusCode(204).end();
+          } else {
+            failure(ctx, ar.cause());
+          }
+        });
+  }
+
+  private void rotate(RoutingContext ctx) {
+    answer(ctx, 200, bus.request(WebhookMessages.ROTATE, new WebhookMessages.Rotate(ctx.pathParam("id"), scope(ctx)),
+        WebhookMessages.Created.class), c -> managed(c.endpoint()).put("secret", c.secret()));
+  }
+
+  private static List<String> strings(JsonObject body, String name) {
+    JsonArray a = body.getJsonArray(name);
+    return a == null ? null : a.stream().map(String::valueOf).toList();
+  }
+
+  static JsonObject managed(WebhookMessages.Managed m) {
+    return new JsonObject()
+        .put("id", m.id())
+        .put("source", m.source())
+        .put("user", m.user())
+        .put("url", m.url())
+        .put("events", new JsonArray(m.events()))
+        .put("secrets", m.secrets())
+        .put("previousSecretUntil", text(m.previousSecretUntil()))
+        .put("state", m.enabled() ? "ENABLED" : "DISABLED")
+        .put("disabledReason", m.disabledReason())
+        .put("createdAt", text(m.createdAt()))
+        .put("updatedAt", text(m.updatedAt()));
   }
 
   private void list(RoutingContext ctx) {
@@ -51,7 +187,7 @@ public record WebhookApi(Bus bus) {
   }
 
   private void enable(RoutingContext ctx) {
-    answer(ctx, 200, bus.request(WebhookMessages.ENABLE, new WebhookMessages.Enable(ctx.pathParam("name")), EndpointView.class),
+    answer(ctx, 200, bus.request(WebhookMessages.ENABLE, new WebhookMessages.Enable(ctx.pathParam("name"), scope(ctx)), EndpointView.class),
         WebhookApi::endpoint);
   }
 
@@ -63,7 +199,7 @@ public record WebhookApi(Bus bus) {
     }
     int limit = number(ctx, "limit", 100);
     Long before = ctx.queryParams().get("cursor") == null ? null : whole(ctx, "cursor", 0);
-    WebhookMessages.DeliveryQuery q = new WebhookMessages.DeliveryQuery(ctx.pathParam("name"),
+    WebhookMessages.DeliveryQuery q = new WebhookMessages.DeliveryQuery(ctx.pathParam("name"), scope(ctx),
         state == null || state.isEmpty() ? null : state.toUpperCase(Locale.ROOT), limit, before);
     answer(ctx, 200, bus.request(WebhookMessages.DELIVERIES, q, WebhookMessages.DeliveryPage.class), page -> {
       JsonArray items = new JsonArray();
@@ -73,7 +209,7 @@ public record WebhookApi(Bus bus) {
   }
 
   private void delivery(RoutingContext ctx) {
-    answer(ctx, 200, bus.request(WebhookMessages.DELIVERY, new WebhookMessages.DeliveryGet(ctx.pathParam("name"), id(ctx)),
+    answer(ctx, 200, bus.request(WebhookMessages.DELIVERY, new WebhookMessages.DeliveryGet(ctx.pathParam("name"), scope(ctx), id(ctx)),
         WebhookMessages.DeliveryDetail.class), detail -> {
           JsonArray attempts = new JsonArray();
           for (AttemptView a : detail.attempts()) {
@@ -85,7 +221,7 @@ public record WebhookApi(Bus bus) {
   }
 
   private void retry(RoutingContext ctx) {
-    answer(ctx, 202, bus.request(WebhookMessages.RETRY, new WebhookMessages.Retry(ctx.pathParam("name"), id(ctx)),
+    answer(ctx, 202, bus.request(WebhookMessages.RETRY, new WebhookMessages.Retry(ctx.pathParam("name"), scope(ctx), id(ctx)),
         DeliveryView.class), WebhookApi::delivery);
   }
 
@@ -96,7 +232,7 @@ public record WebhookApi(Bus bus) {
       Problem.send(ctx, 400, "Bad Request", "until must be above since: the range is the events after since, up to until");
       return;
     }
-    answer(ctx, 202, bus.request(WebhookMessages.REPLAY, new WebhookMessages.Replay(ctx.pathParam("name"), since, until),
+    answer(ctx, 202, bus.request(WebhookMessages.REPLAY, new WebhookMessages.Replay(ctx.pathParam("name"), scope(ctx), since, until),
         WebhookMessages.Replayed.class), r -> new JsonObject().put("endpoint", r.endpoint()).put("since", r.since())
             .put("until", r.until()).put("recorded", r.recorded()).put("rearmed", r.rearmed()));
   }
@@ -175,6 +311,10 @@ public record WebhookApi(Bus bus) {
       Problem.send(ctx, 409, "Conflict", gone.getMessage(), new JsonObject().put("oldestAvailableSeq", gone.oldestAvailable()));
       return;
     }
-    Problem.ledgerFailure(ctx, e); // an unknown endpoint or delivery: 404
+    if (e instanceof EndpointRefused refused) {
+      Problem.send(ctx, refused.status(), refused.status() == 409 ? "Conflict" : "Unprocessable Content", refused.getMessage());
+      return;
+    }
+    Problem.ledgerFailure(ctx, e); // an unknown endpoint or delivery (or another user's): 404
   }
 }

@@ -7,12 +7,14 @@ import java.util.UUID;
 
 /**
  * Event-bus messages of the webhook part (docs/design.md §6.6): what the API asks of it. Each request stands with its
- * address and its answer; the views the answers carry come last.
+ * address and its answer; the views the answers carry come last. A {@code scope} is the user of the send key that
+ * asks (it reaches only the endpoints it made through the API; another's is not found), or null for the admin token
+ * (every endpoint).
  */
 public final class WebhookMessages {
   private WebhookMessages() {}
 
-  /** The configured endpoints with their state. */
+  /** The endpoints (configured and made through the API) with their state; the admin's. */
   public static final String LIST = "webhook.list";
 
   public record ListEndpoints() {}
@@ -23,13 +25,13 @@ public final class WebhookMessages {
   /** Re-enables an endpoint a 410 disabled; answered by its {@link EndpointView}. */
   public static final String ENABLE = "webhook.enable";
 
-  public record Enable(String endpoint) {}
+  public record Enable(String endpoint, String scope) {}
 
   /** One endpoint's deliveries, newest first. */
   public static final String DELIVERIES = "webhook.deliveries";
 
   /** {@code state} null: every state; {@code before} null: the newest; else ids below it. */
-  public record DeliveryQuery(String endpoint, String state, int limit, Long before) {}
+  public record DeliveryQuery(String endpoint, String scope, String state, int limit, Long before) {}
 
   /** {@code next}: the {@code before} of the following page, null on the last. */
   public record DeliveryPage(List<DeliveryView> items, Long next) {}
@@ -37,20 +39,20 @@ public final class WebhookMessages {
   /** One delivery with its attempts. */
   public static final String DELIVERY = "webhook.delivery";
 
-  public record DeliveryGet(String endpoint, long id) {}
+  public record DeliveryGet(String endpoint, String scope, long id) {}
 
   public record DeliveryDetail(DeliveryView delivery, List<AttemptView> attempts) {}
 
   /** Makes one delivery due now with a fresh schedule; answered by its {@link DeliveryView}. */
   public static final String RETRY = "webhook.retry";
 
-  public record Retry(String endpoint, long id) {}
+  public record Retry(String endpoint, String scope, long id) {}
 
   /** Delivers a range of published events again. */
   public static final String REPLAY = "webhook.replay";
 
   /** Events with pub_seq in ({@code since}, {@code until}]; {@code until} null: as far as the endpoint has recorded. */
-  public record Replay(String endpoint, long since, Long until) {}
+  public record Replay(String endpoint, String scope, long since, Long until) {}
 
   /** {@code recorded}: events that had no delivery row yet; {@code rearmed}: deliveries made due again. */
   public record Replayed(String endpoint, long since, long until, int recorded, int rearmed) {}
@@ -68,6 +70,60 @@ public final class WebhookMessages {
   public record Prune(Duration retention, int batch) {}
 
   public record Pruned(int deleted) {}
+
+  /** The endpoints a scope manages: the admin's are every one (the configured ones marked so), a user's its own. */
+  public static final String ENDPOINTS = "webhook.endpoints";
+
+  public record EndpointsQuery(String scope) {}
+
+  public record ManagedList(List<Managed> endpoints) {}
+
+  /** One endpoint the scope may see; answered by its {@link Managed}. */
+  public static final String ENDPOINT = "webhook.endpoint";
+
+  public record EndpointGet(String id, String scope) {}
+
+  /**
+   * Makes an endpoint for {@code owner} (the send key's user, or the one the admin names), its URL checked against
+   * the rules; answered by {@link Created}, the only answer that holds its secret.
+   */
+  public static final String CREATE = "webhook.create";
+
+  public record Create(String owner, String url, List<String> events) {}
+
+  /** The endpoint and its secret ({@code whsec_}), shown this once. */
+  public record Created(Managed endpoint, String secret) {
+    @Override
+    public String toString() {
+      return "Created[" + endpoint.id() + "]";
+    }
+  }
+
+  /** Changes an endpoint's URL (checked again) or events; null: unchanged. Answered by its {@link Managed}. */
+  public static final String UPDATE = "webhook.update";
+
+  public record Update(String id, String scope, String url, List<String> events) {}
+
+  /** Deletes an endpoint with its deliveries; answered by {@link Removed}. */
+  public static final String REMOVE = "webhook.remove";
+
+  public record Remove(String id, String scope) {}
+
+  public record Removed(String id) {}
+
+  /** A new secret; the old one still signs for webhooks.rotationGrace. Answered by {@link Created}. */
+  public static final String ROTATE = "webhook.rotate";
+
+  public record Rotate(String id, String scope) {}
+
+  /**
+   * An endpoint as its manager sees it: {@code source} "api" or "config" (the configuration file's, read-only here),
+   * {@code user} whose messages it takes (null: every user's), how many secrets sign now and until when the replaced
+   * one still does; never a secret.
+   */
+  public record Managed(String id, String source, String user, String url, List<String> events, int secrets,
+      OffsetDateTime previousSecretUntil, boolean enabled, String disabledReason, OffsetDateTime createdAt,
+      OffsetDateTime updatedAt) {}
 
   /**
    * One endpoint as the API shows it: never its secrets, only how many sign. {@code recordedThrough}: every

@@ -50,6 +50,11 @@ import org.slf4j.LoggerFactory;
  *
  * Woken by published events (this node's publisher, and every node's through the ledger's NOTIFY), and by a poll
  * every {@code webhooks.pollInterval}, which is what makes retries come due.
+ *
+ * <p>Endpoints come from the configuration file (fixed until a restart) and from the API (rows of
+ * {@code webhook_api_endpoints}, made by a user's send key). The same poll reads those rows' change stamp, one cheap
+ * statement, and only when it moved reads the rows again, starting, replacing or stopping their workers: an endpoint
+ * made, changed or deleted through any node is delivered by every node within a poll, without a restart.
  */
 public final class WebhookVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookVerticle.class);
@@ -68,9 +73,19 @@ public final class WebhookVerticle extends VerticleBase {
   private final List<Reloadable<?>> reloadable = new ArrayList<>();
   private final Map<String, EndpointWorker> workers = new LinkedHashMap<>();
   private final Map<String, Long> recordedThrough = new HashMap<>();
+  /** The endpoints made through the API as this node last read them, by id, and each one's keys. */
+  private final Map<String, ApiEndpointStore.Endpoint> api = new LinkedHashMap<>();
+  private final Map<String, RotatingKeys> apiKeys = new HashMap<>();
+  private ApiEndpointStore.Stamp seen;
+  /** The read of the API endpoints under way (or the last): reads run one after the other, never two at once. */
+  private Future<Void> syncing;
+  private Destinations destinations;
+  private EndpointRules rules;
+  private EndpointWorker.Setup setup;
   private Schedule schedule;
   private Pool pool;
   private WebhookStore store;
+  private ApiEndpointStore apiStore;
   private PacedPass recording;
   private boolean stopped;
   /** A problem that repeats every tick while it lasts: one line a minute. */
@@ -110,21 +125,19 @@ public final class WebhookVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     schedule = new Schedule(config.retrySchedule());
-    store = new WebhookStore(config.endpoints().isEmpty() ? shared : ownPool());
+    destinations = new Destinations(config.allowHttp(), config.allowPrivateNetworks());
+    rules = new EndpointRules(vertx, destinations);
+    store = new WebhookStore(shared);
+    apiStore = new ApiEndpointStore(shared);
     recording = new PacedPass(vertx, MIN_RECORD_MILLIS, false, () -> !stopped && !workers.isEmpty(), this::recordAll);
-    Duration lease = config.timeout().plus(LEASE_MARGIN);
-    EndpointWorker.Setup setup = new EndpointWorker.Setup(vertx, store, schedule, node.clock(), node.nodeId(), config.concurrency(),
-        lease, node.metrics());
     for (GatewayConfig.WebhookEndpoint e : config.endpoints()) {
-      workers.put(e.name(), new EndpointWorker(setup, e, new Signer(keys.get(e.name())),
-          new Sender(vertx, e.name(), e.url(), config.timeout(), config.concurrency())));
-      node.metrics().webhookEndpoint(e.name());
+      addWorker(e, new Signer(keys.get(e.name())), new Sender(vertx, e.name(), e.url(), config.timeout(), config.concurrency()));
     }
     node.metrics().gauge("ledgerpost.webhook.pending", "Webhook deliveries not yet DELIVERED or FAILED (ledger-wide)", () -> open);
     node.metrics().gauge("ledgerpost.webhook.oldest.pending.age.seconds",
         "Age of the oldest webhook delivery not yet DELIVERED or FAILED (ledger-wide)", () -> oldestSeconds);
     serve(Bus.of(vertx));
-    return store.register(List.copyOf(workers.keySet()), node.nodeId()).onSuccess(x -> {
+    return store.register(List.copyOf(workers.keySet()), node.nodeId()).compose(x -> sync()).onSuccess(x -> {
       vertx.eventBus().localConsumer(OutboxVerticle.EVENTS, m -> record());
       vertx.eventBus().<OutboxMessages.PublishedUpTo>localConsumer(OutboxMessages.PUBLISHED, m -> {
         if (behind(m.body().lastPubSeq())) {
@@ -155,6 +168,9 @@ public final class WebhookVerticle extends VerticleBase {
   private void tick() {
     if (stopped) {
       return;
+    }
+    if (syncing == null || syncing.isComplete()) {
+      sync();
     }
     record();
     workers.values().forEach(EndpointWorker::pump);
@@ -206,27 +222,26 @@ public final class WebhookVerticle extends VerticleBase {
 
   private void serve(Bus bus) {
     bus.serve(WebhookMessages.LIST, WebhookMessages.ListEndpoints.class, q -> list());
-    bus.serve(WebhookMessages.ENABLE, WebhookMessages.Enable.class, q -> worker(q.endpoint())
-        .compose(w -> store.enable(w.name()))
-        .compose(x -> {
-          workers.get(q.endpoint()).pump();
+    bus.serve(WebhookMessages.ENABLE, WebhookMessages.Enable.class, q -> worker(q.endpoint(), q.scope())
+        .compose(w -> store.enable(w.name()).compose(x -> {
+          w.pump();
           return list();
-        })
+        }))
         .map(l -> l.endpoints().stream().filter(v -> v.name().equals(q.endpoint())).findFirst().orElseThrow()));
-    bus.serve(WebhookMessages.DELIVERIES, WebhookMessages.DeliveryQuery.class, q -> worker(q.endpoint())
+    bus.serve(WebhookMessages.DELIVERIES, WebhookMessages.DeliveryQuery.class, q -> worker(q.endpoint(), q.scope())
         .compose(w -> store.page(w.name(), q.state(), q.before(), q.limit()))
         .map(items -> new DeliveryPage(items, items.size() < q.limit() ? null : items.get(items.size() - 1).id())));
-    bus.serve(WebhookMessages.DELIVERY, WebhookMessages.DeliveryGet.class, q -> worker(q.endpoint())
+    bus.serve(WebhookMessages.DELIVERY, WebhookMessages.DeliveryGet.class, q -> worker(q.endpoint(), q.scope())
         .compose(w -> delivery(w.name(), q.id()))
         .compose(d -> store.attempts(d.id()).map(a -> new DeliveryDetail(d, a))));
-    bus.serve(WebhookMessages.RETRY, WebhookMessages.Retry.class, q -> worker(q.endpoint())
-        .compose(w -> store.retry(w.name(), q.id(), node.clock().instant()))
-        .compose(found -> found
-            ? delivery(q.endpoint(), q.id())
-            : Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND,
-                "endpoint " + q.endpoint() + " has no delivery " + q.id())))
-        .onSuccess(d -> workers.get(q.endpoint()).pump()));
-    bus.serve(WebhookMessages.REPLAY, WebhookMessages.Replay.class, q -> worker(q.endpoint()).compose(w -> {
+    bus.serve(WebhookMessages.RETRY, WebhookMessages.Retry.class, q -> worker(q.endpoint(), q.scope())
+        .compose(w -> store.retry(w.name(), q.id(), node.clock().instant())
+            .compose(found -> found
+                ? delivery(q.endpoint(), q.id())
+                : Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND,
+                    "endpoint " + q.endpoint() + " has no delivery " + q.id())))
+            .onSuccess(d -> w.pump())));
+    bus.serve(WebhookMessages.REPLAY, WebhookMessages.Replay.class, q -> worker(q.endpoint(), q.scope()).compose(w -> {
       GatewayConfig.WebhookEndpoint e = w.endpoint();
       return store.replay(new WebhookStore.Filter(e.name(), e.events(), e.user()), q.since(), q.until(), node.clock().instant())
           .map(c -> {
@@ -240,13 +255,199 @@ public final class WebhookVerticle extends VerticleBase {
         q -> store.forMessage(q.messageId()).map(MessageDeliveries::new));
     bus.serve(WebhookMessages.PRUNE, WebhookMessages.Prune.class,
         q -> store.prune(node.clock().instant().minus(q.retention()), q.batch()).map(WebhookMessages.Pruned::new));
+    serveManaged(bus);
   }
 
-  private Future<EndpointWorker> worker(String name) {
+  /** The endpoints' management through the API (docs/design.md §6.6). */
+  private void serveManaged(Bus bus) {
+    bus.serve(WebhookMessages.ENDPOINTS, WebhookMessages.EndpointsQuery.class,
+        q -> sync().compose(x -> managed(q.scope(), null)).map(WebhookMessages.ManagedList::new));
+    bus.serve(WebhookMessages.ENDPOINT, WebhookMessages.EndpointGet.class, q -> sync().compose(x -> managedOne(q.id(), q.scope())));
+    bus.serve(WebhookMessages.CREATE, WebhookMessages.Create.class, this::create);
+    bus.serve(WebhookMessages.UPDATE, WebhookMessages.Update.class, q -> changeable(q.id(), q.scope())
+        .compose(x -> worker(q.id(), q.scope())) // another user's endpoint is not found, whatever the body says
+        .compose(x -> q.url() == null ? Future.<Void>succeededFuture() : rules.checkUrl(q.url()))
+        .compose(x -> q.events() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.events(q.events()))
+        .compose(events -> apiStore.update(q.id(), q.scope(), q.url(), events))
+        .compose(row -> row == null ? Future.failedFuture(ApiEndpointStore.notFound(q.id()))
+            : sync().compose(x -> managedOne(row.id(), q.scope()))));
+    bus.serve(WebhookMessages.REMOVE, WebhookMessages.Remove.class, q -> changeable(q.id(), q.scope())
+        .compose(x -> apiStore.delete(q.id(), q.scope()))
+        .compose(found -> found ? sync().map(x -> new WebhookMessages.Removed(q.id()))
+            : Future.failedFuture(ApiEndpointStore.notFound(q.id()))));
+    bus.serve(WebhookMessages.ROTATE, WebhookMessages.Rotate.class, q -> changeable(q.id(), q.scope())
+        .compose(x -> apiStore.rotate(q.id(), q.scope(), rules.newSecret(), node.clock().instant().plus(config.rotationGrace())))
+        .compose(row -> row == null ? Future.failedFuture(ApiEndpointStore.notFound(q.id()))
+            : sync().compose(x -> managedOne(row.id(), q.scope())).map(m -> new WebhookMessages.Created(m, row.secret()))));
+  }
+
+  /** A new endpoint: its URL checked (form, scheme, every address its host resolves to), then its rows, at most the owner's share. */
+  private Future<WebhookMessages.Created> create(WebhookMessages.Create q) {
+    return rules.checkUrl(q.url())
+        .compose(x -> EndpointRules.events(q.events()))
+        .compose(events -> apiStore.create(rules.newId(), q.owner(), q.url(), events, rules.newSecret(), config.maxEndpointsPerUser()))
+        .compose(row -> {
+          // Not the URL: an application may put a token of its own in it.
+          LOG.info("webhook endpoint {} made through the API by {}: host {}, {}", row.id(), row.owner(),
+              java.net.URI.create(row.url()).getHost(), row.events());
+          return sync().compose(x -> managedOne(row.id(), null)).map(m -> new WebhookMessages.Created(m, row.secret()));
+        });
+  }
+
+  /** An endpoint of the configuration file is the operator's: the admin hears 409, a user does not see it (404). */
+  private Future<Void> changeable(String id, String scope) {
+    boolean configured = config.endpoints().stream().anyMatch(e -> e.name().equals(id));
+    if (!configured) {
+      return Future.succeededFuture();
+    }
+    return Future.failedFuture(scope == null
+        ? new EndpointRefused(409, "endpoint " + id + " is configured in webhooks.endpoints (the configuration file): "
+            + "change it there; only endpoints made through the API are changed through it")
+        : ApiEndpointStore.notFound(id));
+  }
+
+  /** The endpoints {@code scope} sees (the admin: every one, the configured ones first), or just {@code only}. */
+  private Future<List<WebhookMessages.Managed>> managed(String scope, String only) {
+    List<String> names = new ArrayList<>();
+    for (String name : workers.keySet()) {
+      ApiEndpointStore.Endpoint e = api.get(name);
+      boolean visible = scope == null || (e != null && e.owner().equals(scope));
+      if (visible && (only == null || only.equals(name))) {
+        names.add(name);
+      }
+    }
+    return store.endpoints(names).map(rows -> {
+      Map<String, Row> byName = new HashMap<>();
+      rows.forEach(r -> byName.put(r.getString("name"), r));
+      List<WebhookMessages.Managed> out = new ArrayList<>();
+      for (String name : names) {
+        Row r = byName.get(name);
+        boolean enabled = r == null || r.getOffsetDateTime("disabled_at") == null;
+        String reason = r == null ? null : r.getString("disabled_reason");
+        ApiEndpointStore.Endpoint e = api.get(name);
+        EndpointWorker w = workers.get(name);
+        if (e == null) {
+          GatewayConfig.WebhookEndpoint c = w.endpoint();
+          out.add(new WebhookMessages.Managed(name, "config", c.user(), c.url(), c.events(), w.signer().secrets(), null, enabled,
+              reason, null, null));
+        } else {
+          int secrets = w.signer().secrets();
+          out.add(new WebhookMessages.Managed(name, "api", e.owner(), e.url(), e.events(), secrets,
+              secrets > 1 ? java.time.OffsetDateTime.ofInstant(e.previousUntil(), java.time.ZoneOffset.UTC) : null, enabled, reason,
+              e.createdAt(), e.updatedAt()));
+        }
+      }
+      return out;
+    });
+  }
+
+  private Future<WebhookMessages.Managed> managedOne(String id, String scope) {
+    return managed(scope, id).compose(l -> l.isEmpty() ? Future.failedFuture(ApiEndpointStore.notFound(id))
+        : Future.succeededFuture(l.get(0)));
+  }
+
+  /**
+   * Reads the API endpoints again if their stamp moved; reads run one after another. Called every poll, and before
+   * the API answers about endpoints, so this node answers what any node changed.
+   */
+  private Future<Void> sync() {
+    Future<Void> before = syncing == null ? Future.succeededFuture() : syncing;
+    syncing = before.transform(x -> stopped ? Future.succeededFuture() : syncOnce());
+    return syncing;
+  }
+
+  private Future<Void> syncOnce() {
+    return apiStore.stamp().compose(stamp -> {
+      if (stamp.equals(seen)) {
+        return Future.<Void>succeededFuture();
+      }
+      return apiStore.all().map(rows -> {
+        apply(rows);
+        seen = stamp;
+        return (Void) null;
+      });
+    }).recover(e -> {
+      problems.warn("webhooks: cannot read the endpoints made through the API yet: {}", e.getMessage());
+      return Future.succeededFuture();
+    });
+  }
+
+  /** Starts the workers of new endpoints, replaces those whose URL or events changed, re-keys the rotated, stops the deleted. */
+  private void apply(List<ApiEndpointStore.Endpoint> rows) {
+    Map<String, ApiEndpointStore.Endpoint> now = new LinkedHashMap<>();
+    rows.forEach(r -> now.put(r.id(), r));
+    for (String id : List.copyOf(api.keySet())) {
+      ApiEndpointStore.Endpoint is = now.get(id);
+      if (is == null || !is.sameTarget(api.get(id))) {
+        EndpointWorker w = workers.remove(id);
+        recordedThrough.remove(id);
+        apiKeys.remove(id);
+        api.remove(id);
+        if (w != null) {
+          w.stop(); // its attempts in flight end and are recorded (a deleted endpoint's: nothing left to record them on)
+        }
+        LOG.info("webhook endpoint {}: {}", id, is == null ? "deleted" : "changed: host " + java.net.URI.create(is.url()).getHost()
+            + ", " + is.events());
+      }
+    }
+    boolean added = false;
+    for (ApiEndpointStore.Endpoint r : rows) {
+      RotatingKeys k = apiKeys.get(r.id());
+      if (k != null) {
+        k.set(r);
+      } else {
+        k = new RotatingKeys(node.clock(), r);
+        apiKeys.put(r.id(), k);
+        addWorker(new GatewayConfig.WebhookEndpoint(r.id(), r.url(), List.of(), "", r.events(), r.owner()), new Signer(k),
+            new Sender(vertx, r.id(), r.url(), config.timeout(), config.concurrency(), destinations));
+        added = true;
+      }
+      api.put(r.id(), r);
+    }
+    if (added) {
+      record();
+    }
+  }
+
+  private void addWorker(GatewayConfig.WebhookEndpoint e, Signer signer, Sender sender) {
+    workers.put(e.name(), new EndpointWorker(setup(), e, signer, sender));
+    node.metrics().webhookEndpoint(e.name());
+  }
+
+  /**
+   * What every worker shares; made with the first endpoint, which is also when the part takes a pool of its own
+   * (before, its few statements ran on the gateway's pool).
+   */
+  private EndpointWorker.Setup setup() {
+    if (setup == null) {
+      store = new WebhookStore(ownPool());
+      setup = new EndpointWorker.Setup(vertx, store, schedule, node.clock(), node.nodeId(), config.concurrency(),
+          config.timeout().plus(LEASE_MARGIN), node.metrics());
+    }
+    return setup;
+  }
+
+  /** The endpoint's worker if {@code scope} may reach it (the admin: any; a user: its own API endpoints), read again once. */
+  private Future<EndpointWorker> worker(String name, String scope) {
+    EndpointWorker w = visible(name, scope);
+    if (w != null) {
+      return Future.succeededFuture(w);
+    }
+    return sync().compose(x -> {
+      EndpointWorker again = visible(name, scope);
+      return again != null ? Future.succeededFuture(again)
+          : Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no webhook endpoint " + name
+              + (scope == null ? " (neither in webhooks.endpoints nor made through the API)" : "")));
+    });
+  }
+
+  private EndpointWorker visible(String name, String scope) {
     EndpointWorker w = workers.get(name);
-    return w != null ? Future.succeededFuture(w)
-        : Future.failedFuture(new StoreException(StoreException.Kind.NOT_FOUND, "no webhook endpoint " + name
-            + " in the configuration (webhooks.endpoints)"));
+    if (w == null || scope == null) {
+      return w;
+    }
+    ApiEndpointStore.Endpoint e = api.get(name);
+    return e != null && e.owner().equals(scope) ? w : null;
   }
 
   private Future<DeliveryView> delivery(String endpoint, long id) {

@@ -68,7 +68,9 @@ class WebhookKeysTest {
     assertThatThrownBy(() -> load(Map.of("webhooks", Map.of("endpoints", List.of(
             Map.of("name", "app", "url", "ftp://x/h", "secret", "whsec_c2hvcnQ="),
             Map.of("name", "app", "url", "https://u:p@x/h", "secret", SECRET, "secretFile", "f"),
-            Map.of("name", "b", "url", "https://x/h", "secret", SECRET, "events", List.of("message.sent"), "retries", 3)),
+            Map.of("name", "b", "url", "https://x/h", "secret", SECRET, "events", List.of("message.sent"), "retries", 3),
+            Map.of("name", "ep_1", "url", "https://x/h", "secret", SECRET),
+            Map.of("name", "endpoints", "url", "https://x/h", "secret", SECRET)),
         "retrySchedule", "0s, soon")), Map.of(), Path.of("")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("endpoint app: url 'ftp://x/h' must be http:// or https://")
@@ -78,6 +80,8 @@ class WebhookKeysTest {
         .hasMessageContaining("endpoint app: give secret or secretFile (one of them)")
         .hasMessageContaining("endpoint b: events: 'message.sent' is not one of")
         .hasMessageContaining("endpoint b: retries: unknown key")
+        .hasMessageContaining("endpoint 3: name 'ep_1' is taken by the API")
+        .hasMessageContaining("endpoint 4: name 'endpoints' is taken by the API")
         .hasMessageContaining("webhooks.retrySchedule: 'soon' is not a duration");
   }
 
