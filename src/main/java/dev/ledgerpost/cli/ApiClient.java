@@ -119,6 +119,13 @@ final class ApiClient {
     return send(b.build());
   }
 
+  /** DELETE, with extra headers (who asks: X-Operator). */
+  Reply delete(String path, Map<String, String> headers) throws IOException, InterruptedException {
+    HttpRequest.Builder b = request(path).DELETE();
+    headers.forEach(b::header);
+    return send(b.build());
+  }
+
   private HttpRequest.Builder request(String path) {
     return HttpRequest.newBuilder(base.resolve(path))
         .timeout(REQUEST_TIMEOUT)

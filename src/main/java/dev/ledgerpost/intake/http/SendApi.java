@@ -30,6 +30,8 @@ import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.ApiKeys.ApiKey;
 import dev.ledgerpost.intake.http.InvalidSend;
+import dev.ledgerpost.operate.suppression.Suppressions;
+import io.vertx.core.json.JsonArray;
 import dev.ledgerpost.intake.http.PreparedSend;
 import dev.ledgerpost.platform.auth.RateLimiter;
 import io.vertx.core.Future;
@@ -69,15 +71,18 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
-      RateLimiter limiter, Set<UUID> running) {
+      RateLimiter limiter, Set<UUID> running, Suppressions suppressions) {
 
-    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics) {
-      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet());
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+        Suppressions suppressions) {
+      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet(),
+          suppressions);
     }
   }
 
   private final Vertx vertx;
   private final Bus bus;
+  private final Suppressions suppressions;
   private final ApiKeys keys;
   private final RateLimiter limiter;
   private final ContractValidation contract;
@@ -97,6 +102,7 @@ public final class SendApi {
 
   public SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
     this.running = setup.running();
+    this.suppressions = setup.suppressions();
     this.limiter = setup.limiter();
     GatewayConfig config = setup.config();
     GatewayConfig.Downstream downstream = config.downstream();
@@ -175,6 +181,11 @@ public final class SendApi {
         return;
       }
       PreparedSend prepared = ar.result();
+      SendAnswer suppressed = suppressed(prepared, key);
+      if (suppressed != null) {
+        suppressed.write(ctx);
+        return;
+      }
       if (idempotencyKey == null) {
         relay(ctx, key, prepared, op, null);
         return;
@@ -202,6 +213,26 @@ public final class SendApi {
             }
           });
     });
+  }
+
+  /**
+   * 422 naming every recipient the suppression list holds for this key's user (docs/design.md §8.8), or null. Before the
+   * key is claimed and before the smarthost hears of it: nothing is recorded or sent, and a retry gets the same answer
+   * until the entries go. All or nothing like every other refusal of this API: the client drops those recipients and
+   * sends again.
+   */
+  private SendAnswer suppressed(PreparedSend p, ApiKey key) {
+    JsonArray refused = new JsonArray();
+    for (String r : p.recipients()) {
+      suppressions.refusal(r, key.user(), GatewayMetrics.Channel.HTTP).ifPresent(e -> refused.add(new JsonObject()
+          .put("address", r).put("scope", e.scope()).put("reason", e.reason()).put("since", e.addedAt().toString())
+          .put("ledgerId", e.messageId() == null ? null : e.messageId().toString()).put("suppression", e.id().toString())));
+    }
+    if (refused.isEmpty()) {
+      return null;
+    }
+    return SendAnswers.problem(422, "Unprocessable Content", refused.size() + " of " + p.recipients().size()
+        + " recipient(s) are on the suppression list; nothing was sent", null, null, new JsonObject().put("suppressed", refused));
   }
 
   private SendAnswers.KeyHolder holder(UUID op) {

@@ -6,7 +6,8 @@ import java.util.List;
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
-    Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile) {
+    Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile,
+    Suppression suppression) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -225,7 +226,7 @@ public record GatewayConfig(
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
-      "message.stale", "message.resubmitted");
+      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed");
 
   /**
    * One webhook endpoint. Its URL is fixed here, never set through the API (SSRF). {@code secrets} are inline
@@ -277,4 +278,10 @@ public record GatewayConfig(
    */
   public record Reconcile(List<ReconcileSource> sources, Duration interval, AutoResolve autoResolve, Duration window,
       Duration pendingAge) {}
+
+  /**
+   * The suppression list (docs/design.md §8.8): how long an entry applies unless it says otherwise, and how often each
+   * node looks whether the list changed (the bound on how late another node's change applies here).
+   */
+  public record Suppression(Duration ttl, Duration refreshInterval) {}
 }
