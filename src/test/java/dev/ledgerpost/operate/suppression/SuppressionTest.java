@@ -10,7 +10,9 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
+import dev.ledgerpost.testing.WebhookReceiver;
 import dev.ledgerpost.testing.WsTestClient;
+import dev.ledgerpost.publish.webhook.WebhookDeliveryTest;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -37,6 +39,7 @@ class SuppressionTest {
   static final String DAVE_KEY = "suppression-test-dave";
   static final Duration WAIT = Duration.ofSeconds(20);
   static final MutableClock CLOCK = new MutableClock(Instant.now());
+  static WebhookReceiver webhooks;
 
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
@@ -46,6 +49,12 @@ class SuppressionTest {
       .with("suppression.refreshInterval", "200ms")
       .with("notify.pollInterval", "100ms")
       .with("notify.pruneInterval", "1s")
+      .with("webhooks.pollInterval", "100ms")
+      .configure((g, o) -> {
+        webhooks = g.closeAfter(GatewayHarness.await(WebhookReceiver.start(g.vertx(), r -> WebhookReceiver.Answer.of(200))));
+        o.put("webhooks.endpoints", List.of(Map.of("name", "ops", "url", webhooks.url("/hook"),
+            "secret", WebhookDeliveryTest.secret(5), "events", List.of("suppression.added", "suppression.removed"))));
+      })
       .clock(CLOCK);
 
   private final HttpClient http = HttpClient.newHttpClient();
@@ -62,6 +71,8 @@ class SuppressionTest {
       assertThat(event.getString("event")).isEqualTo("suppression.added");
       assertThat(event.getJsonObject("data").getString("reason")).isEqualTo("mailbox closed, ticket 42");
       assertThat(event.getString("messageId")).isEqualTo(added.getString("id"));
+      Poll.until(WAIT, "the webhook endpoint gets the event", () -> webhooks.requests().stream()
+          .anyMatch(r -> r.id().equals(event.getString("id")) && r.body().contains("\"suppression.added\"")));
 
       int before = gateway.downstream().messages().size();
       try (SmtpTestClient c = client()) {
@@ -114,6 +125,28 @@ class SuppressionTest {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     HttpResponse<String> after = gateway.sendClient().send(CAROL_KEY, null, send("ann@example.net"));
     assertThat(after.statusCode()).as(after.body()).isEqualTo(200);
+  }
+
+  @Test
+  void allowPartialSendsToTheRestAndNamesTheSuppressedOnes() throws Exception {
+    JsonObject entry = add("partial@example.net", "global", "hard bounce", 201);
+    int before = gateway.downstream().messages().size();
+    JsonObject request = send("partial@example.net", "whole@example.net").put("allowPartial", true);
+    HttpResponse<String> sent = gateway.sendClient().send(DAVE_KEY, "partial-key-1", request);
+    assertThat(sent.statusCode()).as(sent.body()).isEqualTo(200);
+    JsonObject answer = new JsonObject(sent.body());
+    assertThat(answer.getString("status")).isEqualTo("SENT");
+    assertThat(answer.getJsonArray("suppressed").getJsonObject(0).getString("address")).isEqualTo("partial@example.net");
+    assertThat(gateway.downstream().messages().get(before).recipients()).containsExactly("whole@example.net");
+    // The key's replay is the answer first given, suppressed recipients included.
+    HttpResponse<String> replay = gateway.sendClient().send(DAVE_KEY, "partial-key-1", request);
+    assertThat(replay.statusCode()).isEqualTo(200);
+    assertThat(new JsonObject(replay.body()).getJsonArray("suppressed")).hasSize(1);
+    assertThat(gateway.downstream().messages()).hasSize(before + 1);
+
+    HttpResponse<String> none = gateway.sendClient().send(DAVE_KEY, null, send("partial@example.net").put("allowPartial", true));
+    assertThat(none.statusCode()).as("nobody left to send to: " + none.body()).isEqualTo(422);
+    remove(entry.getString("id"));
   }
 
   @Test
