@@ -341,6 +341,7 @@ public final class SmtpSession {
     Optional<SuppressionMessages.Entry> suppressed = setup.guards().suppressions()
         .refusal(recipient.to(), auth.user(), GatewayMetrics.Channel.SMTP);
     if (suppressed.isPresent()) {
+      txn.refusedHere();
       return reply(Replies.suppressed(recipient.to(), suppressed.get()));
     }
     EsmtpParameters.Rcpt parameters = recipient.parameters();

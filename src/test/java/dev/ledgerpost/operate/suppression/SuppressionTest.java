@@ -158,6 +158,7 @@ class SuppressionTest {
     try (SmtpTestClient c = client()) {
       expect(c.command("MAIL FROM:<app@example.com>"), "250");
       expect(c.command("RCPT TO:<brief@example.com>"), "550");
+      expect(c.command("DATA"), "554 5.5.1"); // its only recipient was refused: none is valid
     }
     CLOCK.advance(Duration.ofHours(2));
     try (SmtpTestClient c = client()) {
