@@ -8,6 +8,7 @@ import dev.ledgerpost.operate.suppression.SuppressionMessages.Prune;
 import dev.ledgerpost.operate.suppression.SuppressionMessages.Pruned;
 import dev.ledgerpost.operate.suppression.SuppressionMessages.Remove;
 import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.db.StoreException;
 import dev.ledgerpost.platform.db.TransactionPolicy;
@@ -21,7 +22,6 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -79,17 +79,17 @@ public final class SuppressionStore {
   private final Pool pool;
   private final TransactionPolicy policy;
   private final Clock clock;
-  private final Duration ttl;
+  private final GatewayConfig.Suppression config;
   private final Bus bus;
   /** After this node's own change: its cache reads the list again at once, not at the next poll. */
   private final java.util.function.Supplier<Future<Void>> changed;
 
   /** Serves its addresses on the context it is made on. */
-  public SuppressionStore(Database db, Bus bus, Clock clock, Duration ttl, java.util.function.Supplier<Future<Void>> changed) {
+  public SuppressionStore(Database db, Bus bus, Clock clock, GatewayConfig.Suppression config, java.util.function.Supplier<Future<Void>> changed) {
     this.pool = db.pool();
     this.policy = db.policy();
     this.clock = clock;
-    this.ttl = ttl;
+    this.config = config;
     this.bus = bus;
     this.changed = changed;
     bus.serve(SuppressionMessages.ADD, Add.class, this::add);
@@ -103,7 +103,8 @@ public final class SuppressionStore {
     if (problem != null) {
       return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST, problem));
     }
-    OffsetDateTime expires = a.expiresAt() != null ? a.expiresAt() : OffsetDateTime.now(clock).plus(ttl);
+    OffsetDateTime expires = a.expiresAt() != null ? a.expiresAt()
+        : OffsetDateTime.now(clock).plus(config.ttlOf(blankToNull(a.category())));
     Tuple t = Tuple.tuple().addValue(Suppressions.normalise(a.address())).addValue(a.scope()).addValue(a.reason().trim())
         .addValue(blankToNull(a.category())).addValue(a.source().label()).addValue(a.messageId()).addValue(a.reply())
         .addValue(a.addedBy().trim()).addValue(expires);

@@ -46,7 +46,7 @@ public final class SuppressionVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     SuppressionRefresh refresh = new SuppressionRefresh(db.pool(), list);
-    new SuppressionStore(db, Bus.of(vertx), clock, config.ttl(), refresh::now);
+    new SuppressionStore(db, Bus.of(vertx), clock, config, refresh::now);
     timer = vertx.setPeriodic(config.refreshInterval().toMillis(), t -> refresh.poll());
     return refresh.now().compose(v -> list.version() < 0
         ? Future.failedFuture("the suppression list could not be read at start") : Future.succeededFuture());

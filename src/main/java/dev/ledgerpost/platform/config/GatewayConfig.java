@@ -280,8 +280,14 @@ public record GatewayConfig(
       Duration pendingAge) {}
 
   /**
-   * The suppression list (docs/design.md §8.8): how long an entry applies unless it says otherwise, and how often each
+   * The suppression list (docs/design.md §8.8): how long an entry applies unless it says otherwise (per category where
+   * {@code categoryTtl} names it), and how often each
    * node looks whether the list changed (the bound on how late another node's change applies here).
    */
-  public record Suppression(Duration ttl, Duration refreshInterval) {}
+  public record Suppression(Duration ttl, java.util.Map<String, Duration> categoryTtl, Duration refreshInterval) {
+    /** How long an entry of {@code category} (null: none) applies unless it names its own expiry. */
+    public Duration ttlOf(String category) {
+      return category == null ? ttl : categoryTtl.getOrDefault(category, ttl);
+    }
+  }
 }

@@ -47,6 +47,7 @@ class SuppressionTest {
       .with("node.id", "first")
       .with("node.heartbeatInterval", "200ms")
       .with("suppression.refreshInterval", "200ms")
+      .with("suppression.categoryTtl", "complaint=365d")
       .with("notify.pollInterval", "100ms")
       .with("notify.pruneInterval", "1s")
       .with("webhooks.pollInterval", "100ms")
@@ -237,6 +238,19 @@ class SuppressionTest {
         "test-admin-token");
     assertThat(again.exit()).isEqualTo(1);
     assertThat(again.err()).contains("404");
+  }
+
+  @Test
+  void anEntryExpiresAfterItsCategorysTtlElseSuppressionTtl() throws Exception {
+    // PostgreSQL keeps microseconds: a second's margin below.
+    OffsetDateTime now = OffsetDateTime.ofInstant(CLOCK.instant(), ZoneOffset.UTC).minusSeconds(1);
+    JsonObject complaint = new JsonObject(gateway.post("/api/v1/suppressions", new JsonObject().put("address", "c@example.com")
+        .put("reason", "spam complaint").put("category", "complaint").encode(), "X-Operator", "ops").body());
+    assertThat(OffsetDateTime.parse(complaint.getString("expiresAt"))).isBetween(now.plusDays(365), now.plusDays(365).plusMinutes(5));
+    JsonObject plain = add("p@example.com", "global", "no category", 201);
+    assertThat(OffsetDateTime.parse(plain.getString("expiresAt"))).isBetween(now.plusDays(90), now.plusDays(90).plusMinutes(5));
+    remove(complaint.getString("id"));
+    remove(plain.getString("id"));
   }
 
   @Test
