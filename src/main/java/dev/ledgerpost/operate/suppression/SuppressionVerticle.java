@@ -1,5 +1,7 @@
 package dev.ledgerpost.operate.suppression;
 
+import dev.ledgerpost.platform.auth.ApiKeys;
+import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.db.Database;
@@ -8,7 +10,9 @@ import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.time.Clock;
+import io.vertx.ext.web.Router;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The suppression list (docs/design.md §8.8) on a context of its own: its statements ({@link SuppressionStore}) and the
@@ -27,13 +31,22 @@ public final class SuppressionVerticle extends VerticleBase {
    * no mail is taken while the copy is still empty.
    */
   public static Part part() {
+    AtomicReference<EventTokens> tokens = new AtomicReference<>();
+    AtomicReference<ApiKeys> keys = new AtomicReference<>();
     return Part.of("suppression", a -> {
       Suppressions list = new Suppressions(a.clock(), a.metrics());
       a.provide(Suppressions.class, list);
       a.metrics().gauge("ledgerpost.suppression.entries", "Suppression list entries in this node's copy (expired ones not yet deleted included)",
           list::size);
+      tokens.set(a.get(EventTokens.class));
+      keys.set(a.get(ApiKeys.class));
       return a.deploy(new SuppressionVerticle(a.get(Database.class), a.config().suppression(), a.clock(), list));
-    }, api -> Optional.of(HttpFace.admin(new SuppressionApi(Bus.of(api.vertx()))::mount)));
+    }, api -> Optional.of(new HttpFace() {
+      @Override
+      public void open(Router router) { // the admin token or a send API key (its own scope): they authenticate themselves
+        new SuppressionApi(Bus.of(api.vertx())).mount(router, tokens.get(), keys.get(), api.contract());
+      }
+    }));
   }
 
   public SuppressionVerticle(Database db, GatewayConfig.Suppression config, Clock clock, Suppressions list) {

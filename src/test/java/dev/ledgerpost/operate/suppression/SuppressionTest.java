@@ -254,6 +254,33 @@ class SuppressionTest {
   }
 
   @Test
+  void aSendKeyManagesItsOwnUsersEntriesOnly() throws Exception {
+    SendClient api = gateway.sendClient();
+    JsonObject global = add("everyone@example.com", "global", "for all", 201);
+    HttpResponse<String> added = api.post("/api/v1/suppressions", CAROL_KEY,
+        new JsonObject().put("address", "own@example.com").put("reason", "carol's customer asked").encode());
+    assertThat(added.statusCode()).as(added.body()).isEqualTo(201);
+    JsonObject own = new JsonObject(added.body());
+    assertThat(own.getString("scope")).isEqualTo("user:carol");
+    assertThat(own.getString("addedBy")).isEqualTo("user:carol");
+
+    HttpResponse<String> notHers = api.post("/api/v1/suppressions", CAROL_KEY,
+        new JsonObject().put("address", "x@example.com").put("scope", "global").put("reason", "r").encode());
+    assertThat(notHers.statusCode()).as(notHers.body()).isEqualTo(403);
+    HttpResponse<String> listed = api.get("/api/v1/suppressions", CAROL_KEY);
+    assertThat(listed.statusCode()).as(listed.body()).isEqualTo(200);
+    assertThat(new JsonObject(listed.body()).getJsonArray("entries").stream().map(e -> ((JsonObject) e).getString("scope")))
+        .containsOnly("user:carol");
+    assertThat(api.get("/api/v1/suppressions?scope=global", CAROL_KEY).statusCode()).isEqualTo(403);
+
+    assertThat(delete("/api/v1/suppressions/" + own.getString("id"), DAVE_KEY).statusCode()).isEqualTo(404);
+    assertThat(delete("/api/v1/suppressions/" + global.getString("id"), CAROL_KEY).statusCode()).isEqualTo(404);
+    assertThat(delete("/api/v1/suppressions/" + own.getString("id"), CAROL_KEY).statusCode()).isEqualTo(200);
+    assertThat(api.get("/api/v1/suppressions", "not-a-key").statusCode()).isEqualTo(401);
+    remove(global.getString("id"));
+  }
+
+  @Test
   void badEntriesAreRefused() throws Exception {
     HttpResponse<String> noScope = gateway.post("/api/v1/suppressions",
         new JsonObject().put("address", "x@example.com").put("scope", "tenant").put("reason", "r").encode(), "X-Operator", "ops");
@@ -289,8 +316,12 @@ class SuppressionTest {
   }
 
   private HttpResponse<String> delete(String path) throws Exception {
+    return delete(path, gateway.gateway().adminToken());
+  }
+
+  private HttpResponse<String> delete(String path, String token) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.httpPort() + path))
-        .timeout(Duration.ofSeconds(10)).header("Authorization", "Bearer " + gateway.gateway().adminToken())
+        .timeout(Duration.ofSeconds(10)).header("Authorization", "Bearer " + token)
         .header("X-Operator", "ops").DELETE().build(), HttpResponse.BodyHandlers.ofString());
   }
 
