@@ -23,6 +23,8 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -44,6 +46,7 @@ public record SuppressionApi(Bus bus) {
   public void mount(Router router, EventTokens tokens, ApiKeys keys, ContractValidation contract) {
     route(router, HttpMethod.GET, "/api/v1/suppressions", tokens, keys, contract, this::list);
     route(router, HttpMethod.POST, "/api/v1/suppressions", tokens, keys, contract, this::add);
+    route(router, HttpMethod.POST, "/api/v1/suppressions/import", tokens, keys, contract, this::importCsv);
     route(router, HttpMethod.DELETE, "/api/v1/suppressions", tokens, keys, contract, this::removeByAddress);
     route(router, HttpMethod.DELETE, "/api/v1/suppressions/:id", tokens, keys, contract, this::removeById);
   }
@@ -110,6 +113,34 @@ public record SuppressionApi(Bus bus) {
       return;
     }
     Problem.answer(ctx, bus.request(SuppressionMessages.ADD, add, Entry.class), 201, SuppressionApi::json, Problem::ledgerFailure);
+  }
+
+  /** {@code address,scope,reason} lines (text/plain: the contract's validator reads no text/csv), all added or none. */
+  private void importCsv(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    String own = ctx.get(OWN_SCOPE);
+    List<Add> entries = new ArrayList<>();
+    try {
+      String header = in.header(Operator.HEADER);
+      String by = header != null && !header.isBlank() ? header.trim() : own != null ? own : null;
+      if (by == null) {
+        throw new IllegalArgumentException("the operator is required: an " + Operator.HEADER + " header");
+      }
+      for (SuppressionCsv row : SuppressionCsv.parse(ctx.body().asString())) {
+        String scope = row.scope().isEmpty() ? (own != null ? own : Suppressions.GLOBAL) : row.scope();
+        if (own != null && !scope.equals(own)) {
+          Problem.send(ctx, 403, "Forbidden", "line " + row.line() + ": a send API key manages the entries of its own user only (scope "
+              + own + ")");
+          return;
+        }
+        entries.add(new Add(row.address(), scope, row.reason(), null, Source.OPERATOR, null, null, by, null));
+      }
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return;
+    }
+    Problem.answer(ctx, bus.request(SuppressionMessages.IMPORT, new SuppressionMessages.Import(entries),
+        SuppressionMessages.Imported.class), RecordJson::of);
   }
 
   private void removeById(RoutingContext ctx) {

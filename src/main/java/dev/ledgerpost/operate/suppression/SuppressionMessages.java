@@ -10,6 +10,7 @@ public final class SuppressionMessages {
   public static final String REMOVE = "suppression.remove";
   public static final String LIST = "suppression.list";
   public static final String PRUNE = "suppression.prune";
+  public static final String IMPORT = "suppression.import";
 
   private SuppressionMessages() {}
 
@@ -47,6 +48,12 @@ public final class SuppressionMessages {
   public record ListQuery(String address, String scope, int limit, int offset) {}
 
   public record Page(List<Entry> entries, int offset, boolean more) {}
+
+  /** Add (or renew) every entry of an import in one transaction: all or none. */
+  public record Import(List<Add> entries) {}
+
+  /** How many entries the import added, and how many it renewed (the same scope and address were listed already). */
+  public record Imported(int added, int renewed) {}
 
   /** Delete up to {@code limit} entries past their expires_at. */
   public record Prune(int limit) {}

@@ -96,6 +96,7 @@ public final class SuppressionStore {
     bus.serve(SuppressionMessages.REMOVE, Remove.class, this::remove);
     bus.serve(SuppressionMessages.LIST, ListQuery.class, this::list);
     bus.serve(SuppressionMessages.PRUNE, Prune.class, this::prune);
+    bus.serve(SuppressionMessages.IMPORT, SuppressionMessages.Import.class, this::importAll);
   }
 
   Future<Entry> add(Add a) {
@@ -103,17 +104,55 @@ public final class SuppressionStore {
     if (problem != null) {
       return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST, problem));
     }
-    OffsetDateTime expires = a.expiresAt() != null ? a.expiresAt()
-        : OffsetDateTime.now(clock).plus(config.ttlOf(blankToNull(a.category())));
-    Tuple t = Tuple.tuple().addValue(Suppressions.normalise(a.address())).addValue(a.scope()).addValue(a.reason().trim())
-        .addValue(blankToNull(a.category())).addValue(a.source().label()).addValue(a.messageId()).addValue(a.reply())
-        .addValue(a.addedBy().trim()).addValue(expires);
+    Tuple t = tuple(a);
     return policy.run("suppression add", () -> pool.preparedQuery(ADD).execute(t)).compose(rows -> {
       Row r = rows.iterator().next();
       Entry e = entry(r);
       AuditLog.of(AuditEvent.SUPPRESSION_ADDED).with("suppression", e.id()).with("scope", e.scope())
           .with("source", e.source()).with("added_by", e.addedBy()).with("renewed", !r.getBoolean("created")).log();
       return committed().map(e);
+    });
+  }
+
+  private Tuple tuple(Add a) {
+    OffsetDateTime expires = a.expiresAt() != null ? a.expiresAt()
+        : OffsetDateTime.now(clock).plus(config.ttlOf(blankToNull(a.category())));
+    return Tuple.tuple().addValue(Suppressions.normalise(a.address())).addValue(a.scope()).addValue(a.reason().trim())
+        .addValue(blankToNull(a.category())).addValue(a.source().label()).addValue(a.messageId()).addValue(a.reply())
+        .addValue(a.addedBy().trim()).addValue(expires);
+  }
+
+  /**
+   * Every entry of an import, each with its event, in one transaction (all or none), then one re-read of this node's
+   * copy: an entry that is refused names its line (its index + 1) and nothing is added.
+   */
+  Future<SuppressionMessages.Imported> importAll(SuppressionMessages.Import i) {
+    List<String> problems = new ArrayList<>();
+    for (int n = 0; n < i.entries().size(); n++) {
+      String problem = invalid(i.entries().get(n));
+      if (problem != null) {
+        problems.add("entry " + (n + 1) + ": " + problem);
+      }
+    }
+    if (!problems.isEmpty()) {
+      return Future.failedFuture(new StoreException(StoreException.Kind.BAD_REQUEST, String.join("; ",
+          problems.subList(0, Math.min(10, problems.size()))) + (problems.size() > 10 ? "; ..." : "")));
+    }
+    List<Tuple> tuples = i.entries().stream().map(this::tuple).toList();
+    return policy.run("suppression import", () -> pool.withTransaction(conn -> {
+      int[] counts = new int[2];
+      Future<Void> chain = Future.succeededFuture();
+      for (Tuple t : tuples) {
+        chain = chain.compose(v -> conn.preparedQuery(ADD).execute(t).map(rows -> {
+          counts[rows.iterator().next().getBoolean("created") ? 0 : 1]++;
+          return null;
+        }));
+      }
+      return chain.map(v -> new SuppressionMessages.Imported(counts[0], counts[1]));
+    })).compose(done -> {
+      AuditLog.of(AuditEvent.SUPPRESSION_IMPORTED).with("added", done.added()).with("renewed", done.renewed())
+          .with("added_by", i.entries().isEmpty() ? null : i.entries().get(0).addedBy()).log();
+      return committed().map(done);
     });
   }
 

@@ -46,7 +46,8 @@ public enum AuditEvent {
       "requested_by", "rows", "tables"),
   SUPPRESSION_ADDED(Level.NOTICE, "the recipient is refused at RCPT (and by the send API) in that scope until the entry "
       + "expires or is removed", "suppression", "scope", "source", "added_by", "renewed"),
-  SUPPRESSION_REMOVED(Level.NOTICE, null, "suppression", "scope", "removed_by");
+  SUPPRESSION_REMOVED(Level.NOTICE, null, "suppression", "scope", "removed_by"),
+  SUPPRESSION_IMPORTED(Level.NOTICE, "each entry has its suppression.added event", "added", "renewed", "added_by");
 
   /** CRITICAL: an ERROR line starting "CRITICAL"; NOTICE: an INFO line. */
   public enum Level { CRITICAL, NOTICE }

@@ -281,6 +281,41 @@ class SuppressionTest {
   }
 
   @Test
+  void anImportAddsEveryLineOrNone() throws Exception {
+    HttpResponse<String> r = importCsv("address,scope,reason\nimp1@example.com,,bounced, twice\n\n"
+        + "imp2@example.com,user:carol,\"asked, politely\"\n");
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    assertThat(new JsonObject(r.body()).getInteger("added")).isEqualTo(2);
+    JsonArray imp1 = new JsonObject(gateway.get("/api/v1/suppressions?address=imp1@example.com").body()).getJsonArray("entries");
+    assertThat(imp1.getJsonObject(0).getString("reason")).isEqualTo("bounced, twice");
+    assertThat(imp1.getJsonObject(0).getString("scope")).isEqualTo("global");
+    JsonArray imp2 = new JsonObject(gateway.get("/api/v1/suppressions?address=imp2@example.com").body()).getJsonArray("entries");
+    assertThat(imp2.getJsonObject(0).getString("reason")).isEqualTo("asked, politely");
+    try (SmtpTestClient c = client()) {
+      expect(c.command("MAIL FROM:<app@example.com>"), "250");
+      expect(c.command("RCPT TO:<imp1@example.com>"), "550 5.1.1");
+    }
+
+    HttpResponse<String> bad = importCsv("imp3@example.com,,fine\nnot-an-address,,x\n");
+    assertThat(bad.statusCode()).as(bad.body()).isEqualTo(400);
+    assertThat(bad.body()).contains("entry 2");
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM suppressions WHERE address = 'imp3@example.com'"))
+        .isZero();
+    for (String a : List.of("imp1@example.com", "imp2@example.com")) {
+      for (Object e : new JsonObject(gateway.get("/api/v1/suppressions?address=" + a).body()).getJsonArray("entries")) {
+        remove(((JsonObject) e).getString("id"));
+      }
+    }
+  }
+
+  private HttpResponse<String> importCsv(String csv) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.httpPort() + "/api/v1/suppressions/import"))
+        .timeout(Duration.ofSeconds(10)).header("Authorization", "Bearer " + gateway.gateway().adminToken())
+        .header("X-Operator", "ops").header("Content-Type", "text/plain")
+        .POST(HttpRequest.BodyPublishers.ofString(csv)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
   void badEntriesAreRefused() throws Exception {
     HttpResponse<String> noScope = gateway.post("/api/v1/suppressions",
         new JsonObject().put("address", "x@example.com").put("scope", "tenant").put("reason", "r").encode(), "X-Operator", "ops");
