@@ -17,7 +17,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "suppressions", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "List, add and remove suppression list entries (recipients refused at RCPT) through a running gateway's HTTP API.",
-    subcommands = {SuppressionsCommand.ListEntries.class, SuppressionsCommand.Add.class, SuppressionsCommand.Remove.class})
+    subcommands = {SuppressionsCommand.ListEntries.class, SuppressionsCommand.Add.class, SuppressionsCommand.Remove.class,
+        SuppressionsCommand.Import.class})
 public final class SuppressionsCommand {
   @Command(name = "list", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
       description = "Entries by address, then scope (GET /api/v1/suppressions).")
@@ -122,6 +123,28 @@ public final class SuppressionsCommand {
     @Override
     int print(JsonObject e, PrintWriter out) {
       out.printf("removed %s (%s) [%s]%n", e.getString("address"), e.getString("scope"), e.getString("id"));
+      return 0;
+    }
+  }
+
+  @Command(name = "import", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
+      description = "Add the entries of a CSV file, address,scope,reason a line (POST /api/v1/suppressions/import): all or none.")
+  static final class Import extends MessagesCommand.ApiCall {
+    @Parameters(index = "0", paramLabel = "FILE", description = "The CSV file (an empty scope is global; the reason may hold commas).")
+    java.nio.file.Path file;
+
+    @Mixin
+    OperatorOption operator;
+
+    @Override
+    Reply send(ApiClient client) throws IOException, InterruptedException {
+      return client.postText("/api/v1/suppressions/import", java.nio.file.Files.readString(file),
+          Map.of("X-Operator", operator.name()));
+    }
+
+    @Override
+    int print(JsonObject e, PrintWriter out) {
+      out.printf("imported: %d added, %d renewed%n", e.getInteger("added"), e.getInteger("renewed"));
       return 0;
     }
   }

@@ -238,6 +238,16 @@ class SuppressionTest {
         "test-admin-token");
     assertThat(again.exit()).isEqualTo(1);
     assertThat(again.err()).contains("404");
+
+    java.nio.file.Path csv = GatewayHarness.tempDir("suppressions-").resolve("list.csv");
+    java.nio.file.Files.writeString(csv, "address,scope,reason\nfile1@example.com,,from a file\nfile2@example.com,global,too\n");
+    CommandLineRun imported = CommandLineRun.run("suppressions", "import", csv.toString(), "--operator", "eve", "--api", api,
+        "--token", "test-admin-token");
+    assertThat(imported.exit()).as(imported.err()).isZero();
+    assertThat(imported.out()).contains("imported: 2 added, 0 renewed");
+    for (String a : List.of("file1@example.com", "file2@example.com")) {
+      assertThat(CommandLineRun.run("suppressions", "remove", a, "--api", api, "--token", "test-admin-token").exit()).isZero();
+    }
   }
 
   @Test
