@@ -2,6 +2,7 @@ package dev.ledgerpost;
 
 import dev.ledgerpost.cli.KeysCommand;
 import dev.ledgerpost.cli.LedgerCommand;
+import dev.ledgerpost.cli.SuppressionsCommand;
 import dev.ledgerpost.cli.MessagesCommand;
 import dev.ledgerpost.cli.ReconcileCommand;
 import dev.ledgerpost.platform.config.ConfigException;
@@ -35,7 +36,8 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "ledgerpost", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "Reactive SMTP relay with a durable pending ledger in PostgreSQL.",
-    subcommands = {MessagesCommand.class, ReconcileCommand.class, KeysCommand.class, LedgerCommand.class})
+    subcommands = {MessagesCommand.class, ReconcileCommand.class, KeysCommand.class, LedgerCommand.class,
+        SuppressionsCommand.class})
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
   static final int CONFIGURATION = 2;

@@ -119,6 +119,21 @@ final class ApiClient {
     return send(b.build());
   }
 
+  /** POST of a text body (an import's lines), with extra headers. */
+  Reply postText(String path, String text, Map<String, String> headers) throws IOException, InterruptedException {
+    HttpRequest.Builder b = request(path).header("Content-Type", "text/plain; charset=utf-8")
+        .POST(HttpRequest.BodyPublishers.ofString(text, StandardCharsets.UTF_8));
+    headers.forEach(b::header);
+    return send(b.build());
+  }
+
+  /** DELETE, with extra headers (who asks: X-Operator). */
+  Reply delete(String path, Map<String, String> headers) throws IOException, InterruptedException {
+    HttpRequest.Builder b = request(path).DELETE();
+    headers.forEach(b::header);
+    return send(b.build());
+  }
+
   private HttpRequest.Builder request(String path) {
     return HttpRequest.newBuilder(base.resolve(path))
         .timeout(REQUEST_TIMEOUT)

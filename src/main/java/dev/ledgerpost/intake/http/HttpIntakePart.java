@@ -1,5 +1,6 @@
 package dev.ledgerpost.intake.http;
 
+import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
@@ -36,7 +37,8 @@ public final class HttpIntakePart implements Part {
     nodeId = a.nodeId();
     tokens = a.get(EventTokens.class);
     hub = a.get(NotifyHub.class);
-    setup = new SendApi.Setup(config, a.get(ApiKeys.class), a.hostname(), a.get(Smarthosts.class), a.metrics());
+    setup = new SendApi.Setup(config, a.get(ApiKeys.class), a.hostname(), a.get(Smarthosts.class), a.metrics(),
+        a.get(Suppressions.class));
     return Future.succeededFuture();
   }
 

@@ -19,6 +19,12 @@ public record PreparedSend(String mailFrom, List<String> recipients, MessageData
   /** The message's bytes, and what an error about them names. */
   private record Message(byte[] bytes, String field) {}
 
+  /** The same send without {@code recipients} (an allowPartial send's suppressed ones); the message is unchanged. */
+  PreparedSend without(java.util.Set<String> recipients) {
+    return new PreparedSend(mailFrom, this.recipients.stream().filter(r -> !recipients.contains(r)).toList(), message,
+        parameters, requestHash);
+  }
+
   /** Limits: the SMTP intake's, so both doors let in the same mail. */
   public record Limits(long maxMessageSize, int maxRecipients) {}
 

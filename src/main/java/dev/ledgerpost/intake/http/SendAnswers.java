@@ -79,6 +79,18 @@ final class SendAnswers {
 
   private SendAnswers() {}
 
+  /**
+   * The answer with one more member in its JSON body (an allowPartial send's suppressed recipients), so that it is also
+   * what an Idempotency-Key stores and replays; unchanged when {@code value} is empty.
+   */
+  static Decided noting(Decided d, String member, io.vertx.core.json.JsonArray value) {
+    if (value == null || value.isEmpty()) {
+      return d;
+    }
+    SendAnswer a = d.answer();
+    return new Decided(new SendAnswer(a.status(), a.headers(), new JsonObject(a.body()).put(member, value).encode()), d.fate());
+  }
+
   static Decided forEnd(SendEnd end, UUID op, String messageId) {
     return end.accept(new SendEnd.Visitor<Decided>() {
       @Override

@@ -30,6 +30,8 @@ import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.ApiKeys.ApiKey;
 import dev.ledgerpost.intake.http.InvalidSend;
+import dev.ledgerpost.operate.suppression.Suppressions;
+import io.vertx.core.json.JsonArray;
 import dev.ledgerpost.intake.http.PreparedSend;
 import dev.ledgerpost.platform.auth.RateLimiter;
 import io.vertx.core.Future;
@@ -69,15 +71,18 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
-      RateLimiter limiter, Set<UUID> running) {
+      RateLimiter limiter, Set<UUID> running, Suppressions suppressions) {
 
-    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics) {
-      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet());
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+        Suppressions suppressions) {
+      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet(),
+          suppressions);
     }
   }
 
   private final Vertx vertx;
   private final Bus bus;
+  private final Suppressions suppressions;
   private final ApiKeys keys;
   private final RateLimiter limiter;
   private final ContractValidation contract;
@@ -97,6 +102,7 @@ public final class SendApi {
 
   public SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
     this.running = setup.running();
+    this.suppressions = setup.suppressions();
     this.limiter = setup.limiter();
     GatewayConfig config = setup.config();
     GatewayConfig.Downstream downstream = config.downstream();
@@ -174,9 +180,16 @@ public final class SendApi {
         refuse(ctx, ar.cause());
         return;
       }
-      PreparedSend prepared = ar.result();
+      JsonArray suppressed = suppressed(ar.result(), key);
+      if (!suppressed.isEmpty() && (!body.getBoolean("allowPartial", false)
+          || suppressed.size() == ar.result().recipients().size())) {
+        refuseSuppressed(suppressed, ar.result()).write(ctx);
+        return;
+      }
+      // allowPartial: the rest go; the answer names the suppressed ones (a composed message's headers still do).
+      PreparedSend prepared = suppressed.isEmpty() ? ar.result() : ar.result().without(addresses(suppressed));
       if (idempotencyKey == null) {
-        relay(ctx, key, prepared, op, null);
+        relay(ctx, key, prepared, op, null, suppressed);
         return;
       }
       KeyRef ref = new KeyRef(key.id(), idempotencyKey, op);
@@ -193,7 +206,7 @@ public final class SendApi {
             }
             Claimed claimed = c.result();
             switch (claimed.decision()) {
-              case CLAIMED -> relay(ctx, key, prepared, op, ref);
+              case CLAIMED -> relay(ctx, key, prepared, op, ref, suppressed);
               case BUSY -> SendAnswers.inFlight(claimed.operationId(), holder(claimed.operationId()), claimed.leaseLeft(),
                   Instant.now()).write(ctx);
               case MISMATCH -> SendAnswers.keyReused(claimed.operationId()).write(ctx);
@@ -202,6 +215,38 @@ public final class SendApi {
             }
           });
     });
+  }
+
+  /**
+   * Every recipient the suppression list holds for this key's user (docs/design.md §8.8), each with why: checked before
+   * the key is claimed and before the smarthost hears of any of them.
+   */
+  private JsonArray suppressed(PreparedSend p, ApiKey key) {
+    JsonArray refused = new JsonArray();
+    for (String r : p.recipients()) {
+      suppressions.refusal(r, key.user(), GatewayMetrics.Channel.HTTP).ifPresent(e -> refused.add(new JsonObject()
+          .put("address", r).put("scope", e.scope()).put("reason", e.reason()).put("since", e.addedAt().toString())
+          .put("ledgerId", e.messageId() == null ? null : e.messageId().toString()).put("suppression", e.id().toString())));
+    }
+    return refused;
+  }
+
+  private static java.util.Set<String> addresses(JsonArray suppressed) {
+    java.util.Set<String> addresses = new java.util.HashSet<>();
+    for (int i = 0; i < suppressed.size(); i++) {
+      addresses.add(suppressed.getJsonObject(i).getString("address"));
+    }
+    return addresses;
+  }
+
+  /**
+   * 422 naming the suppressed recipients: nothing is claimed, recorded or sent, and a retry gets the same answer until
+   * the entries go. All or nothing like every other refusal of this API unless the request says {@code allowPartial}
+   * (and then only when some recipient is left).
+   */
+  private static SendAnswer refuseSuppressed(JsonArray suppressed, PreparedSend p) {
+    return SendAnswers.problem(422, "Unprocessable Content", suppressed.size() + " of " + p.recipients().size()
+        + " recipient(s) are on the suppression list; nothing was sent", null, null, new JsonObject().put("suppressed", suppressed));
   }
 
   private SendAnswers.KeyHolder holder(UUID op) {
@@ -240,14 +285,14 @@ public final class SendApi {
   }
 
   /** docs/contract.md §1.2: MAIL, every RCPT mirrored, and only if all were accepted, deliver. */
-  private void relay(RoutingContext ctx, ApiKey key, PreparedSend p, UUID op, KeyRef ref) {
+  private void relay(RoutingContext ctx, ApiKey key, PreparedSend p, UUID op, KeyRef ref, JsonArray suppressed) {
     inFlight++;
     String ip = ctx.request().remoteAddress() == null ? "unknown" : ctx.request().remoteAddress().hostAddress();
     Submission submission = new Submission(Intake.HTTP, ip, null, key.user(), false, true);
     relay.begin(submission, p.mailFrom(), p.parameters())
         .compose(txn -> transaction(txn, p, op, ref), e -> Future.succeededFuture(new Unavailable(e.getMessage())))
         .compose(end -> {
-          Decided d = SendAnswers.forEnd(end, op, p.message().messageIdHeader());
+          Decided d = SendAnswers.noting(SendAnswers.forEnd(end, op, p.message().messageIdHeader()), "suppressed", suppressed);
           return keyFate(ref, d).map(d.answer());
         })
         .onComplete(ar -> {

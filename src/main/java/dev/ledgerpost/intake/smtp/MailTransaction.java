@@ -77,6 +77,14 @@ final class MailTransaction {
     return relay.route().equals(relay.routeFor(to)) ? null : Replies.OTHER_ROUTE;
   }
 
+  /**
+   * A recipient refused here and never asked downstream (the suppression list): it counts as given, so that DATA after
+   * only such recipients hears 554 "No valid recipients", not 503 "Send RCPT TO first".
+   */
+  void refusedHere() {
+    recipients++;
+  }
+
   /** RCPT TO, downstream: its verdict mirrored. Fails when the downstream could not be asked. */
   Future<Reply> rcpt(String to, RelayTransaction.RcptParameters parameters) {
     recipients++;

@@ -3,6 +3,8 @@ package dev.ledgerpost.intake.smtp;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
+import dev.ledgerpost.operate.suppression.SuppressionMessages;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -89,6 +91,30 @@ public final class Replies {
   public static final Reply BODY_NOT_RELAYABLE = Reply.of(554, "5.6.1",
       "Message refused: the smarthost does not take BDAT (or BINARYMIME), and this body cannot go as DATA unchanged");
   public static final Reply UNSUPPORTED_PARAMETER = Reply.of(555, "5.5.4", "Unsupported MAIL/RCPT parameter");
+
+  /** The longest reason a suppression refusal repeats: the reply line stays well under RFC 5321's 512 octets. */
+  static final int SUPPRESSION_REASON_MAX = 200;
+
+  /**
+   * A recipient the suppression list holds (docs/design.md §8.8): permanent, and saying why, from when, and the ledger
+   * row that caused it when one did. {@code 5.1.1} as a bad mailbox is what a client's bounce handling expects; the
+   * text tells a person it is this gateway's list, not the remote domain, that refused.
+   */
+  public static Reply suppressed(String address, SuppressionMessages.Entry e) {
+    String since = e.addedAt().withOffsetSameInstant(ZoneOffset.UTC).toLocalDate().toString();
+    return Reply.of(550, "5.1.1", "<" + printable(address, 320) + "> suppressed since " + since + ": "
+        + printable(e.reason(), SUPPRESSION_REASON_MAX) + (e.messageId() == null ? "" : " (ledger " + e.messageId() + ")"));
+  }
+
+  /** Printable US-ASCII only (anything else as '?'), at most {@code max} characters: a reply line carries no CR or LF. */
+  private static String printable(String text, int max) {
+    StringBuilder sb = new StringBuilder(Math.min(text.length(), max));
+    for (int i = 0; i < text.length() && sb.length() < max; i++) {
+      char c = text.charAt(i);
+      sb.append(c >= 0x20 && c < 0x7f ? c : '?');
+    }
+    return sb.toString();
+  }
 
   /** HELO's answer: our name, no extensions. */
   public static Reply helo(String host) {

@@ -4,6 +4,9 @@ import dev.ledgerpost.intake.smtp.auth.AuthThrottle;
 import dev.ledgerpost.intake.smtp.auth.SaslMechanism;
 import dev.ledgerpost.intake.smtp.auth.UserQuota;
 import dev.ledgerpost.ledger.Intake;
+import dev.ledgerpost.operate.suppression.SuppressionMessages;
+import dev.ledgerpost.operate.suppression.Suppressions;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.relay.Relay;
 import dev.ledgerpost.relay.RelayTransaction;
@@ -11,6 +14,7 @@ import dev.ledgerpost.relay.Submission;
 import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,10 +74,22 @@ public final class SmtpSession {
     Future<Void> after(Duration d);
   }
 
-  /** The per-process policies every session consults (thread-safe, shared by all event loops), and its timer. */
-  public record Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays) {
+  /**
+   * The per-process policies every session consults (thread-safe, shared by all event loops), its timer, and this
+   * node's copy of the suppression list (docs/design.md §8.8).
+   */
+  public record Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays, Suppressions suppressions) {
+    public Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays) {
+      this(throttle, senders, quota, delays, Suppressions.none());
+    }
+
     public static Guards none() {
       return new Guards(AuthThrottle.off(), SenderPolicy.ANY, UserQuota.UNLIMITED, Delays.NONE);
+    }
+
+    /** The same guards over the suppression list's copy, which exists once its part has started. */
+    public Guards with(Suppressions list) {
+      return new Guards(throttle, senders, quota, delays, list);
     }
   }
 
@@ -320,6 +336,13 @@ public final class SmtpSession {
     Reply refusal = recipient.refusal() != null ? recipient.refusal() : txn.refusal(recipient.to(), settings.maxRecipients());
     if (refusal != null) {
       return reply(refusal);
+    }
+    // Before the smarthost hears of it: a suppressed recipient costs no downstream RCPT, and the others proceed.
+    Optional<SuppressionMessages.Entry> suppressed = setup.guards().suppressions()
+        .refusal(recipient.to(), auth.user(), GatewayMetrics.Channel.SMTP);
+    if (suppressed.isPresent()) {
+      txn.refusedHere();
+      return reply(Replies.suppressed(recipient.to(), suppressed.get()));
     }
     EsmtpParameters.Rcpt parameters = recipient.parameters();
     return txn.rcpt(recipient.to(), new RelayTransaction.RcptParameters(parameters.dsnNotify(), parameters.dsnOrcpt()))

@@ -65,6 +65,12 @@ public final class ErasureStore {
        WHERE c.message_id IN (SELECT m.id FROM messages m WHERE m.mail_from ~* $1 OR m.auth_user ~* $1
                               UNION SELECT r.message_id FROM recipients r WHERE r.address ~* $1)""";
   /**
+   * The address's suppression list entries (docs/design.md §8.8), in every scope: an entry is about the address and
+   * nothing else, so a hash in its place would keep refusing nobody while still saying the address had been listed.
+   * Their deletion bumps the list's version, so every node's copy drops them within suppression.refreshInterval.
+   */
+  private static final String SUPPRESSIONS = "DELETE FROM suppressions WHERE address ~* $1";
+  /**
    * Columns whose values are two names joined by a '/', which is also a character of a local part: the hub's
    * subscriber names are {@code <principal>/<client>} (docs/design.md §6.4), and a client may name itself after an
    * address ({@code admin/ann@example.net}), where the pattern, which never starts inside a local part, does not see
@@ -124,12 +130,17 @@ public final class ErasureStore {
           rows.put("resubmission_claims", (long) deleted.rowCount());
         }
         return null;
+      }).compose(v -> conn.preparedQuery(SUPPRESSIONS).execute(Tuple.of(target.pattern()))).map(deleted -> {
+        if (deleted.rowCount() > 0) {
+          rows.put("suppressions", (long) deleted.rowCount());
+        }
+        return null;
       });
       for (Map.Entry<String, List<Column>> t : byTable.entrySet()) {
         chain = chain.compose(v -> conn.preparedQuery(update(t.getKey(), t.getValue()))
             .execute(Tuple.of(target.pattern(), target.hash()))
             .map(result -> {
-              rows.put(t.getKey(), (long) result.rowCount());
+              rows.merge(t.getKey(), (long) result.rowCount(), Long::sum); // suppressions: its deleted rows too
               return null;
             }));
       }

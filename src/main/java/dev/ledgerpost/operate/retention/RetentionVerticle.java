@@ -1,6 +1,7 @@
 package dev.ledgerpost.operate.retention;
 
 import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.platform.part.Part;
 import java.util.Optional;
 
@@ -74,11 +75,15 @@ public final class RetentionVerticle extends VerticleBase {
     BoundedPrune claims = new BoundedPrune("resubmission claim", BATCH, MAX_BATCHES, n -> bus
         .request(LedgerMessages.PRUNE_CLAIMS, new LedgerMessages.PruneClaims(n, window), LedgerMessages.PrunedClaims.class)
         .map(LedgerMessages.PrunedClaims::deleted));
+    BoundedPrune suppressions = new BoundedPrune("suppression entry", BATCH, MAX_BATCHES, n -> bus
+        .request(SuppressionMessages.PRUNE, new SuppressionMessages.Prune(n), SuppressionMessages.Pruned.class)
+        .map(SuppressionMessages.Pruned::deleted));
     schedule = new JobSchedule(vertx, node.leadership());
     schedule.lead(Job.OUTBOX_RETENTION, every(notify.retention(), notify.pruneInterval()), outbox::run);
     schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
     schedule.lead(Job.WEBHOOK_RETENTION, every(webhookRetention, notify.pruneInterval()), deliveries::run);
     schedule.lead(Job.RESUBMISSION_RETENTION, every(window, notify.pruneInterval()), claims::run);
+    schedule.lead(Job.SUPPRESSION_EXPIRY, every(config.suppression().ttl(), notify.pruneInterval()), suppressions::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};

@@ -23,7 +23,9 @@ public enum Job {
   /** Deletes webhook deliveries that ended longer than webhooks.retention ago. */
   WEBHOOK_RETENTION(7),
   /** Deletes resubmission claims past smtp.resubmission.window (docs/contract.md §1.13; SKIP LOCKED keeps two apart anyway). */
-  RESUBMISSION_RETENTION(8);
+  RESUBMISSION_RETENTION(8),
+  /** Deletes suppression list entries past their expires_at (every node's copy already ignores them; a bounded DELETE). */
+  SUPPRESSION_EXPIRY(9);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

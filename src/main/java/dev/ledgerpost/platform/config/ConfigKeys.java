@@ -132,6 +132,9 @@ final class ConfigKeys {
     key("node.id", "", ConfigKeys::nodeId, "This gateway's name among the nodes on one ledger (letters, digits, `.`, `_`, `-`; at most 63); empty = this host's name. Recorded on the rows it opens; two live gateways may not share one.");
     key("node.heartbeatInterval", "1s", ConfigKeys::positiveDuration, "How often a node renews its heartbeat, checks its lock connection and tries to take the cluster's single-active jobs (fail-over starts within this).");
     key("node.deadAfter", "15s", ConfigKeys::positiveDuration, "A node whose heartbeat is older than this is dead to the others: the outcomes it held no longer keep its rows from the stale watch, and a live node ends its lock session and takes its jobs (a frozen node stops acting on them by itself at the same age).");
+    key("suppression.ttl", "90d", ConfigKeys::positiveDuration, "How long a suppression list entry applies unless it names its own expiry; then it is ignored at once and deleted by the SUPPRESSION_EXPIRY job.");
+    key("suppression.categoryTtl", "", ConfigKeys::categoryTtls, "Per-category expiry instead of suppression.ttl: `category=duration` pairs, comma-separated (e.g. `invalid_recipient=180d, complaint=365d`); an entry's own expiresAt still wins.");
+    key("suppression.refreshInterval", "5s", ConfigKeys::positiveDuration, "How often each node checks whether the suppression list changed (one single-row read; the list is read again only when it did): another node's change applies here within this.");
     key("webhooks.endpoints", "", ListValues::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, not subject to the API's URL rules; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale, message.resubmitted; default all) and `user` (only that user's messages).");
     key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ListValues::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
     key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");
@@ -265,6 +268,23 @@ final class ConfigKeys {
       throw new IllegalArgumentException("'" + v + "' must be longer than zero");
     }
     return d;
+  }
+
+  /** {@code category=duration, ...} (docs/design.md §8.8): an unmodifiable map, empty for an empty value. */
+  static Object categoryTtls(Object v) {
+    Map<String, java.time.Duration> ttls = new java.util.LinkedHashMap<>();
+    for (String pair : str(v).split(",")) {
+      if (pair.isBlank()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String category = eq < 0 ? "" : pair.substring(0, eq).trim();
+      if (category.isEmpty()) {
+        throw new IllegalArgumentException("'" + pair.trim() + "' is not category=duration");
+      }
+      ttls.put(category, (java.time.Duration) positiveDuration(pair.substring(eq + 1).trim()));
+    }
+    return Map.copyOf(ttls);
   }
 
   /** A week at least: a shorter retention would drop the partition being written to. */

@@ -349,7 +349,8 @@ public final class ConfigLoader {
         section(GatewayConfig.Stale.class, "stale.", v),
         section(GatewayConfig.Node.class, "node.", v),
         section(GatewayConfig.Webhooks.class, "webhooks.", v),
-        section(GatewayConfig.Reconcile.class, "reconcile.", v));
+        section(GatewayConfig.Reconcile.class, "reconcile.", v),
+        section(GatewayConfig.Suppression.class, "suppression.", v));
   }
 
   /**

@@ -6,7 +6,8 @@ import java.util.List;
 /** The validated, typed configuration of one gateway. Built only by {@link ConfigLoader}. */
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
-    Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile) {
+    Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile,
+    Suppression suppression) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -227,7 +228,7 @@ public record GatewayConfig(
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
-      "message.stale", "message.resubmitted");
+      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed");
 
   /**
    * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline
@@ -279,4 +280,16 @@ public record GatewayConfig(
    */
   public record Reconcile(List<ReconcileSource> sources, Duration interval, AutoResolve autoResolve, Duration window,
       Duration pendingAge) {}
+
+  /**
+   * The suppression list (docs/design.md §8.8): how long an entry applies unless it says otherwise (per category where
+   * {@code categoryTtl} names it), and how often each
+   * node looks whether the list changed (the bound on how late another node's change applies here).
+   */
+  public record Suppression(Duration ttl, java.util.Map<String, Duration> categoryTtl, Duration refreshInterval) {
+    /** How long an entry of {@code category} (null: none) applies unless it names its own expiry. */
+    public Duration ttlOf(String category) {
+      return category == null ? ttl : categoryTtl.getOrDefault(category, ttl);
+    }
+  }
 }

@@ -43,7 +43,11 @@ public enum AuditEvent {
   RESUBMISSION(Level.NOTICE, "a client's retry of a message the ledger already holds was answered without relaying it",
       "message_id", "attempt_id", "outcome", "earlier_status", "client_ip", "user"),
   ERASURE(Level.NOTICE, "the address is replaced by the hash in every row that held it", "erasure", "address_hash", "key_id",
-      "requested_by", "rows", "tables");
+      "requested_by", "rows", "tables"),
+  SUPPRESSION_ADDED(Level.NOTICE, "the recipient is refused at RCPT (and by the send API) in that scope until the entry "
+      + "expires or is removed", "suppression", "scope", "source", "added_by", "renewed"),
+  SUPPRESSION_REMOVED(Level.NOTICE, null, "suppression", "scope", "removed_by"),
+  SUPPRESSION_IMPORTED(Level.NOTICE, "each entry has its suppression.added event", "added", "renewed", "added_by");
 
   /** CRITICAL: an ERROR line starting "CRITICAL"; NOTICE: an INFO line. */
   public enum Level { CRITICAL, NOTICE }

@@ -38,6 +38,9 @@ public interface GatewayMetrics {
    */
   enum WebhookResult { DELIVERED, RETRYING, FAILED, GONE }
 
+  /** The door a recipient was refused at because the suppression list holds it (docs/design.md §8.8). */
+  enum Channel { SMTP, HTTP }
+
   /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
   default void smtpReply(int code, Stage stage, long nanos) {}
 
@@ -69,6 +72,9 @@ public interface GatewayMetrics {
 
   /** A configured webhook endpoint: its counters exist (at zero) from the start. */
   default void webhookEndpoint(String endpoint) {}
+
+  /** A recipient refused because the suppression list holds it: a RCPT answered 550, or a send answered 422. */
+  default void suppressed(Channel channel) {}
 
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
   default void gauge(String name, String help, DoubleSupplier value) {}

@@ -35,6 +35,7 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<AuthFailure, Counter> authFailures;
   private final Map<RateLimit, Counter> rateLimits;
   private final Map<Resubmission, Counter> resubmissions;
+  private final Map<Channel, Counter> suppressed;
   private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
   private final Map<BodyCommand, Counter> bodies;
   private final Map<BodyCommand, Counter> relayed;
@@ -57,6 +58,8 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
         "Failed SMTP AUTH attempts: rejected (535), banned (the failure that began a ban), refused (while banned)", "result");
     resubmissions = counters(Resubmission.class, "ledgerpost.resubmissions",
         "Client retries recognised as resubmissions of an earlier row, by what they got", "outcome");
+    suppressed = counters(Channel.class, "ledgerpost.suppressed",
+        "Recipients refused because the suppression list holds them, by door: smtp (550 at RCPT), http (422)", "channel");
     rateLimits = counters(RateLimit.class, "ledgerpost.auth.rate.limit",
         "MAIL commands of authenticated users under auth.rateLimit, by outcome", "outcome");
     for (ProposalConfidence c : ProposalConfidence.values()) {
@@ -141,6 +144,11 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void resubmission(Resubmission outcome) {
     resubmissions.get(outcome).increment();
+  }
+
+  @Override
+  public void suppressed(Channel channel) {
+    suppressed.get(channel).increment();
   }
 
   @Override

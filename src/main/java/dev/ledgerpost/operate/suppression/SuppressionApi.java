@@ -1,0 +1,186 @@
+package dev.ledgerpost.operate.suppression;
+
+import dev.ledgerpost.operate.suppression.SuppressionMessages.Add;
+import dev.ledgerpost.operate.suppression.SuppressionMessages.Entry;
+import dev.ledgerpost.operate.suppression.SuppressionMessages.ListQuery;
+import dev.ledgerpost.operate.suppression.SuppressionMessages.Page;
+import dev.ledgerpost.operate.suppression.SuppressionMessages.Remove;
+import dev.ledgerpost.operate.suppression.SuppressionMessages.Source;
+import dev.ledgerpost.platform.auth.ApiKeys;
+import dev.ledgerpost.platform.auth.EventTokens;
+import dev.ledgerpost.platform.bus.Bus;
+import dev.ledgerpost.platform.part.HttpFace;
+import dev.ledgerpost.platform.web.Bearer;
+import dev.ledgerpost.platform.web.ContractValidation;
+import dev.ledgerpost.platform.web.Input;
+import dev.ledgerpost.platform.web.Operator;
+import dev.ledgerpost.platform.web.Problem;
+import dev.ledgerpost.platform.web.RecordJson;
+import io.vertx.core.Handler;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * {@code /api/v1/suppressions} (docs/design.md §8.8): list the entries (by address, by scope, a page at a time), add one
+ * (an operator's: {@code source} operator), remove one by id or by address and scope. The admin token manages every
+ * scope; a send API key only its own user's ({@code user:<name>}): its requests are held to that scope, and another
+ * scope is 403 (to add, list or remove by address) or 404 (an entry of another scope, by id). Who asks is named as for a
+ * resolution (the X-Operator header or the body's operator), for a send key by default its user.
+ */
+public record SuppressionApi(Bus bus) {
+  /** Set by {@link #authenticate} for a send API key: the one scope it may see and change. */
+  static final String OWN_SCOPE = "ledgerpost.suppressionScope";
+
+  /**
+   * Open routes (before the admin check): each authenticates itself (the admin token, or a send API key), then reads its
+   * body and is checked against the contract as every admin route is, then runs.
+   */
+  public void mount(Router router, EventTokens tokens, ApiKeys keys, ContractValidation contract) {
+    route(router, HttpMethod.GET, "/api/v1/suppressions", tokens, keys, contract, this::list);
+    route(router, HttpMethod.POST, "/api/v1/suppressions", tokens, keys, contract, this::add);
+    route(router, HttpMethod.POST, "/api/v1/suppressions/import", tokens, keys, contract, this::importCsv);
+    route(router, HttpMethod.DELETE, "/api/v1/suppressions", tokens, keys, contract, this::removeByAddress);
+    route(router, HttpMethod.DELETE, "/api/v1/suppressions/:id", tokens, keys, contract, this::removeById);
+  }
+
+  private static void route(Router router, HttpMethod method, String path, EventTokens tokens, ApiKeys keys,
+      ContractValidation contract, Handler<RoutingContext> handler) {
+    router.route(method, path).handler(ctx -> authenticate(ctx, tokens, keys)); // a route's body handler must be its first
+    router.route(method, path).handler(BodyHandler.create(false).setBodyLimit(HttpFace.ADMIN_BODY_LIMIT))
+        .handler(contract::handle).handler(handler);
+  }
+
+  private static void authenticate(RoutingContext ctx, EventTokens tokens, ApiKeys keys) {
+    String token = Bearer.token(ctx.request());
+    if (token != null && tokens.isAdmin(token)) {
+      ctx.next();
+      return;
+    }
+    Optional<ApiKeys.ApiKey> key = keys.authenticate(token);
+    if (key.isPresent()) {
+      ctx.put(OWN_SCOPE, Suppressions.scopeOf(key.get().user()));
+      ctx.next();
+      return;
+    }
+    Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required: the admin token or a send API key");
+  }
+
+  /** A send key's request for another scope than its own: 403, and true. */
+  private static boolean foreign(RoutingContext ctx, String scope) {
+    String own = ctx.get(OWN_SCOPE);
+    if (own != null && scope != null && !scope.equals(own)) {
+      Problem.send(ctx, 403, "Forbidden", "a send API key manages the entries of its own user only (scope " + own + ")");
+      return true;
+    }
+    return false;
+  }
+
+  private void list(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    if (foreign(ctx, in.string("scope"))) {
+      return;
+    }
+    String own = ctx.get(OWN_SCOPE);
+    ListQuery q = new ListQuery(in.string("address"), own != null ? own : in.string("scope"), in.number("limit").intValue(),
+        in.number("offset").intValue());
+    Problem.answer(ctx, bus.request(SuppressionMessages.LIST, q, Page.class), SuppressionApi::json);
+  }
+
+  private void add(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    JsonObject body = in.body();
+    String own = ctx.get(OWN_SCOPE);
+    String scope = body.getString("scope", own != null ? own : Suppressions.GLOBAL);
+    if (foreign(ctx, scope)) {
+      return;
+    }
+    Add add;
+    try {
+      String by = own != null && in.header(Operator.HEADER) == null && body.getString("operator") == null
+          ? own : Operator.name(in, body);
+      add = new Add(body.getString("address"), scope, body.getString("reason"), body.getString("category"), Source.OPERATOR,
+          null, null, by, Input.parseTime("expiresAt", body.getString("expiresAt")));
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return;
+    }
+    Problem.answer(ctx, bus.request(SuppressionMessages.ADD, add, Entry.class), 201, SuppressionApi::json, Problem::ledgerFailure);
+  }
+
+  /** {@code address,scope,reason} lines (text/plain: the contract's validator reads no text/csv), all added or none. */
+  private void importCsv(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    String own = ctx.get(OWN_SCOPE);
+    List<Add> entries = new ArrayList<>();
+    try {
+      String header = in.header(Operator.HEADER);
+      String by = header != null && !header.isBlank() ? header.trim() : own != null ? own : null;
+      if (by == null) {
+        throw new IllegalArgumentException("the operator is required: an " + Operator.HEADER + " header");
+      }
+      for (SuppressionCsv row : SuppressionCsv.parse(ctx.body().asString())) {
+        String scope = row.scope().isEmpty() ? (own != null ? own : Suppressions.GLOBAL) : row.scope();
+        if (own != null && !scope.equals(own)) {
+          Problem.send(ctx, 403, "Forbidden", "line " + row.line() + ": a send API key manages the entries of its own user only (scope "
+              + own + ")");
+          return;
+        }
+        entries.add(new Add(row.address(), scope, row.reason(), null, Source.OPERATOR, null, null, by, null));
+      }
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return;
+    }
+    Problem.answer(ctx, bus.request(SuppressionMessages.IMPORT, new SuppressionMessages.Import(entries),
+        SuppressionMessages.Imported.class), RecordJson::of);
+  }
+
+  private void removeById(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    UUID id;
+    try {
+      id = UUID.fromString(in.path("id"));
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", "not a suppression id: " + in.path("id"));
+      return;
+    }
+    remove(ctx, new Remove(id, null, null, ctx.get(OWN_SCOPE), operator(ctx, in)));
+  }
+
+  private void removeByAddress(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    if (foreign(ctx, in.string("scope"))) {
+      return;
+    }
+    remove(ctx, new Remove(null, in.string("address"), in.string("scope"), ctx.get(OWN_SCOPE), operator(ctx, in)));
+  }
+
+  private void remove(RoutingContext ctx, Remove r) {
+    Problem.answer(ctx, bus.request(SuppressionMessages.REMOVE, r, Entry.class), SuppressionApi::json);
+  }
+
+  /** Removing names who did it when the X-Operator header says so; else "admin", or a send key's scope. */
+  private static String operator(RoutingContext ctx, Input in) {
+    String header = in.header(Operator.HEADER);
+    String own = ctx.get(OWN_SCOPE);
+    return header != null && !header.isBlank() ? header.trim() : own != null ? own : "admin";
+  }
+
+  static JsonObject json(Entry e) {
+    return RecordJson.of(e);
+  }
+
+  static JsonObject json(Page p) {
+    JsonArray entries = new JsonArray();
+    p.entries().forEach(e -> entries.add(json(e)));
+    return new JsonObject().put("entries", entries).put("offset", p.offset()).put("more", p.more());
+  }
+}
