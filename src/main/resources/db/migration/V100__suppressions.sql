@@ -1,4 +1,4 @@
--- The suppression list (docs/design.md §8.8, §5.15): recipients the gateway refuses at RCPT (and the send API with 422)
+-- The suppression list (docs/design.md §8.8, docs/data-model.md §5.16): recipients the gateway refuses at RCPT (and the send API with 422)
 -- because mail to them is known to fail or is not wanted. One row per (scope, address): `global`, or `user:<name>`
 -- for the mail of one authenticated SMTP user / send API key's user. The address is stored normalised (its domain
 -- lower-cased, its local part as given: RFC 5321 §2.4 lets only the receiving domain read the local part's case).
