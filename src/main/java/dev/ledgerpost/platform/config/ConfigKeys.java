@@ -33,7 +33,7 @@ final class ConfigKeys {
    */
   static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
       "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir",
-      "ledger.erasureKeyFile", "ledger.archiveKeyFile");
+      "ledger.erasureKeyFile", "ledger.archiveKeyFile", "tenants.file");
 
   /** {@code LEDGERPOST_TEST_*} variables belong to the tests and benchmarks; every other unknown LEDGERPOST_ variable is an error. */
   static final String ENV_PREFIX = "LEDGERPOST_";
@@ -135,6 +135,7 @@ final class ConfigKeys {
     key("suppression.ttl", "90d", ConfigKeys::positiveDuration, "How long a suppression list entry applies unless it names its own expiry; then it is ignored at once and deleted by the SUPPRESSION_EXPIRY job.");
     key("suppression.categoryTtl", "", ConfigKeys::categoryTtls, "Per-category expiry instead of suppression.ttl: `category=duration` pairs, comma-separated (e.g. `invalid_recipient=180d, complaint=365d`); an entry's own expiresAt still wins.");
     key("suppression.refreshInterval", "5s", ConfigKeys::positiveDuration, "How often each node checks whether the suppression list changed (one single-row read; the list is read again only when it did): another node's change applies here within this.");
+    key("tenants.file", "", ConfigKeys::text, "Tenants file (YAML): `defaults` and per-user entries under `users` with messagesPerHour, messagesPerDay, recipientsPerMessage, messageSize (0 = no limit) and capture; empty = no limits. Read again on SIGHUP; a bad file then keeps the previous one.");
     key("webhooks.endpoints", "", ListValues::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, not subject to the API's URL rules; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale, message.resubmitted, suppression.added, suppression.removed; default all) and `user` (only that user's messages).");
     key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ListValues::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
     key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");

@@ -350,7 +350,8 @@ public final class ConfigLoader {
         section(GatewayConfig.Node.class, "node.", v),
         section(GatewayConfig.Webhooks.class, "webhooks.", v),
         section(GatewayConfig.Reconcile.class, "reconcile.", v),
-        section(GatewayConfig.Suppression.class, "suppression.", v));
+        section(GatewayConfig.Suppression.class, "suppression.", v),
+        section(GatewayConfig.Tenants.class, "tenants.", v));
   }
 
   /**

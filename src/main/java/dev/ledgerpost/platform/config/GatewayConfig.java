@@ -7,7 +7,7 @@ import java.util.List;
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
     Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile,
-    Suppression suppression) {
+    Suppression suppression, Tenants tenants) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -292,4 +292,7 @@ public record GatewayConfig(
       return category == null ? ttl : categoryTtl.getOrDefault(category, ttl);
     }
   }
+
+  /** The tenants file (docs/design.md §8.9): each user's quotas and whether its mail is captured; empty = none. */
+  public record Tenants(String file) {}
 }
