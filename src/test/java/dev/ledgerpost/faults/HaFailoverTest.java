@@ -31,7 +31,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -274,14 +273,9 @@ class HaFailoverTest {
 
   /** Waits for {@code n} accepted submissions that match; returns the n-th, by reply time. */
   private static Sent awaitAccepted(List<Sent> sent, int n, Predicate<Sent> which) throws Exception {
-    AtomicInteger seen = new AtomicInteger();
     Sent[] nth = new Sent[1];
     Poll.until(WAIT, n + " accepted messages", () -> {
-      List<Sent> matching;
-      synchronized (sent) {
-        matching = sent.stream().filter(Sent::accepted).filter(which).sorted((x, y) -> Long.compare(x.replyNanos(), y.replyNanos())).toList();
-      }
-      seen.set(matching.size());
+      List<Sent> matching = acceptedByReplyTime(sent, which);
       if (matching.size() >= n) {
         nth[0] = matching.get(n - 1);
         return true;
@@ -289,6 +283,13 @@ class HaFailoverTest {
       return false;
     });
     return nth[0];
+  }
+
+  /** The accepted submissions that match, in the order their 250s came. */
+  private static List<Sent> acceptedByReplyTime(List<Sent> sent, Predicate<Sent> which) {
+    synchronized (sent) {
+      return sent.stream().filter(Sent::accepted).filter(which).sorted(java.util.Comparator.comparingLong(Sent::replyNanos)).toList();
+    }
   }
 
   /** Waits until a submission opened after {@code from} is refused (every one, from then on, until the fault ends). */
@@ -310,11 +311,7 @@ class HaFailoverTest {
   private static Sent resumption(List<Sent> sent, long from) throws Exception {
     Sent[] end = new Sent[1];
     Poll.until(WAIT, "mail flowing again", () -> {
-      List<Sent> accepted;
-      synchronized (sent) {
-        accepted = sent.stream().filter(Sent::accepted).filter(s -> s.replyNanos() > from)
-            .sorted((x, y) -> Long.compare(x.replyNanos(), y.replyNanos())).toList();
-      }
+      List<Sent> accepted = acceptedByReplyTime(sent, s -> s.replyNanos() > from);
       long longest = -1;
       long previous = from;
       int after = 0;
