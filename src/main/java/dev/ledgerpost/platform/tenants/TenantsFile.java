@@ -121,8 +121,9 @@ final class TenantsFile {
     }
     Map<String, NodeTuple> s = mapping(node, path, new HashSet<>(SETTINGS));
     boolean capture = flag(s, "capture", path, base.capture());
+    Long seed = seed(s, path, base.faults().seed());
     FaultPlan faults = new FaultPlan(s.containsKey("faults") ? rules(s.get("faults").getValueNode(), path + ".faults")
-        : base.faults().rules(), seed(s, path, base.faults().seed()));
+        : base.faults().rules(), seed);
     if (!faults.isEmpty() && !capture) {
       // Fault injection never touches mail that is relayed: an operator who turned capture off (or never on) must
       // hear it, not find a real client's mail refused at random.
