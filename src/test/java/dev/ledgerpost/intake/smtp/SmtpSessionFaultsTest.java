@@ -105,6 +105,28 @@ class SmtpSessionFaultsTest {
   }
 
   @Test
+  void aDataRuleAnswersBdatLastNotTheChunksBeforeIt() {
+    SmtpSession s = session();
+    say(s, "MAIL FROM:<app@example.com>");
+    say(s, "RCPT TO:<b@example.net>");
+    rules.put(FaultRule.Stage.DATA, FaultRule.reply(FaultRule.Stage.DATA, 1, "554 5.3.4 injected: too big"));
+    assertThat(chunk(s, "Subject: x\r\n\r\n", false)).startsWith("250 2.0.0");
+    assertThat(chunk(s, "body\r\n", true)).isEqualTo("554 5.3.4 injected: too big");
+    assertThat(relay.delivered).isEmpty();
+    assertThat(asked).containsExactly("alice@MAIL", "alice@RCPT", "alice@DATA");
+  }
+
+  private static String chunk(SmtpSession s, String bytes, boolean last) {
+    byte[] b = bytes.getBytes(StandardCharsets.US_ASCII);
+    Future<SmtpSession.Step> command = s.input(Line.of("BDAT " + b.length + (last ? " LAST" : "")));
+    assertThat(command.result().action()).isEqualTo(SmtpSession.Action.READ_CHUNK);
+    s.chunk(b, 0, b.length);
+    Future<SmtpSession.Step> end = s.endOfChunk();
+    assertThat(end.isComplete()).isTrue();
+    return end.result().reply().toString();
+  }
+
+  @Test
   void aDelayRuleHoldsTheCommandUntilItsTimerFiresThenGoesOnAsWithoutIt() {
     SmtpSession s = session();
     rules.put(FaultRule.Stage.RCPT, FaultRule.delay(FaultRule.Stage.RCPT, 1, Duration.ofSeconds(3)));
