@@ -35,6 +35,7 @@ class FaultInjectionTest {
   static final long SEED = 20261204L;
   static final String TEMP_KEY = "fault-test-temp";
   static final String PERM_KEY = "fault-test-perm";
+  static final String SLOW_KEY = "fault-test-slow";
 
   static final String TENANTS = """
       users:
@@ -56,6 +57,11 @@ class FaultInjectionTest {
         apiperm:
           capture: true
           faults: [{at: RCPT, probability: 1, reply: "550 5.1.1 injected: no such user"}]
+        apislow:
+          capture: true
+          faults:
+            - {at: RCPT, probability: 1, delay: 700ms}
+            - {at: DATA, probability: 1, delay: 600ms}
       """.formatted(SEED);
 
   @RegisterExtension
@@ -64,7 +70,8 @@ class FaultInjectionTest {
       .with("auth.usersFile", Credentials.htpasswd(Map.of("sandbox", "pw", "slow", "pw", "bodyfault", "pw")).toString())
       .with("smtp.allowInsecureAuth", true)
       .with("smtp.maxRecipients", 500)
-      .with("api.keysFile", SendClient.keysFile(Map.of(TEMP_KEY, "apitemp:1000", PERM_KEY, "apiperm:1000")).toString());
+      .with("api.keysFile", SendClient.keysFile(Map.of(TEMP_KEY, "apitemp:1000", PERM_KEY, "apiperm:1000",
+          SLOW_KEY, "apislow:1000")).toString());
 
   private static SmtpTestClient as(String user) throws Exception {
     SmtpTestClient c = new SmtpTestClient(gateway.smtpPort());
@@ -167,6 +174,19 @@ class FaultInjectionTest {
     HttpResponse<String> again = gateway.sendClient().send(TEMP_KEY, "fault-key-1", send("c@example.net"));
     assertThat(again.statusCode()).as(again.body()).isEqualTo(503);
     assertThat(new JsonObject(again.body()).containsKey("injectedFault")).isTrue();
+  }
+
+  @Test
+  void overTheSendApiTheDelaysOfEveryStageAddUpAndTheSendThenGoesThrough() throws Exception {
+    int before = gateway.downstream().messages().size();
+    long t0 = System.nanoTime();
+    // Two recipients: RCPT's delay twice, then DATA's: 700 + 700 + 600 ms.
+    HttpResponse<String> slow = gateway.sendClient().send(SLOW_KEY, null, send("a@example.net", "b@example.net"));
+    long millis = (System.nanoTime() - t0) / 1_000_000;
+    assertThat(slow.statusCode()).as(slow.body()).isEqualTo(200);
+    assertThat(new JsonObject(slow.body()).getString("status")).isEqualTo("SENT");
+    assertThat(millis).as("the answer waited for every delay").isGreaterThanOrEqualTo(2000);
+    assertThat(gateway.downstream().messages()).hasSize(before + 1);
   }
 
   @Test
