@@ -13,6 +13,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.List;
@@ -57,6 +58,9 @@ class FaultInjectionTest {
         apiperm:
           capture: true
           faults: [{at: RCPT, probability: 1, reply: "550 5.1.1 injected: no such user"}]
+        reloaded:
+          capture: true
+          faults: [{at: MAIL, probability: 1, reply: "451 4.3.0 before the reload"}]
         apislow:
           capture: true
           faults:
@@ -64,10 +68,13 @@ class FaultInjectionTest {
             - {at: DATA, probability: 1, delay: 600ms}
       """.formatted(SEED);
 
+  static final Path TENANTS_FILE = Credentials.write("tenants-", "tenants.yaml", TENANTS);
+
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
-      .with("tenants.file", Credentials.write("tenants-", "tenants.yaml", TENANTS).toString())
-      .with("auth.usersFile", Credentials.htpasswd(Map.of("sandbox", "pw", "slow", "pw", "bodyfault", "pw")).toString())
+      .with("tenants.file", TENANTS_FILE.toString())
+      .with("auth.usersFile", Credentials.htpasswd(Map.of("sandbox", "pw", "slow", "pw", "bodyfault", "pw", "reloaded", "pw"))
+          .toString())
       .with("smtp.allowInsecureAuth", true)
       .with("smtp.maxRecipients", 500)
       .with("api.keysFile", SendClient.keysFile(Map.of(TEMP_KEY, "apitemp:1000", PERM_KEY, "apiperm:1000",
@@ -187,6 +194,32 @@ class FaultInjectionTest {
     assertThat(new JsonObject(slow.body()).getString("status")).isEqualTo("SENT");
     assertThat(millis).as("the answer waited for every delay").isGreaterThanOrEqualTo(2000);
     assertThat(gateway.downstream().messages()).hasSize(before + 1);
+  }
+
+  @Test
+  void aReloadTakesNewRulesAndABadFileKeepsThePreviousOnes() throws Exception {
+    try (SmtpTestClient c = as("reloaded")) {
+      assertThat(c.command("MAIL FROM:<app@example.com>")).isEqualTo("451 4.3.0 before the reload");
+      try {
+        Files.writeString(TENANTS_FILE, TENANTS.replace("before the reload", "after the reload"));
+        assertThat(gateway.gateway().reloadCredentials()).isZero();
+        assertThat(c.command("MAIL FROM:<app@example.com>")).isEqualTo("451 4.3.0 after the reload");
+
+        // Rules on mail that is relayed: refused, and the rules in force stay.
+        Files.writeString(TENANTS_FILE, TENANTS.replace("""
+              reloaded:
+                capture: true
+            """, """
+              reloaded:
+                capture: false
+            """));
+        assertThat(gateway.gateway().reloadCredentials()).isEqualTo(1);
+        assertThat(c.command("MAIL FROM:<app@example.com>")).isEqualTo("451 4.3.0 after the reload");
+      } finally {
+        Files.writeString(TENANTS_FILE, TENANTS);
+        assertThat(gateway.gateway().reloadCredentials()).isZero();
+      }
+    }
   }
 
   @Test
