@@ -280,8 +280,10 @@ final class TenantsFile {
 
   private static List<String> sorted(Set<String> names) {
     List<String> l = new ArrayList<>(names);
-    l.sort(java.util.Comparator.comparingInt(n -> SETTINGS.contains(n) ? SETTINGS.indexOf(n)
-        : RULE_SETTINGS.contains(n) ? RULE_SETTINGS.indexOf(n) : -1));
+    // Known settings in their documented order; the rest (the top level's) by name: Set.of iterates in an order that
+    // changes from one JVM to the next, and a message must not.
+    l.sort(java.util.Comparator.<String>comparingInt(n -> SETTINGS.contains(n) ? SETTINGS.indexOf(n)
+        : RULE_SETTINGS.contains(n) ? RULE_SETTINGS.indexOf(n) : -1).thenComparing(java.util.Comparator.naturalOrder()));
     return l;
   }
 
