@@ -8,6 +8,7 @@ import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.HttpFace;
 import dev.ledgerpost.platform.part.Part;
+import dev.ledgerpost.platform.tenants.FaultInjector;
 import dev.ledgerpost.publish.hub.NotifyHub;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
 import io.vertx.core.Future;
@@ -39,6 +40,7 @@ public final class HttpIntakePart implements Part {
     hub = a.get(NotifyHub.class);
     setup = new SendApi.Setup(config, a.get(ApiKeys.class), a.hostname(), a.get(Smarthosts.class), a.metrics(),
         a.get(Suppressions.class));
+    setup = a.find(FaultInjector.class).map(setup::with).orElse(setup);
     return Future.succeededFuture();
   }
 

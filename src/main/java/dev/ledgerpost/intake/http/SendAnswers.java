@@ -11,6 +11,7 @@ import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
 import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Claimed;
 import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.platform.tenants.FaultRule;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -35,6 +36,7 @@ import java.util.UUID;
  * ledger could not be opened (451 4.3.0)          503 + Retry-After  problem (4.3.0)           released
  * downstream unreachable at MAIL/RCPT             503 + Retry-After  problem (4.4.1)           released
  * downstream refused MAIL or a RCPT               422 (any 5xx) / 503 + Retry-After (all 4xx) released
+ * a captured user's fault rule replied (§8.11)    422 (5yz) / 503 + Retry-After: 1 (4yz)      never claimed
  *
  * a request with the same key is in flight        409 + Retry-After  problem + leaseExpiresAt   (the holder's)
  *   held by a request running in this process       Retry-After: 1 (it ends within its downstream timeouts)
@@ -60,6 +62,8 @@ final class SendAnswers {
   static final int RETRY_LEDGER = 5;
   static final int RETRY_DOWNSTREAM = 60;
   static final int RETRY_IN_FLIGHT = 1;
+  /** An injected 4yz (§8.11): short, so that a test of the client's retry loop runs in seconds. */
+  static final int RETRY_INJECTED = 1;
   /** A holder on another gateway is likely to end soon; one that died ends only with its lease. */
   static final int RETRY_IN_FLIGHT_ELSEWHERE = 5;
 
@@ -221,6 +225,22 @@ final class SendAnswers {
     expires = expires.getNano() == 0 ? expires : expires.truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
     JsonObject extra = new JsonObject().put("leaseExpiresAt", expires.toString());
     return problem(409, "Conflict", detail, op, retryAfter, extra);
+  }
+
+  /**
+   * A captured user's fault rule fired with a reply (docs/design.md §8.11), before the key was claimed: nothing was
+   * claimed, recorded or sent. Its 5yz is a 422 and its 4yz a 503, as the downstream's verdicts are; Retry-After is 1 s,
+   * not the downstream's 60, so that a test of the client's retries runs in seconds. {@code injectedFault} names the
+   * rule's stage and its reply, so that nobody takes it for the smarthost's.
+   */
+  static SendAnswer injected(FaultRule rule, UUID op) {
+    JsonObject extra = new JsonObject().put("injectedFault", new JsonObject().put("at", rule.at().name())
+        .put("reply", rule.replyLine()));
+    String detail = "fault injected by the gateway (a tenants file rule at " + rule.at() + " for this captured user): "
+        + rule.replyLine() + "; nothing was sent";
+    return rule.code() >= 500
+        ? problem(422, "Unprocessable Content", detail, op, null, extra)
+        : problem(503, "Service Unavailable", detail, op, RETRY_INJECTED, extra);
   }
 
   static SendAnswer keyReused(UUID op) {

@@ -34,6 +34,8 @@ import dev.ledgerpost.operate.suppression.Suppressions;
 import io.vertx.core.json.JsonArray;
 import dev.ledgerpost.intake.http.PreparedSend;
 import dev.ledgerpost.platform.auth.RateLimiter;
+import dev.ledgerpost.platform.tenants.FaultInjector;
+import dev.ledgerpost.platform.tenants.FaultRule;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -71,18 +73,29 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
-      RateLimiter limiter, Set<UUID> running, Suppressions suppressions) {
+      RateLimiter limiter, Set<UUID> running, Suppressions suppressions, FaultInjector faults) {
+
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+        RateLimiter limiter, Set<UUID> running, Suppressions suppressions) {
+      this(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, FaultInjector.none());
+    }
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
         Suppressions suppressions) {
       this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet(),
           suppressions);
     }
+
+    /** The same set-up with the captured users' fault rules (docs/design.md §8.11). */
+    public Setup with(FaultInjector rules) {
+      return new Setup(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, rules);
+    }
   }
 
   private final Vertx vertx;
   private final Bus bus;
   private final Suppressions suppressions;
+  private final FaultInjector faults;
   private final ApiKeys keys;
   private final RateLimiter limiter;
   private final ContractValidation contract;
@@ -103,6 +116,7 @@ public final class SendApi {
   public SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
     this.running = setup.running();
     this.suppressions = setup.suppressions();
+    this.faults = setup.faults();
     this.limiter = setup.limiter();
     GatewayConfig config = setup.config();
     GatewayConfig.Downstream downstream = config.downstream();
@@ -188,33 +202,76 @@ public final class SendApi {
       }
       // allowPartial: the rest go; the answer names the suppressed ones (a composed message's headers still do).
       PreparedSend prepared = suppressed.isEmpty() ? ar.result() : ar.result().without(addresses(suppressed));
-      if (idempotencyKey == null) {
-        relay(ctx, key, prepared, op, null, suppressed);
-        return;
-      }
-      KeyRef ref = new KeyRef(key.id(), idempotencyKey, op);
-      running.add(op); // before the claim can be seen: a duplicate must never take a live holder for a dead one
-      bus.request(IdempotencyMessages.CLAIM, new Claim(ref, prepared.requestHash(), claimLease, retention), Claimed.class)
-          .onComplete(c -> {
-            if (c.failed() || c.result().decision() != Decision.CLAIMED) {
-              running.remove(op); // a claimant runs on in relay(), which forgets it when it ends
-            }
-            if (c.failed()) {
-              LOG.warn("idempotency key of operation {} could not be claimed: {}", op, c.cause().getMessage());
-              SendAnswers.keyUnavailable(op).write(ctx);
-              return;
-            }
-            Claimed claimed = c.result();
-            switch (claimed.decision()) {
-              case CLAIMED -> relay(ctx, key, prepared, op, ref, suppressed);
-              case BUSY -> SendAnswers.inFlight(claimed.operationId(), holder(claimed.operationId()), claimed.leaseLeft(),
-                  Instant.now()).write(ctx);
-              case MISMATCH -> SendAnswers.keyReused(claimed.operationId()).write(ctx);
-              case REPLAY -> replay(ctx, claimed);
-              case DERIVED -> SendAnswers.derived(claimed).replayed().write(ctx);
-            }
-          });
+      // Before the key is claimed: an injected fault leaves nothing behind, so the retry it asks for is a first try.
+      faults(key.user(), prepared.recipients().size()).onComplete(f -> {
+        if (f.result() != null) {
+          SendAnswers.injected(f.result(), op).write(ctx);
+        } else if (drained != null) { // the stop began during a delay
+          SendAnswers.shuttingDown().write(ctx);
+        } else {
+          claimAndRelay(ctx, key, prepared, op, idempotencyKey, suppressed);
+        }
+      });
     });
+  }
+
+  /**
+   * The key's user's fault rules (docs/design.md §8.11), met as the same mail would meet them over SMTP: MAIL, each
+   * RCPT, DATA. Delays that fire add up (at most {@link FaultRule#MAX_DELAY}), waited on a timer; the first reply that
+   * fires answers the request (after the delays before it). Null: go on.
+   */
+  private Future<FaultRule> faults(String user, int recipients) {
+    Duration wait = Duration.ZERO;
+    FaultRule reply = null;
+    List<FaultRule.Stage> stages = new ArrayList<>();
+    stages.add(FaultRule.Stage.MAIL);
+    stages.addAll(java.util.Collections.nCopies(recipients, FaultRule.Stage.RCPT));
+    stages.add(FaultRule.Stage.DATA);
+    for (FaultRule.Stage stage : stages) {
+      Optional<FaultRule> fired = faults.draw(user, stage, "send API");
+      if (fired.isPresent() && fired.get().delays()) {
+        wait = wait.plus(fired.get().delay());
+      } else if (fired.isPresent()) {
+        reply = fired.get();
+        break;
+      }
+    }
+    if (wait.isZero()) {
+      return Future.succeededFuture(reply);
+    }
+    FaultRule answer = reply;
+    long ms = Math.min(wait.toMillis(), FaultRule.MAX_DELAY.toMillis());
+    return vertx.timer(ms).map(x -> answer);
+  }
+
+  private void claimAndRelay(RoutingContext ctx, ApiKey key, PreparedSend prepared, UUID op, String idempotencyKey,
+      JsonArray suppressed) {
+    if (idempotencyKey == null) {
+      relay(ctx, key, prepared, op, null, suppressed);
+      return;
+    }
+    KeyRef ref = new KeyRef(key.id(), idempotencyKey, op);
+    running.add(op); // before the claim can be seen: a duplicate must never take a live holder for a dead one
+    bus.request(IdempotencyMessages.CLAIM, new Claim(ref, prepared.requestHash(), claimLease, retention), Claimed.class)
+        .onComplete(c -> {
+          if (c.failed() || c.result().decision() != Decision.CLAIMED) {
+            running.remove(op); // a claimant runs on in relay(), which forgets it when it ends
+          }
+          if (c.failed()) {
+            LOG.warn("idempotency key of operation {} could not be claimed: {}", op, c.cause().getMessage());
+            SendAnswers.keyUnavailable(op).write(ctx);
+            return;
+          }
+          Claimed claimed = c.result();
+          switch (claimed.decision()) {
+            case CLAIMED -> relay(ctx, key, prepared, op, ref, suppressed);
+            case BUSY -> SendAnswers.inFlight(claimed.operationId(), holder(claimed.operationId()), claimed.leaseLeft(),
+                Instant.now()).write(ctx);
+            case MISMATCH -> SendAnswers.keyReused(claimed.operationId()).write(ctx);
+            case REPLAY -> replay(ctx, claimed);
+            case DERIVED -> SendAnswers.derived(claimed).replayed().write(ctx);
+          }
+        });
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
+import dev.ledgerpost.platform.tenants.FaultRule;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
@@ -104,6 +105,15 @@ public final class Replies {
     String since = e.addedAt().withOffsetSameInstant(ZoneOffset.UTC).toLocalDate().toString();
     return Reply.of(550, "5.1.1", "<" + printable(address, 320) + "> suppressed since " + since + ": "
         + printable(e.reason(), SUPPRESSION_REASON_MAX) + (e.messageId() == null ? "" : " (ledger " + e.messageId() + ")"));
+  }
+
+  /**
+   * A captured user's fault rule fired (docs/design.md §8.11): the rule's own reply, as the tenants file gives it
+   * (validated there: 4yz or 5yz, an enhanced code of its class, printable text), so the client hears exactly what its
+   * test asked for.
+   */
+  public static Reply injected(FaultRule rule) {
+    return Reply.of(rule.code(), rule.enhanced(), rule.text());
   }
 
   /** Printable US-ASCII only (anything else as '?'), at most {@code max} characters: a reply line carries no CR or LF. */

@@ -8,6 +8,7 @@ import dev.ledgerpost.platform.auth.HtpasswdAuthenticator;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
+import dev.ledgerpost.platform.tenants.FaultInjector;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
 import io.vertx.core.Future;
 import java.nio.file.Path;
@@ -56,7 +57,13 @@ public final class SmtpPart implements Part {
     SmtpSession.Authenticator users = a.find(HtpasswdAuthenticator.class).<SmtpSession.Authenticator>map(u -> u::verify)
         .orElse(null);
     return new SmtpVerticle.Shared(config, a.hostname(), tls, users, connections, a.get(Smarthosts.class), a.metrics(),
-        guards.with(a.get(Suppressions.class)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
+        guards.with(a.get(Suppressions.class)).with(faults(a)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
+  }
+
+  /** The captured users' fault rules (docs/design.md §8.11), as the tenants file says at each command. */
+  private static SmtpSession.Faults faults(Assembly a) {
+    return a.find(FaultInjector.class).<SmtpSession.Faults>map(f -> (user, stage) -> f.draw(user, stage, "SMTP"))
+        .orElse(SmtpSession.Faults.NONE);
   }
 
   /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */

@@ -8,6 +8,8 @@ import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
+import dev.ledgerpost.platform.tenants.FaultRule;
+import dev.ledgerpost.relay.MessageData;
 import dev.ledgerpost.relay.Relay;
 import dev.ledgerpost.relay.RelayTransaction;
 import dev.ledgerpost.relay.Submission;
@@ -15,6 +17,7 @@ import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,12 +78,33 @@ public final class SmtpSession {
   }
 
   /**
-   * The per-process policies every session consults (thread-safe, shared by all event loops), its timer, and this
-   * node's copy of the suppression list (docs/design.md §8.8).
+   * Fault injection for captured users (docs/design.md §8.11): the rule of {@code user} (null: none) that fires at
+   * {@code stage}, if one does. A decision made outside the session (the tenants file, a seeded sequence), so that the
+   * session stays a pure state machine and a test can decide itself.
    */
-  public record Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays, Suppressions suppressions) {
+  public interface Faults {
+    Faults NONE = (user, stage) -> Optional.empty();
+
+    Optional<FaultRule> at(String user, FaultRule.Stage stage);
+  }
+
+  /**
+   * The per-process policies every session consults (thread-safe, shared by all event loops), its timer, this
+   * node's copy of the suppression list (docs/design.md §8.8), and the captured users' fault rules (§8.11).
+   */
+  public record Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays, Suppressions suppressions,
+      Faults faults) {
     public Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays) {
       this(throttle, senders, quota, delays, Suppressions.none());
+    }
+
+    public Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays, Suppressions suppressions) {
+      this(throttle, senders, quota, delays, suppressions, Faults.NONE);
+    }
+
+    /** The same guards with these fault rules. */
+    public Guards with(Faults rules) {
+      return new Guards(throttle, senders, quota, delays, suppressions, rules);
     }
 
     public static Guards none() {
@@ -89,7 +113,7 @@ public final class SmtpSession {
 
     /** The same guards over the suppression list's copy, which exists once its part has started. */
     public Guards with(Suppressions list) {
-      return new Guards(throttle, senders, quota, delays, list);
+      return new Guards(throttle, senders, quota, delays, list, faults);
     }
   }
 
@@ -307,6 +331,11 @@ public final class SmtpSession {
     }
     Submission submission = new Submission(Intake.SMTP, clientIp, helo, auth.user(), tls, esmtp, tlsCipher,
         sender.parameters().smtpUtf8(), auth.user() == null ? setup.policy().relayRule(clientIp) : null);
+    return withFault(FaultRule.Stage.MAIL, () -> begin(submission, from, sender));
+  }
+
+  /** MAIL downstream, once the gateway's own checks (and the user's fault rules) let it go. */
+  private Future<Step> begin(Submission submission, String from, EnvelopeArgument.Sender sender) {
     return MailTransaction.begin(setup.relay(), submission, from, sender.parameters(), clientIp).map(begun -> {
       if (begun.refusal() != null) {
         return Step.reply(begun.refusal());
@@ -344,6 +373,10 @@ public final class SmtpSession {
       txn.refusedHere();
       return reply(Replies.suppressed(recipient.to(), suppressed.get()));
     }
+    return withFault(FaultRule.Stage.RCPT, () -> rcptDownstream(recipient));
+  }
+
+  private Future<Step> rcptDownstream(EnvelopeArgument.Recipient recipient) {
     EsmtpParameters.Rcpt parameters = recipient.parameters();
     return txn.rcpt(recipient.to(), new RelayTransaction.RcptParameters(parameters.dsnNotify(), parameters.dsnOrcpt()))
         .map(Step::reply)
@@ -408,7 +441,50 @@ public final class SmtpSession {
     MailTransaction current = txn;
     txn = null;
     Reply refusal = Replies.forBody(finished.problem());
-    return afterTransaction(current.finish(refusal, finished::result, settings.unknownOutcomeReply(), clientIp));
+    return afterTransaction(finish(current, refusal, finished::result));
+  }
+
+  /**
+   * The message's end (the final dot, BDAT LAST): refused, or delivered, unless a fault rule of the user's fires first
+   * (§8.11): its reply refuses the message before anything is recorded or sent, its delay holds the delivery back.
+   */
+  private Future<Reply> finish(MailTransaction current, Reply refusal, Supplier<MessageData> body) {
+    Optional<FaultRule> fault = refusal == null ? setup.guards().faults().at(auth.user(), FaultRule.Stage.DATA)
+        : Optional.empty();
+    if (fault.isEmpty()) {
+      return current.finish(refusal, body, settings.unknownOutcomeReply(), clientIp);
+    }
+    FaultRule rule = fault.get();
+    if (!rule.delays()) {
+      return current.finish(Replies.injected(rule), body, settings.unknownOutcomeReply(), clientIp);
+    }
+    return setup.guards().delays().after(rule.delay()).compose(v -> {
+      if (ended) { // nobody would hear the verdict: nothing is sent, and the client's retry is no duplicate
+        current.abort();
+        return Future.succeededFuture((Reply) null); // no reply: the session is gone
+      }
+      return current.finish(null, body, settings.unknownOutcomeReply(), clientIp);
+    });
+  }
+
+  /**
+   * A command past the gateway's own checks, with the user's fault rules at {@code stage} (§8.11): the rule's reply
+   * instead of the command (a recipient so refused counts as given, as a suppressed one does), or the command after
+   * the rule's delay, on a timer.
+   */
+  private Future<Step> withFault(FaultRule.Stage stage, Supplier<Future<Step>> command) {
+    Optional<FaultRule> fault = setup.guards().faults().at(auth.user(), stage);
+    if (fault.isEmpty()) {
+      return command.get();
+    }
+    FaultRule rule = fault.get();
+    if (!rule.delays()) {
+      if (stage == FaultRule.Stage.RCPT) {
+        txn.refusedHere();
+      }
+      return reply(Replies.injected(rule));
+    }
+    return setup.guards().delays().after(rule.delay()).compose(v -> ended ? Future.succeededFuture(GONE) : command.get());
   }
 
   private Future<Step> afterTransaction(Future<Reply> reply) {
@@ -470,7 +546,7 @@ public final class SmtpSession {
     if (refusal == null && !finished.relayableBy(current.relay())) {
       refusal = Replies.BODY_NOT_RELAYABLE; // before the ledger is opened: nothing is recorded, nothing sent
     }
-    return afterTransaction(current.finish(refusal, finished::result, settings.unknownOutcomeReply(), clientIp));
+    return afterTransaction(finish(current, refusal, finished::result));
   }
 
   private Future<Step> rset(String args) {

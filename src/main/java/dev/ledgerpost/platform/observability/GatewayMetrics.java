@@ -41,6 +41,11 @@ public interface GatewayMetrics {
   /** The door a recipient was refused at because the suppression list holds it (docs/design.md §8.8). */
   enum Channel { SMTP, HTTP }
 
+  /** Where a fault rule of a captured user fired (docs/design.md §8.11), and what it did. */
+  enum FaultStage { MAIL, RCPT, DATA }
+
+  enum FaultKind { REPLY, DELAY }
+
   /** One SMTP reply written to a client, and how long its command took (stage DATA: after the final dot). */
   default void smtpReply(int code, Stage stage, long nanos) {}
 
@@ -75,6 +80,9 @@ public interface GatewayMetrics {
 
   /** A recipient refused because the suppression list holds it: a RCPT answered 550, or a send answered 422. */
   default void suppressed(Channel channel) {}
+
+  /** A fault rule fired: its reply was given instead of the gateway's own, or its delay was waited. */
+  default void faultInjected(FaultStage stage, FaultKind kind) {}
 
   /** Registers a gauge whose value is read at scrape time; the supplier must be cheap and thread-safe. */
   default void gauge(String name, String help, DoubleSupplier value) {}

@@ -36,6 +36,7 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<RateLimit, Counter> rateLimits;
   private final Map<Resubmission, Counter> resubmissions;
   private final Map<Channel, Counter> suppressed;
+  private final Map<String, Counter> faults = new java.util.HashMap<>();
   private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
   private final Map<BodyCommand, Counter> bodies;
   private final Map<BodyCommand, Counter> relayed;
@@ -60,6 +61,14 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
         "Client retries recognised as resubmissions of an earlier row, by what they got", "outcome");
     suppressed = counters(Channel.class, "ledgerpost.suppressed",
         "Recipients refused because the suppression list holds them, by door: smtp (550 at RCPT), http (422)", "channel");
+    for (FaultStage st : FaultStage.values()) {
+      for (FaultKind k : FaultKind.values()) {
+        faults.put(st.name() + k.name(), Counter.builder("ledgerpost.faults.injected")
+            .description("Faults injected for captured users by their tenants file rules, by stage (mail, rcpt, data) "
+                + "and kind (reply, delay)")
+            .tag("stage", tag(st)).tag("kind", tag(k)).register(registry));
+      }
+    }
     rateLimits = counters(RateLimit.class, "ledgerpost.auth.rate.limit",
         "MAIL commands of authenticated users under auth.rateLimit, by outcome", "outcome");
     for (ProposalConfidence c : ProposalConfidence.values()) {
@@ -149,6 +158,11 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void suppressed(Channel channel) {
     suppressed.get(channel).increment();
+  }
+
+  @Override
+  public void faultInjected(FaultStage stage, FaultKind kind) {
+    faults.get(stage.name() + kind.name()).increment();
   }
 
   @Override

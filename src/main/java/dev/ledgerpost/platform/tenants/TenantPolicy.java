@@ -9,9 +9,20 @@ package dev.ledgerpost.platform.tenants;
  * @param recipientsPerMessage recipients one message may have
  * @param messageSize          bytes one message may have
  * @param capture              mail is recorded as CAPTURED with its bytes and never relayed
+ * @param faults               fault injection rules (docs/design.md §8.11); only with {@code capture}
  */
 public record TenantPolicy(long messagesPerHour, long messagesPerDay, long recipientsPerMessage, long messageSize,
-    boolean capture) {
+    boolean capture, FaultPlan faults) {
   /** No file, or a file without {@code defaults}: nothing is limited and nothing captured. */
   public static final TenantPolicy UNLIMITED = new TenantPolicy(0, 0, 0, 0, false);
+
+  public TenantPolicy {
+    faults = faults == null ? FaultPlan.NONE : faults;
+  }
+
+  /** A policy without fault rules. */
+  public TenantPolicy(long messagesPerHour, long messagesPerDay, long recipientsPerMessage, long messageSize,
+      boolean capture) {
+    this(messagesPerHour, messagesPerDay, recipientsPerMessage, messageSize, capture, FaultPlan.NONE);
+  }
 }

@@ -3,6 +3,7 @@ package dev.ledgerpost.platform.tenants;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.config.ByteSizes;
 import dev.ledgerpost.platform.config.ConfigException;
+import dev.ledgerpost.platform.config.Durations;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /**
  * The tenants file (docs/design.md §8.9), YAML:
@@ -34,6 +36,12 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  *   shop:                   # the SMTP AUTH name or the send API key's user
  *     messagesPerHour: 50   # settings not named here are the defaults'
  *     messageSize: 5MB
+ *   sandbox:
+ *     capture: true         # fault rules only on captured mail (§8.11)
+ *     faultSeed: 42         # optional: a reproducible sequence
+ *     faults:
+ *       - {at: RCPT, probability: 0.2, reply: "451 4.3.0 try again"}
+ *       - {at: DATA, probability: 0.1, delay: 30s}
  * </pre>
  *
  * Read as YAML nodes, not as maps, so every problem names its line as the credential files' do ("tenants.file
@@ -43,7 +51,8 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  */
 final class TenantsFile {
   private static final List<String> SETTINGS = List.of("messagesPerHour", "messagesPerDay", "recipientsPerMessage",
-      "messageSize", "capture");
+      "messageSize", "capture", "faults", "faultSeed");
+  private static final List<String> RULE_SETTINGS = List.of("at", "probability", "reply", "delay");
 
   private final Path file;
   private final List<String> problems = new ArrayList<>();
@@ -111,12 +120,99 @@ final class TenantsFile {
       return base;
     }
     Map<String, NodeTuple> s = mapping(node, path, new HashSet<>(SETTINGS));
+    boolean capture = flag(s, "capture", path, base.capture());
+    Long seed = seed(s, path, base.faults().seed());
+    FaultPlan faults = new FaultPlan(s.containsKey("faults") ? rules(s.get("faults").getValueNode(), path + ".faults")
+        : base.faults().rules(), seed);
+    if (!faults.isEmpty() && !capture) {
+      // Fault injection never touches mail that is relayed: an operator who turned capture off (or never on) must
+      // hear it, not find a real client's mail refused at random.
+      NodeTuple where = s.containsKey("faults") ? s.get("faults") : s.containsKey("capture") ? s.get("capture") : null;
+      problem(where == null ? node : where.getKeyNode(), path + (where == null ? "" : "." + scalar(where.getKeyNode()))
+          + ": fault rules need capture: true (faults are injected into captured mail only, never into mail that is relayed)");
+    }
     return new TenantPolicy(
         count(s, "messagesPerHour", path, base.messagesPerHour()),
         count(s, "messagesPerDay", path, base.messagesPerDay()),
         count(s, "recipientsPerMessage", path, base.recipientsPerMessage()),
         size(s, "messageSize", path, base.messageSize()),
-        flag(s, "capture", path, base.capture()));
+        capture, faults);
+  }
+
+  /** {@code faults}: a list of rules, each {@code {at, probability, reply | delay}}; an empty list clears the defaults'. */
+  private List<FaultRule> rules(Node node, String path) {
+    List<FaultRule> rules = new ArrayList<>();
+    if (isNull(node)) {
+      return rules;
+    }
+    if (!(node instanceof SequenceNode list)) {
+      problem(node, path + ": expected a list of rules, e.g. [{at: RCPT, probability: 0.2, reply: \"451 4.3.0 try again\"}]");
+      return rules;
+    }
+    for (int i = 0; i < list.getValue().size(); i++) {
+      Node ruleNode = list.getValue().get(i);
+      String at = path + "[" + i + "]";
+      int before = problems.size();
+      Map<String, NodeTuple> r = mapping(ruleNode, at, new HashSet<>(RULE_SETTINGS));
+      if (problems.size() > before) {
+        continue;
+      }
+      FaultRule.Stage stage = r.containsKey("at") ? FaultRule.stage(scalar(r.get("at").getValueNode())) : null;
+      if (stage == null) {
+        problem(r.containsKey("at") ? r.get("at").getValueNode() : ruleNode, at + ".at: "
+            + (r.containsKey("at") ? "'" + scalar(r.get("at").getValueNode()) + "' is not" : "required:") + " MAIL, RCPT or DATA");
+      }
+      Double probability = probability(r, ruleNode, at);
+      if (r.containsKey("reply") == r.containsKey("delay")) {
+        problem(ruleNode, at + ": a rule has either a reply or a delay");
+        continue;
+      }
+      if (stage == null || probability == null) {
+        continue;
+      }
+      boolean reply = r.containsKey("reply");
+      Node value = r.get(reply ? "reply" : "delay").getValueNode();
+      try {
+        rules.add(reply ? FaultRule.reply(stage, probability, scalar(value))
+            : FaultRule.delay(stage, probability, Durations.parse(scalar(value))));
+      } catch (IllegalArgumentException e) {
+        problem(value, at + "." + (reply ? "reply" : "delay") + ": " + e.getMessage());
+      }
+    }
+    return rules;
+  }
+
+  private Double probability(Map<String, NodeTuple> r, Node rule, String at) {
+    if (!r.containsKey("probability")) {
+      problem(rule, at + ".probability: required: a number from 0 (never) to 1 (always)");
+      return null;
+    }
+    Node value = r.get("probability").getValueNode();
+    String v = scalar(value);
+    try {
+      double p = Double.parseDouble(v == null ? "" : v.trim());
+      if (p >= 0 && p <= 1) {
+        return p;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problem(value, at + ".probability: '" + v + "' is not a number from 0 (never) to 1 (always)");
+    return null;
+  }
+
+  private Long seed(Map<String, NodeTuple> s, String path, Long otherwise) {
+    NodeTuple t = s.get("faultSeed");
+    if (t == null) {
+      return otherwise;
+    }
+    String v = scalar(t.getValueNode());
+    try {
+      return Long.parseLong(v == null ? "" : v.trim());
+    } catch (NumberFormatException e) {
+      problem(t.getValueNode(), path + ".faultSeed: '" + v + "' is not a whole number (the seed of the fault sequence)");
+      return otherwise;
+    }
   }
 
   private long count(Map<String, NodeTuple> s, String name, String path, long otherwise) {
@@ -184,7 +280,10 @@ final class TenantsFile {
 
   private static List<String> sorted(Set<String> names) {
     List<String> l = new ArrayList<>(names);
-    l.sort(java.util.Comparator.comparingInt(n -> SETTINGS.contains(n) ? SETTINGS.indexOf(n) : -1));
+    // Known settings in their documented order; the rest (the top level's) by name: Set.of iterates in an order that
+    // changes from one JVM to the next, and a message must not.
+    l.sort(java.util.Comparator.<String>comparingInt(n -> SETTINGS.contains(n) ? SETTINGS.indexOf(n)
+        : RULE_SETTINGS.contains(n) ? RULE_SETTINGS.indexOf(n) : -1).thenComparing(java.util.Comparator.naturalOrder()));
     return l;
   }
 

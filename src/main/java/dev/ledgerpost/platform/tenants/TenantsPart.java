@@ -6,7 +6,8 @@ import io.vertx.core.Future;
 
 /**
  * Reads the tenants file before anything that takes mail starts (a bad file is a one-line start failure, before the
- * database is touched) and registers it for SIGHUP; provides {@link Tenants} to the doors, the quotas and capture.
+ * database is touched) and registers it for SIGHUP; provides {@link Tenants} to the doors, the quotas and capture, and
+ * the {@link FaultInjector} that both doors ask about captured users' fault rules.
  */
 public final class TenantsPart implements Part {
   @Override
@@ -19,6 +20,7 @@ public final class TenantsPart implements Part {
     Tenants tenants = Tenants.load(a.config().tenants().file());
     tenants.reloadable().ifPresent(a::reloadOnHangup);
     a.provide(Tenants.class, tenants);
+    a.provide(FaultInjector.class, new FaultInjector(tenants, a.metrics()));
   }
 
   @Override

@@ -69,7 +69,7 @@ class TenantsFileTest {
             "tenants.file " + file + " line 7: users.shop: listed twice",
             "tenants.file " + file + " line 9: users: 'bad user' is not a user name (no spaces, ':' or '#'; at most 128)",
             "tenants.file " + file + " line 5: users.shop.messagesPerHr: unknown setting (known: messagesPerHour, "
-                + "messagesPerDay, recipientsPerMessage, messageSize, capture)",
+                + "messagesPerDay, recipientsPerMessage, messageSize, capture, faults, faultSeed)",
             "tenants.file " + file + " line 6: users.shop.messageSize: 'lots' is not a size (use e.g. 26214400, 512KB, "
                 + "25MB); 0: no limit"));
   }
