@@ -77,6 +77,9 @@ class WebhookConsoleTest {
     Poll.until(WAIT, "ok got both", () -> count("SELECT count(*) FROM webhook_deliveries WHERE endpoint = 'ok' "
         + "AND state = 'DELIVERED'") == 2);
     receiver.script(r -> Answer.of(200));
+    // An operator's endpoint (no user): its events name no message, so only the admin token sees them.
+    assertThat(count("SELECT count(*) FROM outbox_events WHERE type IN ('message.attempt.exhausted', 'endpoint.disabled') "
+        + "AND auth_user IS NULL AND message_id <> '" + first + "'")).isEqualTo(2);
 
     chrome = HeadlessChrome.start(1280, 900);
     WebDriver driver = chrome.driver();
