@@ -19,9 +19,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The deliveries of one endpoint on this node: claims due rows (never more than the endpoint's free slots across
- * the cluster, {@link WebhookStore#claim}), sends each, and records how it ended (docs/design.md §6.6). Each
- * endpoint has its own worker and HTTP client, so one slow endpoint never holds up another. Runs on the webhook
- * verticle's context only.
+ * the cluster, {@link WebhookStore#claim}, nor more than its rate limit's bucket holds), sends each, and records how
+ * it ended with what follows from it: the exhausted event, the endpoint's health, its disabling (docs/design.md
+ * §6.6). Each endpoint has its own worker and HTTP client, so one slow endpoint never holds up another. Runs on the
+ * webhook verticle's context only.
  */
 final class EndpointWorker {
   private static final Logger LOG = LoggerFactory.getLogger(EndpointWorker.class);

@@ -452,16 +452,20 @@ final class WebhookStore {
     return pool.preparedQuery(PRUNE).execute(Tuple.of(before.atOffset(ZoneOffset.UTC), batch)).map(RowSet::rowCount);
   }
 
-  /** Enabled again, its failing streak reset; null when it has no state row. */
+  /**
+   * Enabled again, and if it was disabled its failing streak starts again (an enabled endpoint's is left as it is: an
+   * enable is no way to put off its disabling); null when it has no state row.
+   */
   Future<Reopened> enable(String endpoint) {
-    return pool.withTransaction(conn -> conn.preparedQuery(ENABLE).execute(Tuple.of(endpoint))
-        .compose(rows -> conn.preparedQuery(HEALTH_RESET).execute(Tuple.of(endpoint)).map(x -> {
-          if (rows.size() == 0) {
-            return null;
-          }
-          Row r = rows.iterator().next();
-          return new Reopened(r.getLong("before"), r.getLong("after"), r.getString("kind"));
-        })));
+    return pool.withTransaction(conn -> conn.preparedQuery(ENABLE).execute(Tuple.of(endpoint)).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.succeededFuture(null);
+      }
+      Row r = rows.iterator().next();
+      Reopened reopened = new Reopened(r.getLong("before"), r.getLong("after"), r.getString("kind"));
+      return reopened.kind() == null ? Future.succeededFuture(reopened)
+          : conn.preparedQuery(HEALTH_RESET).execute(Tuple.of(endpoint)).map(x -> reopened);
+    }));
   }
 
   /** The state of the configured endpoints, by name. */
