@@ -555,6 +555,21 @@ final class WebhookStore {
     });
   }
 
+  /** The health columns of a row of {@link #endpoints} (null: none yet), and the rate limit applied ({@code own}: its own). */
+  static WebhookMessages.Health health(Row r, int rate, boolean own) {
+    if (r == null) {
+      return new WebhookMessages.Health(null, 0, null, List.of(), rate, own);
+    }
+    List<WebhookMessages.LastError> errors = new ArrayList<>();
+    for (Object o : new io.vertx.core.json.JsonArray(r.getString("last_errors"))) {
+      io.vertx.core.json.JsonObject j = (io.vertx.core.json.JsonObject) o;
+      errors.add(new WebhookMessages.LastError(OffsetDateTime.parse(j.getString("at")), j.getLong("deliveryId", 0L),
+          j.getString("eventId"), j.getInteger("status"), j.getString("error")));
+    }
+    return new WebhookMessages.Health(r.getString("disabled_kind"), r.getInteger("consecutive_failures"),
+        r.getOffsetDateTime("failing_since"), List.copyOf(errors), rate, own);
+  }
+
   private static List<DeliveryView> views(RowSet<Row> rows) {
     List<DeliveryView> out = new ArrayList<>();
     for (Row r : rows) {

@@ -262,8 +262,8 @@ public final class WebhookVerticle extends VerticleBase {
   }
 
   /**
-   * Enabled again, its failing streak reset; answers the events it did not record while disabled (a replay of that
-   * range brings them), or null. A 410's deliveries waited: they go now.
+   * Enabled again (its failing streak starts again); answers the events it did not record while disabled (a replay of
+   * that range brings them), or null. A 410's deliveries waited: they go now.
    */
   private Future<WebhookMessages.Skipped> enable(EndpointWorker w) {
     return store.enable(w.name()).map(r -> {
@@ -381,21 +381,10 @@ public final class WebhookVerticle extends VerticleBase {
     });
   }
 
-  /** The health columns of an endpoint's state row (null: no row yet) and its worker's rate limit. */
+  /** The endpoint's health as its state row says (null: no row yet), with the rate limit its worker applies. */
   private WebhookMessages.Health health(Row r, EndpointWorker w) {
     ApiEndpointStore.Endpoint e = api.get(w.name());
-    boolean own = e != null && e.rateLimit() != null;
-    if (r == null) {
-      return new WebhookMessages.Health(null, 0, null, List.of(), w.rate(), own);
-    }
-    List<WebhookMessages.LastError> errors = new ArrayList<>();
-    for (Object o : new io.vertx.core.json.JsonArray(r.getString("last_errors"))) {
-      io.vertx.core.json.JsonObject j = (io.vertx.core.json.JsonObject) o;
-      errors.add(new WebhookMessages.LastError(java.time.OffsetDateTime.parse(j.getString("at")), j.getLong("deliveryId", 0L),
-          j.getString("eventId"), j.getInteger("status"), j.getString("error")));
-    }
-    return new WebhookMessages.Health(r.getString("disabled_kind"), r.getInteger("consecutive_failures"),
-        r.getOffsetDateTime("failing_since"), List.copyOf(errors), w.rate(), own);
+    return WebhookStore.health(r, w.rate(), e != null && e.rateLimit() != null);
   }
 
   private Future<WebhookMessages.Managed> managedOne(String id, String scope) {
