@@ -207,15 +207,11 @@ final class WebhookStore {
   /** Its streak starts again with the enable: else the first failure after it would disable it at once. */
   private static final String HEALTH_RESET = """
       UPDATE webhook_endpoint_health SET consecutive_failures = 0, failing_since = NULL WHERE endpoint = $1""";
-  /** The rate limit's bucket ($2 per second, at most $2 kept), refilled to $3 on the gateway's clock; answers the tokens. */
-  private static final String BUCKET = """
-      INSERT INTO webhook_endpoint_health AS h (endpoint, tokens, tokens_at) VALUES ($1, $2::float8, $3)
-      ON CONFLICT (endpoint) DO UPDATE
-         SET tokens = least($2::float8, coalesce(h.tokens, $2::float8) + $2::float8
-                      * greatest(0, extract(epoch FROM $3::timestamptz - coalesce(h.tokens_at, $3::timestamptz)))::float8),
-             tokens_at = $3
-      RETURNING tokens""";
-  private static final String TAKE = "UPDATE webhook_endpoint_health SET tokens = tokens - $2 WHERE endpoint = $1";
+  /** The rate limit's bucket, read under the claim's lock; written back only when the claim took rows. */
+  private static final String BUCKET = "SELECT tokens, tokens_at FROM webhook_endpoint_health WHERE endpoint = $1";
+  private static final String TAKE = """
+      INSERT INTO webhook_endpoint_health AS h (endpoint, tokens, tokens_at) VALUES ($1, $2, $3)
+      ON CONFLICT (endpoint) DO UPDATE SET tokens = EXCLUDED.tokens, tokens_at = EXCLUDED.tokens_at""";
 
   private static final String ENDPOINTS = """
       SELECT w.name, w.recorded_through, w.disabled_at, w.disabled_reason, w.disabled_kind,
@@ -365,17 +361,35 @@ final class WebhookStore {
    */
   private static Future<Claim> rateLimited(SqlConnection conn, String endpoint, String nodeId, Instant now, int free,
       Duration lease, int rate) {
-    return conn.preparedQuery(BUCKET).execute(Tuple.of(endpoint, (double) rate, at(now))).compose(b -> {
-      double tokens = b.iterator().next().getDouble(0);
+    return conn.preparedQuery(BUCKET).execute(Tuple.of(endpoint)).compose(b -> {
+      double tokens = tokens(b.size() == 0 ? null : b.iterator().next(), rate, now);
       int take = (int) Math.min(free, Math.floor(tokens));
-      long held = take < free ? Math.max(1, (long) Math.ceil((1 - (tokens - take)) * 1000.0 / rate)) : 0;
       if (take <= 0) {
-        return Future.succeededFuture(new Claim(List.of(), held));
+        return Future.succeededFuture(new Claim(List.of(), untilToken(tokens, rate)));
       }
-      return claimRows(conn, endpoint, nodeId, now, take, lease).compose(claimed -> claimed.isEmpty()
-          ? Future.succeededFuture(new Claim(claimed, 0))
-          : conn.preparedQuery(TAKE).execute(Tuple.of(endpoint, (double) claimed.size())).map(x -> new Claim(claimed, held)));
+      return claimRows(conn, endpoint, nodeId, now, take, lease).compose(claimed -> {
+        if (claimed.isEmpty()) {
+          return Future.succeededFuture(new Claim(claimed, 0)); // nothing due: the bucket is left as it is, unwritten
+        }
+        double left = tokens - claimed.size();
+        long held = claimed.size() == take && take < free ? untilToken(left, rate) : 0;
+        return conn.preparedQuery(TAKE).execute(Tuple.of(endpoint, left, at(now))).map(x -> new Claim(claimed, held));
+      });
     });
+  }
+
+  /** The bucket at {@code now}: what it held, refilled at {@code rate} a second since, at most one second's worth. */
+  static double tokens(Row bucket, int rate, Instant now) {
+    if (bucket == null || bucket.getDouble("tokens") == null) {
+      return rate;
+    }
+    double seconds = Math.max(0, Duration.between(bucket.getOffsetDateTime("tokens_at").toInstant(), now).toNanos() / 1e9);
+    return Math.min(rate, bucket.getDouble("tokens") + rate * seconds);
+  }
+
+  /** Milliseconds until a bucket holding {@code tokens} has a whole one. */
+  private static long untilToken(double tokens, int rate) {
+    return Math.max(1, (long) Math.ceil((1 - (tokens - Math.floor(tokens))) * 1000.0 / rate));
   }
 
   private static Future<List<Claimed>> claimRows(SqlConnection conn, String endpoint, String nodeId, Instant now, int limit,
