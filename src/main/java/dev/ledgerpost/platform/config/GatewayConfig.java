@@ -220,15 +220,17 @@ public record GatewayConfig(
    * Webhooks (docs/design.md §6.6): the endpoints, the retry schedule (the delay before each attempt, the first
    * normally 0), each attempt's timeout, the attempts in flight per endpoint across the cluster, and how often
    * each node looks for due deliveries; the rules of endpoints made through the API (their URLs, how many per user,
-   * how long a replaced secret still signs).
+   * how long a replaced secret still signs); endpoint health (how long every attempt may fail before the endpoint is
+   * disabled, the default rate limit in requests per second, 0 for none).
    */
   public record Webhooks(List<WebhookEndpoint> endpoints, List<Duration> retrySchedule, Duration timeout, int concurrency,
       Duration pollInterval, Duration retention, boolean allowHttp, boolean allowPrivateNetworks, int maxEndpointsPerUser,
-      Duration rotationGrace) {}
+      Duration rotationGrace, Duration disableAfter, int rateLimit) {}
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
-      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed");
+      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed", "message.attempt.exhausted",
+      "endpoint.disabled");
 
   /**
    * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline
