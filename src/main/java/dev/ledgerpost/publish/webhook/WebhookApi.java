@@ -125,7 +125,8 @@ public final class WebhookApi {
       Problem.send(ctx, 422, "Unprocessable Content", "user is required with the admin token: the user whose messages the endpoint takes");
       return;
     }
-    WebhookMessages.Create q = new WebhookMessages.Create(scope != null ? scope : user, body.getString("url"), strings(body, "events"));
+    WebhookMessages.Create q = new WebhookMessages.Create(scope != null ? scope : user, body.getString("url"), strings(body, "events"),
+        strings(body, "tags"));
     answer(ctx, 201, bus.request(WebhookMessages.CREATE, q, WebhookMessages.Created.class),
         c -> managed(c.endpoint()).put("secret", c.secret()));
   }
@@ -133,7 +134,7 @@ public final class WebhookApi {
   private void update(RoutingContext ctx) {
     JsonObject body = Input.of(ctx).body();
     WebhookMessages.Update q = new WebhookMessages.Update(ctx.pathParam("id"), scope(ctx), body.getString("url"),
-        strings(body, "events"));
+        strings(body, "events"), strings(body, "tags"));
     answer(ctx, 200, bus.request(WebhookMessages.UPDATE, q, WebhookMessages.Managed.class), WebhookApi::managed);
   }
 
@@ -165,6 +166,7 @@ public final class WebhookApi {
         .put("user", m.user())
         .put("url", m.url())
         .put("events", new JsonArray(m.events()))
+        .put("tags", new JsonArray(m.tags()))
         .put("secrets", m.secrets())
         .put("previousSecretUntil", text(m.previousSecretUntil()))
         .put("state", m.enabled() ? "ENABLED" : "DISABLED")
@@ -247,6 +249,7 @@ public final class WebhookApi {
         .put("name", e.name())
         .put("url", e.url())
         .put("events", new JsonArray(e.events()))
+        .put("tags", new JsonArray(e.tags()))
         .put("user", e.user())
         .put("secrets", e.secrets())
         .put("state", e.enabled() ? "ENABLED" : "DISABLED")

@@ -89,7 +89,8 @@ public final class WebhookMessages {
    */
   public static final String CREATE = "webhook.create";
 
-  public record Create(String owner, String url, List<String> events) {}
+  /** {@code tags}: only messages carrying one of them (null or empty: every message of the owner). */
+  public record Create(String owner, String url, List<String> events, List<String> tags) {}
 
   /** The endpoint and its secret ({@code whsec_}), shown this once. */
   public record Created(Managed endpoint, String secret) {
@@ -99,10 +100,10 @@ public final class WebhookMessages {
     }
   }
 
-  /** Changes an endpoint's URL (checked again) or events; null: unchanged. Answered by its {@link Managed}. */
+  /** Changes an endpoint's URL (checked again), events or tags (empty: no tag filter); null: unchanged. Answered by its {@link Managed}. */
   public static final String UPDATE = "webhook.update";
 
-  public record Update(String id, String scope, String url, List<String> events) {}
+  public record Update(String id, String scope, String url, List<String> events, List<String> tags) {}
 
   /** Deletes an endpoint with its deliveries; answered by {@link Removed}. */
   public static final String REMOVE = "webhook.remove";
@@ -121,7 +122,7 @@ public final class WebhookMessages {
    * {@code user} whose messages it takes (null: every user's), how many secrets sign now and until when the replaced
    * one still does; never a secret.
    */
-  public record Managed(String id, String source, String user, String url, List<String> events, int secrets,
+  public record Managed(String id, String source, String user, String url, List<String> events, List<String> tags, int secrets,
       OffsetDateTime previousSecretUntil, boolean enabled, String disabledReason, OffsetDateTime createdAt,
       OffsetDateTime updatedAt) {}
 
@@ -129,7 +130,7 @@ public final class WebhookMessages {
    * One endpoint as the API shows it: never its secrets, only how many sign. {@code recordedThrough}: every
    * published event up to this pub_seq has its delivery row (when it matched the filter).
    */
-  public record EndpointView(String name, String url, List<String> events, String user, int secrets, boolean enabled,
+  public record EndpointView(String name, String url, List<String> events, List<String> tags, String user, int secrets, boolean enabled,
       OffsetDateTime disabledAt, String disabledReason, long recordedThrough, long pending, long attempted, long failed,
       long inFlight, OffsetDateTime oldestOpenAt) {}
 
