@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * filters, webhooks and statistics. Both intakes build it through {@link #of} and so obey the same bounds: at most
  * {@link #MAX_TAGS} tags of at most {@link #MAX_TAG_LENGTH} characters ({@code [A-Za-z0-9][A-Za-z0-9._:/-]*}), at most
  * {@link #MAX_METADATA} metadata entries whose keys follow the same rule and whose values are at most
- * {@link #MAX_VALUE_LENGTH} characters without control characters. The bounds keep a row, an event and a webhook body
+ * {@link #MAX_VALUE_LENGTH} characters without control characters (a tab, which a folded header line starts with, is one
+ * they may hold). The bounds keep a row, an event and a webhook body
  * small whatever a client sends; the character set keeps a tag safe in a URL query, a CSV cell and a log line, and
  * lets the open's statement carry a message's tags as one comma-joined text. A tag repeated is kept once.
  */
@@ -128,7 +129,7 @@ public record MessageTags(List<String> tags, Map<String, String> metadata) {
     }
     for (int i = 0; i < v.length(); i++) {
       char c = v.charAt(i);
-      if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+      if ((Character.isISOControl(c) && c != '\t') || c == '\u2028' || c == '\u2029') { // a tab: a folded header's
         throw new Refused("metadata " + key + " holds a control character");
       }
     }
