@@ -250,6 +250,15 @@ class MessageTagsFlowTest {
     assertThat(new JsonObject(gateway.get("/api/v1/messages?tag=nobody").body()).getJsonArray("items")).isEmpty();
     // A tag too long for any message is the contract's 400.
     assertThat(gateway.get("/api/v1/messages?tag=" + "x".repeat(65)).statusCode()).isEqualTo(400);
+    // The CLI filters and shows them too.
+    String api = "http://127.0.0.1:" + gateway.httpPort();
+    dev.ledgerpost.testing.CommandLineRun listed = dev.ledgerpost.testing.CommandLineRun.run("messages", "list", "--tag", "billing",
+        "--ids", "--api", api, "--token", ADMIN);
+    assertThat(listed.exit()).as(listed.err()).isZero();
+    assertThat(listed.out().lines().toList()).containsExactly(smtpId, id);
+    dev.ledgerpost.testing.CommandLineRun shown = dev.ledgerpost.testing.CommandLineRun.run("messages", "show", id, "--api", api,
+        "--token", ADMIN);
+    assertThat(shown.out()).contains("tags:            billing, eu").contains("metadata:        order=A-17");
     // Untagged rows say so with empty members, not missing ones.
     JsonObject plainRow = detail(new JsonObject(plain.body()).getString("operationId"));
     assertThat(plainRow.getJsonArray("tags")).isEmpty();
