@@ -268,7 +268,11 @@ class MessageTagsFlowTest {
   @Test
   void anEndpointWithATagFilterIsDeliveredOnlyTheEventsOfMessagesCarryingOneOfItsTags() throws Exception {
     WebhookReceiver receiver = gateway.closeAfter(GatewayHarness.await(WebhookReceiver.start(gateway.vertx(), r -> Answer.of(200))));
-    gateway.begin(config(false));
+    Map<String, Object> o = config(false);
+    // A configured endpoint filters alike (every user's messages, the pending events too).
+    o.put("webhooks.endpoints", List.of(Map.of("name", "eu-ops", "url", receiver.url("/eu-ops"),
+        "secret", dev.ledgerpost.publish.webhook.WebhookDeliveryTest.secret(3), "tags", List.of("eu"))));
+    gateway.begin(o);
     JsonObject made = new JsonObject(call("POST", "/api/v1/webhooks/endpoints", KEY, new JsonObject()
         .put("url", receiver.url("/billing")).put("events", new JsonArray().add("message.settled"))
         .put("tags", new JsonArray().add("billing").add("refunds")).encode()).body());
@@ -295,7 +299,18 @@ class MessageTagsFlowTest {
             + "(SELECT max(pub_seq) FROM outbox_events WHERE message_id = '" + refundId + "')") == 1);
     assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM webhook_deliveries WHERE endpoint = '" + endpoint + "'"))
         .isEqualTo(1);
-    JsonObject body = new JsonObject(receiver.requests().get(0).body());
+    String euId = new JsonObject(elsewhere.body()).getString("operationId");
+    Poll.until(WAIT, "the configured endpoint recorded past the refund", () -> LedgerRows.count(gateway.databaseUrl(),
+        "SELECT count(*) FROM webhook_endpoints w WHERE w.name = 'eu-ops' AND w.recorded_through >= "
+            + "(SELECT max(pub_seq) FROM outbox_events WHERE message_id = '" + refundId + "')") == 1);
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM webhook_deliveries WHERE endpoint = 'eu-ops'"
+        + " AND message_id = '" + euId + "'")).as("its pending and settled events").isEqualTo(2);
+    assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM webhook_deliveries WHERE endpoint = 'eu-ops'"
+        + " AND message_id <> '" + euId + "'")).isZero();
+    Poll.until(WAIT, "the eu message's events delivered", () -> receiver.requests().stream()
+        .filter(q -> q.path().equals("/eu-ops")).count() == 2);
+    JsonObject body = new JsonObject(receiver.requests().stream().filter(q -> q.path().equals("/billing")).findFirst()
+        .orElseThrow().body());
     assertThat(body.getString("type")).isEqualTo("message.settled");
     assertThat(body.getJsonObject("data").getJsonArray("tags")).containsExactly("refunds");
     assertThat(body.getJsonObject("data").getJsonObject("metadata").getString("order")).isEqualTo("R-9");
