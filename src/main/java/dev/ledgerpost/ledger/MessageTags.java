@@ -5,7 +5,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -156,8 +155,9 @@ public record MessageTags(List<String> tags, Map<String, String> metadata) {
     return metadata.isEmpty() ? null : new io.vertx.core.json.JsonObject(new LinkedHashMap<>(metadata)).encode();
   }
 
+  /** The metadata's keys only: its values are the application's and may be personal (a log line needs none). */
   @Override
   public String toString() {
-    return "tags=" + tags + " metadata=" + metadata.keySet().toString().toLowerCase(Locale.ROOT);
+    return "tags=" + tags + " metadata=" + metadata.keySet();
   }
 }

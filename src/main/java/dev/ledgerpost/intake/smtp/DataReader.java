@@ -42,9 +42,13 @@ final class DataReader {
   private final ControlHeaders control = new ControlHeaders();
   /** smtp.stripControlHeaders: the control headers are not relayed. */
   private final boolean strip;
-  /** The message's tags and metadata once the body is complete ({@link #finishTags}), or why they are refused. */
+  /** The message's tags and metadata once the body is complete ({@link #finishTags}). */
   private MessageTags tags = MessageTags.NONE;
-  private String tagsRefused;
+  /**
+   * Bytes of the header section so far: control headers are looked for in its first {@link #MAX_HEADER_BYTES}, as
+   * the Message-ID is (and as {@link ChunkReader} looks for both).
+   */
+  private long headerBytes;
 
   DataReader(long maxSize) {
     this(maxSize, true);
@@ -104,7 +108,8 @@ final class DataReader {
         inHeaders = false;
         control.close();
       } else {
-        controlLine = control.line(c, stuffed ? 1 : 0, c.length);
+        controlLine = headerBytes < MAX_HEADER_BYTES && control.line(c, stuffed ? 1 : 0, c.length);
+        headerBytes += c.length + 2L;
         if (headers.length() < MAX_HEADER_BYTES) {
           headers.append(new String(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length, StandardCharsets.UTF_8)).append('\n');
         }
@@ -251,7 +256,9 @@ final class DataReader {
         control.close();
       } else {
         int from = stuffed ? start + 1 : start;
-        if (control.line(b, from, contentEnd) && strip) {
+        boolean scanned = headerBytes < MAX_HEADER_BYTES;
+        headerBytes += contentLen + 2;
+        if (scanned && control.line(b, from, contentEnd) && strip) {
           return HASH_ONLY; // never stuffed: a control line starts with its name or, folded, with white space
         }
         if (headers.length() < MAX_HEADER_BYTES) {
@@ -342,9 +349,9 @@ final class DataReader {
   String finishTags() {
     try {
       tags = control.tags();
-      return tagsRefused = null;
+      return null;
     } catch (MessageTags.Refused e) {
-      return tagsRefused = e.getMessage();
+      return e.getMessage();
     }
   }
 
