@@ -92,6 +92,14 @@ public final class Ledger {
       SELECT at, outcome, attempt_id, node_id, client_ip, auth_user, helo
         FROM resubmissions WHERE message_id = #{id} ORDER BY at, seq""";
 
+  /**
+   * For a list with a tag: the statement is planned with the tag in hand. The pool caches prepared statements, and a
+   * generic plan (which PostgreSQL may keep after five executions) cannot use messages_tags_idx behind the filter's
+   * "tag IS NULL OR" and would scan every row newest first for a rare tag (docs/data-model.md §5.17). One round trip
+   * more, for tagged lists only.
+   */
+  private static final String CUSTOM_PLAN = "SET LOCAL plan_cache_mode = force_custom_plan";
+
   private final Pool pool;
 
   public Ledger(Pool pool) {
@@ -124,7 +132,12 @@ public final class Ledger {
     Cursor cursor = Cursor.decode(q.cursor());
     p.put("cursorId", cursor == null ? null : cursor.id());
     boolean open = q.status() == MessageStatus.PENDING || q.status() == MessageStatus.UNKNOWN;
-    return SqlTemplate.forQuery(pool, open ? LIST_OPEN : LIST).mapTo(Ledger::summary).execute(p).map(rows -> {
+    String sql = open ? LIST_OPEN : LIST;
+    Future<io.vertx.sqlclient.RowSet<MessageSummary>> read = q.tag() == null
+        ? SqlTemplate.forQuery(pool, sql).mapTo(Ledger::summary).execute(p)
+        : pool.withTransaction(conn -> conn.query(CUSTOM_PLAN).execute()
+            .compose(x -> SqlTemplate.forQuery(conn, sql).mapTo(Ledger::summary).execute(p)));
+    return read.map(rows -> {
       List<MessageSummary> items = new ArrayList<>();
       rows.forEach(items::add);
       String next = null;
