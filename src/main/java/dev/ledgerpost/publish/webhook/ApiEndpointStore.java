@@ -54,8 +54,8 @@ final class ApiEndpointStore {
   private static final String DELETE_STATE = "DELETE FROM webhook_endpoints WHERE name = $1";
 
   /** One endpoint made through the API, as its row holds it (the secrets included: the gateway signs with them). */
-  record Endpoint(String id, String owner, String url, List<String> events, List<String> tags, String secret, String previousSecret,
-      Instant previousUntil, OffsetDateTime createdAt, OffsetDateTime updatedAt) {
+  record Endpoint(String id, String owner, String url, List<String> events, List<String> tags, String secret,
+      String previousSecret, Instant previousUntil, OffsetDateTime createdAt, OffsetDateTime updatedAt) {
     /** Never the secrets: a record's own toString would print them into a log. */
     @Override
     public String toString() {
@@ -136,7 +136,8 @@ final class ApiEndpointStore {
       OffsetDateTime until = r.getOffsetDateTime("previous_until");
       out.add(new Endpoint(r.getString("id"), r.getString("owner"), r.getString("url"),
           List.copyOf(Arrays.asList(r.getArrayOfStrings("events"))),
-          r.getArrayOfStrings("tags") == null ? List.of() : List.copyOf(Arrays.asList(r.getArrayOfStrings("tags"))), r.getString("secret"), r.getString("previous_secret"),
+          r.getArrayOfStrings("tags") == null ? List.of() : List.copyOf(Arrays.asList(r.getArrayOfStrings("tags"))),
+          r.getString("secret"), r.getString("previous_secret"),
           until == null ? null : until.toInstant(), r.getOffsetDateTime("created_at"), r.getOffsetDateTime("updated_at")));
     }
     return out;
