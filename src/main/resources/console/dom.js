@@ -171,3 +171,9 @@ export function syncRows(tbody, items, {key, signature, build, update}) {
     if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] ?? null);
   });
 }
+
+/** A message's tags (docs/data-model.md §5.17) as small labels; none: nothing. */
+export function tagList(tags) {
+  if (!Array.isArray(tags) || tags.length === 0) return '';
+  return h('span', {class: 'tags'}, tags.map((t) => h('span', {class: 'tag'}, t)));
+}

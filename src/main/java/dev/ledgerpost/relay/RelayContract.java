@@ -169,7 +169,7 @@ public final class RelayContract {
     return new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
         message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), OffsetDateTime.now(ZoneOffset.UTC),
         List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid(),
-        resubmissions.claim(s, envelope.mailFrom(), accepted, message));
+        resubmissions.claim(s, envelope.mailFrom(), accepted, message), message.tags());
   }
 
   /**

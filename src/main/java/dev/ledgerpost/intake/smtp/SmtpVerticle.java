@@ -74,7 +74,8 @@ public final class SmtpVerticle extends VerticleBase {
     GatewayConfig.Smtp smtp = config.smtp();
     relay = shared.smarthosts().relayOn(vertx);
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
-        shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
+        shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply(),
+        smtp.stripControlHeaders());
     List<Cidr> networks = smtp.relayNetworks();
     sessions = new SmtpSession.Setup(settings, relay, shared.authenticator(), new RelayNetworks(networks),
         shared.guards());

@@ -213,7 +213,7 @@ public final class ConfigLoader {
       if (!Files.isReadable(Path.of(file))) {
         problems.add("webhooks.endpoints: endpoint " + e.name() + ": cannot read secretFile " + file);
       }
-      return new GatewayConfig.WebhookEndpoint(e.name(), e.url(), e.secrets(), file, e.events(), e.user());
+      return new GatewayConfig.WebhookEndpoint(e.name(), e.url(), e.secrets(), file, e.events(), e.user(), e.tags());
     });
   }
 

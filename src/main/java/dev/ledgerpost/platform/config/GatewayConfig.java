@@ -45,7 +45,8 @@ public record GatewayConfig(
       Duration minDataRateGrace,
       int instances,
       Proxy proxy,
-      Resubmission resubmission) {
+      Resubmission resubmission,
+      boolean stripControlHeaders) {
 
     /** SMTP verticle instances: {@code smtp.instances}, or one per available processor when it is 0. */
     public int effectiveInstances() {
@@ -235,14 +236,24 @@ public record GatewayConfig(
   /**
    * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline
    * {@code whsec_} secrets; {@code secretFile} (absolute once loaded) holds them one a line instead. {@code user}
-   * null: every user's messages.
+   * null: every user's messages. {@code tags}: only the events of messages carrying one of them (docs/data-model.md §5.17);
+   * empty: every message's.
    */
   public record WebhookEndpoint(String name, String url, List<String> secrets, String secretFile, List<String> events,
-      String user) {
+      String user, List<String> tags) {
+    public WebhookEndpoint {
+      tags = tags == null ? List.of() : List.copyOf(tags);
+    }
+
+    public WebhookEndpoint(String name, String url, List<String> secrets, String secretFile, List<String> events, String user) {
+      this(name, url, secrets, secretFile, events, user, List.of());
+    }
+
     /** Never the secrets: a record's own toString would print them into a log. */
     @Override
     public String toString() {
-      return "WebhookEndpoint[" + name + " " + url + " events=" + events + (user == null ? "" : " user=" + user) + "]";
+      return "WebhookEndpoint[" + name + " " + url + " events=" + events + (user == null ? "" : " user=" + user)
+          + (tags.isEmpty() ? "" : " tags=" + tags) + "]";
     }
   }
 

@@ -126,7 +126,7 @@ public final class WebhookApi {
       return;
     }
     WebhookMessages.Create q = new WebhookMessages.Create(scope != null ? scope : user, body.getString("url"), strings(body, "events"),
-        body.getInteger("rateLimit"));
+        strings(body, "tags"), body.getInteger("rateLimit"));
     answer(ctx, 201, bus.request(WebhookMessages.CREATE, q, WebhookMessages.Created.class),
         c -> managed(c.endpoint()).put("secret", c.secret()));
   }
@@ -135,8 +135,8 @@ public final class WebhookApi {
     JsonObject body = Input.of(ctx).body();
     // rateLimit: a number sets it, null gives it back to webhooks.rateLimit, absent leaves it.
     WebhookMessages.Update q = new WebhookMessages.Update(ctx.pathParam("id"), scope(ctx), body.getString("url"),
-        strings(body, "events"), body.getInteger("rateLimit"), body.containsKey("rateLimit") && body.getValue("rateLimit") == null,
-        body.getBoolean("enabled"));
+        strings(body, "events"), strings(body, "tags"), body.getInteger("rateLimit"),
+        body.containsKey("rateLimit") && body.getValue("rateLimit") == null, body.getBoolean("enabled"));
     answer(ctx, 200, bus.request(WebhookMessages.UPDATE, q, WebhookMessages.Changed.class),
         c -> skipped(managed(c.endpoint()), c.skipped()));
   }
@@ -169,6 +169,7 @@ public final class WebhookApi {
         .put("user", m.user())
         .put("url", m.url())
         .put("events", new JsonArray(m.events()))
+        .put("tags", new JsonArray(m.tags()))
         .put("secrets", m.secrets())
         .put("previousSecretUntil", text(m.previousSecretUntil()))
         .put("state", m.enabled() ? "ENABLED" : "DISABLED")
@@ -273,6 +274,7 @@ public final class WebhookApi {
         .put("name", e.name())
         .put("url", e.url())
         .put("events", new JsonArray(e.events()))
+        .put("tags", new JsonArray(e.tags()))
         .put("user", e.user())
         .put("secrets", e.secrets())
         .put("state", e.enabled() ? "ENABLED" : "DISABLED")

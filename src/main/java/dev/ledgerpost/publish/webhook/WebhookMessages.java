@@ -98,8 +98,11 @@ public final class WebhookMessages {
    */
   public static final String CREATE = "webhook.create";
 
-  /** {@code rateLimit}: requests per second (0: none; null: webhooks.rateLimit). */
-  public record Create(String owner, String url, List<String> events, Integer rateLimit) {}
+  /**
+   * {@code tags}: only messages carrying one of them (null or empty: every message of the owner); {@code rateLimit}:
+   * requests per second (0: none; null: webhooks.rateLimit).
+   */
+  public record Create(String owner, String url, List<String> events, List<String> tags, Integer rateLimit) {}
 
   /** The endpoint and its secret ({@code whsec_}), shown this once. */
   public record Created(Managed endpoint, String secret) {
@@ -110,13 +113,13 @@ public final class WebhookMessages {
   }
 
   /**
-   * Changes an endpoint's URL (checked again), events, rate limit ({@code resetRateLimit}: back to webhooks.rateLimit)
-   * or whether it is enabled; null: unchanged. Answered by {@link Changed}.
+   * Changes an endpoint's URL (checked again), events, tags (empty: no tag filter), rate limit ({@code resetRateLimit}:
+   * back to webhooks.rateLimit) or whether it is enabled; null: unchanged. Answered by {@link Changed}.
    */
   public static final String UPDATE = "webhook.update";
 
-  public record Update(String id, String scope, String url, List<String> events, Integer rateLimit, boolean resetRateLimit,
-      Boolean enabled) {}
+  public record Update(String id, String scope, String url, List<String> events, List<String> tags, Integer rateLimit,
+      boolean resetRateLimit, Boolean enabled) {}
 
   /** The endpoint as changed; {@code skipped} when the change enabled it (null otherwise, or nothing skipped). */
   public record Changed(Managed endpoint, Skipped skipped) {}
@@ -138,7 +141,7 @@ public final class WebhookMessages {
    * {@code user} whose messages it takes (null: every user's), how many secrets sign now and until when the replaced
    * one still does; never a secret.
    */
-  public record Managed(String id, String source, String user, String url, List<String> events, int secrets,
+  public record Managed(String id, String source, String user, String url, List<String> events, List<String> tags, int secrets,
       OffsetDateTime previousSecretUntil, boolean enabled, String disabledReason, OffsetDateTime createdAt,
       OffsetDateTime updatedAt, Health health) {}
 
@@ -157,7 +160,7 @@ public final class WebhookMessages {
    * One endpoint as the API shows it: never its secrets, only how many sign. {@code recordedThrough}: every
    * published event up to this pub_seq has its delivery row (when it matched the filter).
    */
-  public record EndpointView(String name, String url, List<String> events, String user, int secrets, boolean enabled,
+  public record EndpointView(String name, String url, List<String> events, List<String> tags, String user, int secrets, boolean enabled,
       OffsetDateTime disabledAt, String disabledReason, long recordedThrough, long pending, long attempted, long failed,
       long inFlight, OffsetDateTime oldestOpenAt, Health health) {}
 

@@ -60,8 +60,8 @@ final class WebhookStore {
          AND e.pub_seq > $2::bigint AND e.pub_seq <= $3::bigint
          AND e.type = ANY($4::text[])
          AND ($5::text IS NULL OR e.auth_user = $5::text)
-         AND NOT (e.type IN ('message.attempt.exhausted', 'endpoint.disabled') AND e.payload->>'endpoint' = $1::text)"""
-      .formatted(MAX_EVENTS_PER_ROW);
+         AND NOT (e.type IN ('message.attempt.exhausted', 'endpoint.disabled') AND e.payload->>'endpoint' = $1::text)
+         AND ($7::text[] IS NULL OR e.tags && $7::text[])""".formatted(MAX_EVENTS_PER_ROW);
   private static final String INSERT = "INSERT INTO webhook_deliveries (endpoint, event_id, pub_seq, type, message_id, body, "
       + "next_attempt_at)\n";
   private static final String RECORD = INSERT + EVENTS_IN_RANGE + "\nON CONFLICT (endpoint, event_id) DO NOTHING";
@@ -248,8 +248,11 @@ final class WebhookStore {
       SELECT count(*) AS open, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
         FROM webhook_deliveries WHERE state IN ('PENDING', 'ATTEMPTED')""";
 
-  /** One endpoint's filter: the event types it takes, and the one user whose messages it takes (null: all). */
-  record Filter(String endpoint, List<String> events, String user) {}
+  /**
+   * One endpoint's filter: the event types it takes, the one user whose messages it takes (null: all), and the tags of
+   * which a message must carry one (empty: any message; an event that names no message, a suppression's, then never).
+   */
+  record Filter(String endpoint, List<String> events, String user, List<String> tags) {}
 
   /** What one recording pass did: rows added, how far the endpoint is recorded now, how far the ledger is published. */
   record Recorded(int inserted, long through, long published, long prunedThrough, long before, boolean paused) {
@@ -331,7 +334,8 @@ final class WebhookStore {
   }
 
   private static Tuple range(Filter f, long after, long upTo, Instant due) {
-    return Tuple.wrap(new Object[] {f.endpoint(), after, upTo, f.events().toArray(new String[0]), f.user(), at(due)});
+    return Tuple.wrap(new Object[] {f.endpoint(), after, upTo, f.events().toArray(new String[0]), f.user(), at(due),
+        f.tags().isEmpty() ? null : f.tags().toArray(new String[0])});
   }
 
   /**

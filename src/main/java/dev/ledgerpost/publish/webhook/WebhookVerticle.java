@@ -200,7 +200,7 @@ public final class WebhookVerticle extends VerticleBase {
   /** Answers whether the endpoint is still behind the ledger after this batch. */
   private Future<Boolean> recordOne(EndpointWorker w) {
     GatewayConfig.WebhookEndpoint e = w.endpoint();
-    WebhookStore.Filter filter = new WebhookStore.Filter(e.name(), e.events(), e.user());
+    WebhookStore.Filter filter = new WebhookStore.Filter(e.name(), e.events(), e.user(), e.tags());
     return store.record(filter, schedule.firstDue(node.clock().instant())).map(r -> {
       if (r.through() < 0) {
         return false; // another node is recording this endpoint now
@@ -246,7 +246,7 @@ public final class WebhookVerticle extends VerticleBase {
             .onSuccess(d -> w.pump())));
     bus.serve(WebhookMessages.REPLAY, WebhookMessages.Replay.class, q -> worker(q.endpoint(), q.scope()).compose(w -> {
       GatewayConfig.WebhookEndpoint e = w.endpoint();
-      return store.replay(new WebhookStore.Filter(e.name(), e.events(), e.user()), q.since(), q.until(), node.clock().instant())
+      return store.replay(new WebhookStore.Filter(e.name(), e.events(), e.user(), e.tags()), q.since(), q.until(), node.clock().instant())
           .map(c -> {
             LOG.info("webhook endpoint {}: replay of pub_seq {}..{}: {} delivery(ies) recorded, {} re-armed", e.name(),
                 q.since() + 1, c[2], c[0], c[1]);
@@ -303,9 +303,10 @@ public final class WebhookVerticle extends VerticleBase {
     bus.serve(WebhookMessages.UPDATE, WebhookMessages.Update.class, q -> changeable(q.id(), q.scope())
         .compose(x -> worker(q.id(), q.scope())) // another user's endpoint is not found, whatever the body says
         .compose(x -> q.url() == null ? Future.<Void>succeededFuture() : rules.checkUrl(q.url()))
-        .compose(x -> q.events() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.events(q.events()))
-        .compose(events -> apiStore.update(q.id(), q.scope(), q.url(), events, q.rateLimit() != null || q.resetRateLimit(),
-            q.rateLimit()))
+        .compose(x -> q.tags() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.tags(q.tags()))
+        .compose(tags -> (q.events() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.events(q.events()))
+            .compose(events -> apiStore.update(q.id(), q.scope(), q.url(), events, tags, q.rateLimit() != null || q.resetRateLimit(),
+                q.rateLimit())))
         .compose(row -> row == null ? Future.failedFuture(ApiEndpointStore.notFound(q.id()))
             : sync().compose(x -> enabled(row.id(), q.scope(), q.enabled()))
                 .compose(skipped -> managedOne(row.id(), q.scope()).map(m -> new WebhookMessages.Changed(m, skipped)))));
@@ -322,9 +323,10 @@ public final class WebhookVerticle extends VerticleBase {
   /** A new endpoint: its URL checked (form, scheme, every address its host resolves to), then its rows, at most the owner's share. */
   private Future<WebhookMessages.Created> create(WebhookMessages.Create q) {
     return rules.checkUrl(q.url())
-        .compose(x -> EndpointRules.events(q.events()))
-        .compose(events -> apiStore.create(rules.newId(), q.owner(), q.url(), events, rules.newSecret(), config.maxEndpointsPerUser(),
-            q.rateLimit()))
+        .compose(x -> EndpointRules.tags(q.tags() == null ? List.of() : q.tags()))
+        .compose(tags -> EndpointRules.events(q.events())
+            .compose(events -> apiStore.create(rules.newId(), q.owner(), q.url(), events, tags, rules.newSecret(),
+                config.maxEndpointsPerUser(), q.rateLimit())))
         .compose(row -> {
           // Not the URL: an application may put a token of its own in it.
           LOG.info("webhook endpoint {} made through the API by {}: host {}, {}", row.id(), row.owner(),
@@ -368,11 +370,11 @@ public final class WebhookVerticle extends VerticleBase {
         WebhookMessages.Health health = health(r, w);
         if (e == null) {
           GatewayConfig.WebhookEndpoint c = w.endpoint();
-          out.add(new WebhookMessages.Managed(name, "config", c.user(), c.url(), c.events(), w.signer().secrets(), null, enabled,
-              reason, null, null, health));
+          out.add(new WebhookMessages.Managed(name, "config", c.user(), c.url(), c.events(), c.tags(), w.signer().secrets(), null,
+              enabled, reason, null, null, health));
         } else {
           int secrets = w.signer().secrets();
-          out.add(new WebhookMessages.Managed(name, "api", e.owner(), e.url(), e.events(), secrets,
+          out.add(new WebhookMessages.Managed(name, "api", e.owner(), e.url(), e.events(), e.tags(), secrets,
               secrets > 1 ? java.time.OffsetDateTime.ofInstant(e.previousUntil(), java.time.ZoneOffset.UTC) : null, enabled, reason,
               e.createdAt(), e.updatedAt(), health));
         }
@@ -433,7 +435,7 @@ public final class WebhookVerticle extends VerticleBase {
           w.stop(); // its attempts in flight end and are recorded (a deleted endpoint's: nothing left to record them on)
         }
         LOG.info("webhook endpoint {}: {}", id, is == null ? "deleted" : "changed: host " + java.net.URI.create(is.url()).getHost()
-            + ", " + is.events());
+            + ", " + is.events() + (is.tags().isEmpty() ? "" : ", tags " + is.tags()));
       }
     }
     boolean added = false;
@@ -445,7 +447,7 @@ public final class WebhookVerticle extends VerticleBase {
       } else {
         k = new RotatingKeys(node.clock(), r);
         apiKeys.put(r.id(), k);
-        addWorker(new GatewayConfig.WebhookEndpoint(r.id(), r.url(), List.of(), "", r.events(), r.owner()), new Signer(k),
+        addWorker(new GatewayConfig.WebhookEndpoint(r.id(), r.url(), List.of(), "", r.events(), r.owner(), r.tags()), new Signer(k),
             new Sender(vertx, r.id(), r.url(), config.timeout(), config.concurrency(), destinations));
         workers.get(r.id()).rate(rate(r));
         added = true;
@@ -519,7 +521,7 @@ public final class WebhookVerticle extends VerticleBase {
       for (EndpointWorker w : workers.values()) {
         GatewayConfig.WebhookEndpoint e = w.endpoint();
         Row r = byName.get(e.name());
-        views.add(new EndpointView(e.name(), e.url(), e.events(), e.user(), w.signer().secrets(),
+        views.add(new EndpointView(e.name(), e.url(), e.events(), e.tags(), e.user(), w.signer().secrets(),
             r == null || r.getOffsetDateTime("disabled_at") == null, r == null ? null : r.getOffsetDateTime("disabled_at"),
             r == null ? null : r.getString("disabled_reason"), r == null ? 0 : r.getLong("recorded_through"),
             r == null ? 0 : r.getLong("pending"), r == null ? 0 : r.getLong("attempted"), r == null ? 0 : r.getLong("failed"),
