@@ -8,6 +8,7 @@ import dev.ledgerpost.platform.auth.HtpasswdAuthenticator;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
+import dev.ledgerpost.relay.capture.Capture;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
 import io.vertx.core.Future;
 import java.nio.file.Path;
@@ -56,7 +57,8 @@ public final class SmtpPart implements Part {
     SmtpSession.Authenticator users = a.find(HtpasswdAuthenticator.class).<SmtpSession.Authenticator>map(u -> u::verify)
         .orElse(null);
     return new SmtpVerticle.Shared(config, a.hostname(), tls, users, connections, a.get(Smarthosts.class), a.metrics(),
-        guards.with(a.get(Suppressions.class)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
+        guards.with(a.get(Suppressions.class)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean(),
+        a.get(Capture.class));
   }
 
   /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */
