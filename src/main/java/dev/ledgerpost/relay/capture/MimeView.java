@@ -62,7 +62,12 @@ public record MimeView(List<Header> headers, String text, String html, List<Atta
       }
       String disposition = p.value("Content-Disposition");
       ContentType cd = disposition == null ? null : ContentType.parse(disposition);
-      String name = cd != null && cd.params.containsKey("filename") ? cd.params.get("filename") : ct.params.get("name");
+      ContentType named = cd != null && cd.params.containsKey("filename") ? cd : ct;
+      String key = named == cd ? "filename" : "name";
+      String name = named.params.get(key);
+      if (name != null && !named.extended.contains(key)) {
+        name = decodeWords(name); // an RFC 2231 value is decoded already; anything else may hold RFC 2047 words
+      }
       boolean attached = cd != null && cd.type.equals("attachment");
       byte[] decoded = p.decoded();
       if (!attached && name == null && ct.type.equals("text/plain") && text == null) {
@@ -70,7 +75,7 @@ public record MimeView(List<Header> headers, String text, String html, List<Atta
       } else if (!attached && name == null && ct.type.equals("text/html") && html == null) {
         html = charset(ct).decode(java.nio.ByteBuffer.wrap(decoded)).toString();
       } else {
-        attachments.add(new Attachment(name == null ? null : decodeWords(name), ct.type, decoded.length));
+        attachments.add(new Attachment(name, ct.type, decoded.length));
       }
     }
   }
@@ -175,10 +180,11 @@ public record MimeView(List<Header> headers, String text, String html, List<Atta
   }
 
   /** {@code type/subtype} lower-cased and its parameters (names lower-cased; quoted values unquoted; RFC 2231 {@code name*}). */
-  private record ContentType(String type, Map<String, String> params) {
+  private record ContentType(String type, Map<String, String> params, java.util.Set<String> extended) {
     static ContentType parse(String value) {
       String[] pieces = value.split(";(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)");
       Map<String, String> params = new LinkedHashMap<>();
+      java.util.Set<String> extended = new java.util.HashSet<>();
       for (int i = 1; i < pieces.length; i++) {
         int eq = pieces[i].indexOf('=');
         if (eq < 0) {
@@ -192,10 +198,15 @@ public record MimeView(List<Header> headers, String text, String html, List<Atta
         if (name.endsWith("*")) { // RFC 2231: charset'language'percent-encoded
           name = name.substring(0, name.length() - 1);
           v = rfc2231(v);
+          if (!params.containsKey(name) || !extended.contains(name)) {
+            params.put(name, v); // the extended form wins over a plain one (RFC 2231 §4)
+            extended.add(name);
+          }
+          continue;
         }
         params.putIfAbsent(name, v);
       }
-      return new ContentType(pieces[0].trim().toLowerCase(Locale.ROOT), params);
+      return new ContentType(pieces[0].trim().toLowerCase(Locale.ROOT), params, extended);
     }
   }
 
