@@ -101,6 +101,7 @@ class CaptureTest {
   @Test
   void aCapturedUsersMailNeverReachesTheSmarthostAndIsReadableByItsOwnKeyAndTheAdminOnly() throws Exception {
     int connections = gateway.downstream().connections();
+    int commands = gateway.downstream().commands().size();
     int received = gateway.downstream().messages().size();
     String text = message("Grüße aus dem Test");
     String reply;
@@ -116,6 +117,7 @@ class CaptureTest {
     assertThat(reply).startsWith("250 2.0.0 Ok: captured as ").endsWith("(not relayed)");
     UUID id = idOf(reply);
     assertThat(gateway.downstream().connections()).as("the smarthost saw no connection at all").isEqualTo(connections);
+    assertThat(gateway.downstream().commands()).as("nor a command on a pooled one").hasSize(commands);
     assertThat(gateway.downstream().messages()).hasSize(received);
 
     String db = gateway.databaseUrl();
@@ -195,12 +197,14 @@ class CaptureTest {
   @Test
   void aCapturingKeyCapturesOverHttpAndTheBytesAreGoneAfterTheirRetention() throws Exception {
     int connections = gateway.downstream().connections();
+    int commands = gateway.downstream().commands().size();
     HttpResponse<String> sent = gateway.sendClient().send(CAPTURING_KEY, UUID.randomUUID().toString(), send("over HTTP"));
     assertThat(sent.statusCode()).as(sent.body()).isEqualTo(200);
     JsonObject answer = new JsonObject(sent.body());
     assertThat(answer.getString("status")).isEqualTo("CAPTURED");
     UUID id = UUID.fromString(answer.getString("operationId"));
     assertThat(gateway.downstream().connections()).as("the smarthost saw no connection at all").isEqualTo(connections);
+    assertThat(gateway.downstream().commands()).as("nor a command on a pooled one").hasSize(commands);
     String db = gateway.databaseUrl();
     assertThat(LedgerRows.status(db, id)).isEqualTo("CAPTURED");
 
