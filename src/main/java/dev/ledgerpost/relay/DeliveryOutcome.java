@@ -68,7 +68,7 @@ public sealed interface DeliveryOutcome {
 
     @Override
     public GatewayMetrics.Outcome metric() {
-      return GatewayMetrics.Outcome.ACCEPTED;
+      return captured ? GatewayMetrics.Outcome.CAPTURED : GatewayMetrics.Outcome.ACCEPTED;
     }
   }
 

@@ -126,6 +126,7 @@ class CaptureTest {
     assertThat(LedgerRows.string(db, "SELECT auth_user FROM messages WHERE id = '" + id + "'")).isEqualTo("tester");
     assertThat(LedgerRows.count(db, "SELECT count(*) FROM recipients WHERE message_id = '" + id + "' AND status = 'CAPTURED'"))
         .isEqualTo(2);
+    assertThat(metric("ledgerpost_delivery_outcomes_total{outcome=\"captured\"}")).isGreaterThanOrEqualTo(1.0);
     // The usual events: message.pending at the open, message.settled with the new status.
     Poll.until(WAIT, "both events are published", () -> LedgerRows.count(db,
         "SELECT count(*) FROM outbox_events WHERE message_id = '" + id + "' AND pub_seq IS NOT NULL") == 2);
@@ -256,6 +257,15 @@ class CaptureTest {
     assertThat(LedgerRows.count(db, "SELECT count(*) FROM captures WHERE message_id = '" + id + "'")).isZero();
     SendClient.assertProblem(gateway.get("/api/v1/captures/" + id), 404);
     assertThat(LedgerRows.status(db, id)).isEqualTo("CAPTURED");
+  }
+
+  private static double metric(String series) throws Exception {
+    for (String line : gateway.get("/metrics", null).body().split("\n")) {
+      if (line.startsWith(series + " ")) {
+        return Double.parseDouble(line.substring(series.length() + 1).trim());
+      }
+    }
+    throw new AssertionError("no series " + series);
   }
 
   static JsonObject send(String subject) {
