@@ -215,6 +215,10 @@ class CaptureTest {
     assertThat(c.getString("user")).isEqualTo("app");
     // The same user's other key reads it too: captures are per user.
     assertThat(gateway.get("/api/v1/captures/" + id, PLAIN_KEY).statusCode()).isEqualTo(200);
+    // A key that is not marked, of a user the tenants file captures: captured as well.
+    HttpResponse<String> tenant = gateway.sendClient().send(TESTER_KEY, null, send("tenant over HTTP"));
+    assertThat(new JsonObject(tenant.body()).getString("status")).as(tenant.body()).isEqualTo("CAPTURED");
+    assertThat(gateway.downstream().commands()).hasSize(commands);
 
     CLOCK.advance(Duration.ofDays(7).plusMinutes(1));
     try {
