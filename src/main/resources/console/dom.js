@@ -40,6 +40,7 @@ export function statusBadge(status) {
 const STATUS_WORDS = {
   PENDING: 'Pending', SENT: 'Sent', FAILED_TEMP: 'Failed (temporary)', FAILED_PERM: 'Failed (permanent)',
   UNKNOWN: 'Unknown', RESOLVED_DELIVERED: 'Resolved: delivered', RESOLVED_NOT_DELIVERED: 'Resolved: not delivered',
+  CAPTURED: 'Captured (not relayed)',
   ACCEPTED: 'Accepted', REJECTED: 'Rejected', SUPERSEDED: 'Superseded (the message moved on)',
 };
 

@@ -10,7 +10,8 @@ import {append, bytes, h, isoToLocal, localToIso, replace, statusBadge, syncRows
 
 const PAGE = 50;
 const KNOWN_MAX = 2000;
-const STATUSES = ['PENDING', 'SENT', 'FAILED_TEMP', 'FAILED_PERM', 'UNKNOWN', 'RESOLVED_DELIVERED', 'RESOLVED_NOT_DELIVERED'];
+const STATUSES = ['PENDING', 'SENT', 'FAILED_TEMP', 'FAILED_PERM', 'UNKNOWN', 'RESOLVED_DELIVERED', 'RESOLVED_NOT_DELIVERED',
+  'CAPTURED'];
 
 export function mount(container, ctx) {
   const filters = Object.fromEntries(new URLSearchParams(ctx.param ?? ''));

@@ -6,6 +6,7 @@
 import {api, ProblemError, session} from './api.js';
 import {announce, bytes, h, replace, statusBadge, tagList, throttle, timeEl, words} from './dom.js';
 import {evidence, proposalsPanel} from './proposals.js';
+import {capturePanel} from './capture.js';
 
 const RESOLVABLE = new Set(['PENDING', 'UNKNOWN']);
 
@@ -27,6 +28,9 @@ export function mount(container, ctx) {
       h('div', {}, proposals.element, resolveArea,
         h('section', {'aria-labelledby': 'facts-title'}, h('h2', {id: 'facts-title'}, 'Facts'), facts))));
 
+  const captureArea = h('div', {id: 'capture-area'});
+  container.append(captureArea);
+  let capture = null; // a CAPTURED message's bytes, read once (they do not change)
   let panel = null; // the resolve form while it is on the page
   let shown = null; // the detail last drawn
 
@@ -52,6 +56,11 @@ export function mount(container, ctx) {
     drawFacts(facts, d, op);
     drawTimeline(timeline, d, op);
     proposals.draw(d);
+    if (d.status === 'CAPTURED' && !capture) {
+      capture = capturePanel(id);
+      captureArea.replaceChildren(capture.element);
+      capture.load();
+    }
     if (RESOLVABLE.has(d.status)) {
       if (!panel) {
         panel = resolvePanel(d);

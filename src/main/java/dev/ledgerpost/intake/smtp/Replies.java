@@ -208,6 +208,9 @@ public final class Replies {
       @Override
       public Reply accepted(DeliveryOutcome.Accepted a) {
         // 250 even when the settle failed: a 451 here would make the client send a duplicate.
+        if (a.captured()) { // no downstream: the gateway kept it (docs/design.md §8.10)
+          return Reply.of(250, "2.0.0", "Ok: captured as " + a.ledgerId() + " (not relayed)");
+        }
         return Reply.of(250, "2.0.0", "Ok: queued as " + a.ledgerId() + " (downstream: " + a.reply().sanitizedText() + ")");
       }
 

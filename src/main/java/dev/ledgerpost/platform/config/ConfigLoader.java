@@ -351,7 +351,8 @@ public final class ConfigLoader {
         section(GatewayConfig.Webhooks.class, "webhooks.", v),
         section(GatewayConfig.Reconcile.class, "reconcile.", v),
         section(GatewayConfig.Suppression.class, "suppression.", v),
-        section(GatewayConfig.Tenants.class, "tenants.", v));
+        section(GatewayConfig.Tenants.class, "tenants.", v),
+        section(GatewayConfig.Capture.class, "capture.", v));
   }
 
   /**

@@ -7,7 +7,7 @@ import java.util.List;
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
     Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile,
-    Suppression suppression, Tenants tenants) {
+    Suppression suppression, Tenants tenants, Capture capture) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -308,4 +308,10 @@ public record GatewayConfig(
 
   /** The tenants file (docs/design.md §8.9): each user's quotas and whether its mail is captured; empty = none. */
   public record Tenants(String file) {}
+
+  /**
+   * Capture mode (docs/design.md §8.10): the largest message a captured user or send key may have kept, and how long its
+   * bytes are kept.
+   */
+  public record Capture(long maxMessageSize, Duration retention) {}
 }
