@@ -31,6 +31,8 @@ import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.ApiKeys.ApiKey;
 import dev.ledgerpost.intake.http.InvalidSend;
 import dev.ledgerpost.operate.suppression.Suppressions;
+import dev.ledgerpost.operate.quota.QuotaGate;
+import dev.ledgerpost.ledger.LedgerMessages;
 import io.vertx.core.json.JsonArray;
 import dev.ledgerpost.intake.http.PreparedSend;
 import dev.ledgerpost.platform.auth.RateLimiter;
@@ -71,7 +73,18 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
-      RateLimiter limiter, Set<UUID> running, Suppressions suppressions) {
+      RateLimiter limiter, Set<UUID> running, Suppressions suppressions, QuotaGate quotas) {
+
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+        RateLimiter limiter, Set<UUID> running, Suppressions suppressions) {
+      this(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, QuotaGate.none());
+    }
+
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+        Suppressions suppressions, QuotaGate quotas) {
+      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet(),
+          suppressions, quotas);
+    }
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
         Suppressions suppressions) {
@@ -83,6 +96,7 @@ public final class SendApi {
   private final Vertx vertx;
   private final Bus bus;
   private final Suppressions suppressions;
+  private final QuotaGate quotas;
   private final ApiKeys keys;
   private final RateLimiter limiter;
   private final ContractValidation contract;
@@ -103,6 +117,7 @@ public final class SendApi {
   public SendApi(Vertx vertx, Setup setup, ContractValidation contract) {
     this.running = setup.running();
     this.suppressions = setup.suppressions();
+    this.quotas = setup.quotas();
     this.limiter = setup.limiter();
     GatewayConfig config = setup.config();
     GatewayConfig.Downstream downstream = config.downstream();
@@ -154,6 +169,12 @@ public final class SendApi {
       SendAnswers.shuttingDown().write(ctx);
       return;
     }
+    // This node's copy of the counters (docs/design.md §8.9): before the body is read; the open's own count decides.
+    Optional<LedgerMessages.OverQuota> over = quotas.overQuota(key.get().user());
+    if (over.isPresent()) {
+      SendAnswers.overQuota(null, key.get().user(), over.get(), quotas.now()).write(ctx);
+      return;
+    }
     ctx.put(API_KEY, key.get());
     ctx.next();
   }
@@ -178,6 +199,11 @@ public final class SendApi {
     vertx.executeBlocking(() -> PreparedSend.prepare(body, op, hostname, limits), false).onComplete(ar -> {
       if (ar.failed()) {
         refuse(ctx, ar.cause());
+        return;
+      }
+      SendAnswer overLimit = SendAnswers.overLimits(ar.result(), key.user(), quotas.policy(key.user()));
+      if (overLimit != null) {
+        overLimit.write(ctx);
         return;
       }
       JsonArray suppressed = suppressed(ar.result(), key);

@@ -2,6 +2,7 @@ package dev.ledgerpost.intake.smtp;
 
 import dev.ledgerpost.intake.smtp.auth.AuthThrottle;
 import dev.ledgerpost.intake.smtp.auth.UserQuota;
+import dev.ledgerpost.operate.quota.QuotaGate;
 import dev.ledgerpost.intake.smtp.tls.TlsMaterial;
 import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.platform.auth.HtpasswdAuthenticator;
@@ -56,7 +57,7 @@ public final class SmtpPart implements Part {
     SmtpSession.Authenticator users = a.find(HtpasswdAuthenticator.class).<SmtpSession.Authenticator>map(u -> u::verify)
         .orElse(null);
     return new SmtpVerticle.Shared(config, a.hostname(), tls, users, connections, a.get(Smarthosts.class), a.metrics(),
-        guards.with(a.get(Suppressions.class)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
+        guards.with(a.get(Suppressions.class)).with(a.get(QuotaGate.class)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
   }
 
   /** The AUTH throttle, sender policy and per-user rate: one each per process, whatever the number of SMTP loops. */

@@ -293,6 +293,10 @@ public record GatewayConfig(
     }
   }
 
-  /** The tenants file (docs/design.md §8.9): each user's quotas and whether its mail is captured; empty = none. */
-  public record Tenants(String file) {}
+  /**
+   * The tenants file (docs/design.md §8.9): each user's quotas and whether its mail is captured; empty = none.
+   * {@code approachingAt}: the fraction of an hourly or daily quota at which quota.approaching is written;
+   * {@code refreshInterval}: how often each node reads the counters for its early refusal at MAIL.
+   */
+  public record Tenants(String file, double approachingAt, Duration refreshInterval) {}
 }
