@@ -32,7 +32,7 @@ record KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetr
    * second alternative lets a retry after an ambiguous commit find its own binding. A claim that was
    * taken over (its lease ran out) binds nothing, and ledger_abort then rolls the whole open back.
    */
-  private static final String OPEN_KEYED = OpenBatch.WRITES.formatted(OpenBatch.ON_CONFLICT) + """
+  private static final String OPEN_KEYED = (OpenBatch.WRITES.formatted(OpenBatch.ON_CONFLICT) + """
       ,
       k AS (
         UPDATE idempotency_keys
@@ -40,7 +40,7 @@ record KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetr
                updated_at = now()
          WHERE owner = $OWNER AND key = $KEY AND operation_id = ($1::uuid[])[1]
            AND (state = 'IN_FLIGHT' OR (state = 'OPENED' AND message_id = ($1::uuid[])[1]))
-           AND ($1::uuid[])[1] <> ALL((SELECT refused FROM qa))
+           AND NOT EXISTS (SELECT 1 FROM qa WHERE ($1::uuid[])[1] = ANY(qa.refused))
         RETURNING 1)
       SELECT m.id, NULL::text AS quota, NULL::bigint AS lim, NULL::timestamptz AS resets_at, NULL::int AS aborted FROM m
       UNION ALL
@@ -49,7 +49,7 @@ record KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetr
       UNION ALL
       SELECT NULL, NULL, NULL, NULL,
              ledger_abort('the idempotency key of operation ' || ($1::uuid[])[1]::text || ' is no longer held by it')
-       WHERE (SELECT count(*) FROM k) = 0 AND cardinality((SELECT refused FROM qa)) = 0"""
+       WHERE (SELECT count(*) FROM k) = 0 AND (SELECT cardinality(refused) FROM qa) = 0""")
       // The key's three parameters come after the open's, however many those are.
       .replace("$OWNER", "$" + (OpenBatch.PARAMETERS + 1)).replace("$KEY", "$" + (OpenBatch.PARAMETERS + 2))
       .replace("$LEASE", "$" + (OpenBatch.PARAMETERS + 3));

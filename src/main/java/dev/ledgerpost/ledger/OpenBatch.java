@@ -55,7 +55,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       f AS (
         SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
           FROM unnest($1::uuid[], $22::uuid[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
-         WHERE t.fp IS NOT NULL AND t.id <> ALL((SELECT refused FROM qa)) ORDER BY t.fp, t.replaces IS NULL, t.id),
+         WHERE t.fp IS NOT NULL AND NOT EXISTS (SELECT 1 FROM qa WHERE t.id = ANY(qa.refused)) ORDER BY t.fp, t.replaces IS NULL, t.id),
       c AS (
         INSERT INTO resubmission_claims AS rc (fingerprint, message_id, claimed_at, expires_at, replaces)
         SELECT f.fp, f.id, now(), now() + make_interval(secs => f.win), f.replaces FROM f

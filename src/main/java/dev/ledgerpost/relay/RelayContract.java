@@ -156,8 +156,8 @@ public final class RelayContract {
    */
   private Future<DeliveryOutcome> overQuota(WireTransaction wire, Open open, LedgerMessages.OverQuota quota) {
     services.outcomes().deliveryAbandoned(open.id());
-    LOG.info("{} of {} not opened: its {} of {} is used up until {}; nothing sent downstream", open.id(), open.authUser(),
-        quota.quota(), quota.limit(), quota.resetsAt());
+    AuditLog.of(AuditEvent.QUOTA_REFUSED).with("attempt_id", open.id()).with("user", open.authUser())
+        .with("quota", quota.quota()).with("limit", quota.limit()).with("resets_at", quota.resetsAt()).log();
     return wire.abort().map(v -> (DeliveryOutcome) new DeliveryOutcome.OverQuota(open.id(), open.authUser(), quota));
   }
 

@@ -228,7 +228,7 @@ public record GatewayConfig(
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
-      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed");
+      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed", "quota.approaching", "quota.exceeded");
 
   /**
    * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline

@@ -47,7 +47,9 @@ public enum AuditEvent {
   SUPPRESSION_ADDED(Level.NOTICE, "the recipient is refused at RCPT (and by the send API) in that scope until the entry "
       + "expires or is removed", "suppression", "scope", "source", "added_by", "renewed"),
   SUPPRESSION_REMOVED(Level.NOTICE, null, "suppression", "scope", "removed_by"),
-  SUPPRESSION_IMPORTED(Level.NOTICE, "each entry has its suppression.added event", "added", "renewed", "added_by");
+  SUPPRESSION_IMPORTED(Level.NOTICE, "each entry has its suppression.added event", "added", "renewed", "added_by"),
+  QUOTA_REFUSED(Level.NOTICE, "nothing was recorded or sent; the quota.exceeded event is written once per window",
+      "attempt_id", "user", "quota", "limit", "resets_at");
 
   /** CRITICAL: an ERROR line starting "CRITICAL"; NOTICE: an INFO line. */
   public enum Level { CRITICAL, NOTICE }
