@@ -11,6 +11,7 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.WebhookReceiver;
+import dev.ledgerpost.testing.WsTestClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -94,7 +95,9 @@ class QuotaTest {
       common(o);
       o.put("ledger.url", gateway.databaseUrl());
       o.put("node.id", "second");
-      try (GatewayHarness second = GatewayHarness.start(other, o, CLOCK)) {
+      try (GatewayHarness second = GatewayHarness.start(other, o, CLOCK);
+           WsTestClient hub = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, gateway.gateway().adminToken())) {
+        assertThat(hub.next(WAIT).getString("type")).isEqualTo("hello");
         int before = gateway.downstream().messages().size();
         Future<List<String>> first = clients.submit(sendAll(gateway.smtpPort(), 30));
         Future<List<String>> next = clients.submit(sendAll(second.smtpPort(), 30));
@@ -119,6 +122,18 @@ class QuotaTest {
             .isEqualTo(1);
         assertThat(LedgerRows.string(gateway.databaseUrl(),
             "SELECT payload->>'used' FROM outbox WHERE type = 'quota.approaching' AND payload->>'user' = 'shop'")).isEqualTo("40"); // 0.8 x 50
+        // On the hub (an admin subscriber sees them) ...
+        List<String> onHub = new ArrayList<>();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (onHub.size() < 2 && System.nanoTime() < deadline) {
+          JsonObject e = hub.nextEvent(WAIT);
+          if ("event".equals(e.getString("type")) && e.getString("event").startsWith("quota.")) {
+            assertThat(e.getJsonObject("data").getString("user")).isEqualTo("shop");
+            onHub.add(e.getString("event"));
+          }
+        }
+        assertThat(onHub).containsExactlyInAnyOrder("quota.approaching", "quota.exceeded");
+        // ... and at the webhook endpoint.
         Poll.until(WAIT, "both events reach the webhook endpoint", () -> shops(webhooks.requests()).size() >= 2);
         assertThat(shops(webhooks.requests()).stream().map(r -> new JsonObject(r.body()).getString("type")))
             .containsExactlyInAnyOrder("quota.approaching", "quota.exceeded");
