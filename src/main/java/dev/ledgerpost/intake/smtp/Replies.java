@@ -179,13 +179,18 @@ public final class Replies {
    * §4.5.3.1.10: the client sends the rest in another transaction, each message within the quota).
    */
   public static Reply tooManyRecipientsFor(String user, long limit) {
-    return Reply.of(452, "4.5.3", "Too many recipients: quota recipientsPerMessage of " + limit + " for " + user
+    return Reply.of(452, "4.5.3", "Too many recipients: quota recipientsPerMessage of " + limit + " for " + who(user)
         + "; send the rest in a new transaction");
   }
 
   /** A message over the user's messageSize (SIZE= at MAIL, or the body as it comes): permanent, as smtp.maxMessageSize's. */
   public static Reply tooBigFor(String user, long limit) {
-    return Reply.of(552, "5.3.4", "Message size exceeds quota messageSize of " + limit + " octets for " + user);
+    return Reply.of(552, "5.3.4", "Message size exceeds quota messageSize of " + limit + " octets for " + who(user));
+  }
+
+  /** Mail without a user (the relay networks') has the tenants file's defaults. */
+  private static String who(String user) {
+    return user == null ? "mail without a user" : user;
   }
 
   /** A downstream verdict on MAIL or RCPT, passed on with its class, enhanced code and text. */
