@@ -150,6 +150,25 @@ class QuotaTest {
         assertThat(all.stream().map(JsonObject.class::cast).filter(u -> u.getString("user").equals("shop"))
             .allMatch(u -> u.getBoolean("limited"))).isTrue();
 
+        // An operator raises the quota (file + SIGHUP on each node): it applies at once, on both, without a refresh.
+        java.nio.file.Files.writeString(java.nio.file.Path.of(tenantsFile), TENANTS.replace("messagesPerHour: 50",
+            "messagesPerHour: 52"));
+        assertThat(gateway.gateway().reloadCredentials()).isZero();
+        assertThat(second.gateway().reloadCredentials()).isZero();
+        for (int port : new int[] {second.smtpPort(), gateway.smtpPort()}) {
+          try (SmtpTestClient c = authenticated(port, "shop")) {
+            assertThat(mail(c, "shop@example.com", List.of("bob@example.net"), "Subject: raised\r\n\r\nbody"))
+                .startsWith("250");
+          }
+        }
+        try (SmtpTestClient c = authenticated(second.smtpPort(), "shop")) {
+          // At MAIL if this node's copy was refreshed since, else at the final dot by the open's own count.
+          assertThat(one(c, 53)).startsWith("451 4.7.1 Quota messagesPerHour of 52 used up");
+        }
+        java.nio.file.Files.writeString(java.nio.file.Path.of(tenantsFile), TENANTS);
+        assertThat(gateway.gateway().reloadCredentials()).isZero();
+        assertThat(second.gateway().reloadCredentials()).isZero();
+
         // The next hour: a fresh window on both nodes, by the gateway's clock.
         CLOCK.advance(Duration.ofHours(1));
         try (SmtpTestClient c = authenticated(second.smtpPort(), "shop")) {
@@ -240,19 +259,23 @@ class QuotaTest {
       List<String> out = new ArrayList<>();
       try (SmtpTestClient c = authenticated(port, "shop")) {
         for (int i = 0; i < n; i++) {
-          String mail = c.command("MAIL FROM:<shop@example.com>");
-          if (!mail.startsWith("250")) {
-            out.add(mail);
-            continue;
-          }
-          assertThat(c.command("RCPT TO:<bob@example.net>")).startsWith("250");
-          assertThat(c.command("DATA")).startsWith("354");
-          c.send("Subject: quota " + i + "\r\n\r\nbody\r\n.\r\n");
-          out.add(c.reply());
+          out.add(one(c, i));
         }
       }
       return out;
     };
+  }
+
+  /** One message as shop: the last reply it got (MAIL's when it was refused there, else the final dot's). */
+  private static String one(SmtpTestClient c, int i) throws Exception {
+    String mail = c.command("MAIL FROM:<shop@example.com>");
+    if (!mail.startsWith("250")) {
+      return mail;
+    }
+    assertThat(c.command("RCPT TO:<bob@example.net>")).startsWith("250");
+    assertThat(c.command("DATA")).startsWith("354");
+    c.send("Subject: quota " + i + "\r\n\r\nbody\r\n.\r\n");
+    return c.reply();
   }
 
   /** MAIL, RCPT..., DATA and the body on an authenticated session (a second EHLO would start it over); the dot's reply. */
