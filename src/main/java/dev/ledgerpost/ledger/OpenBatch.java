@@ -40,7 +40,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * ON CONFLICT DO UPDATE reads its WHERE on the locked, newest version of the claim, so of two opens that
    * race for one fingerprint (or to replace one failed row) exactly one wins, on one node or on several.
    *
-   * <p>The quota (docs/design.md §8.9 "Quotas"; $25..$29, {@link QuotaCounting}) is the CTE {@code qa}: it takes the
+   * <p>The quota (docs/design.md §8.9 "Quotas"; $Q1..$Q5, numbered after the writes' own, {@link QuotaCounting}) is the
+   * CTE {@code qa}: it takes the
    * batch's share of each user's hourly and daily count under the user's counter row lock (V105's {@code quota_take},
    * which also writes quota.approaching / quota.exceeded), before any claim is taken, and names the opens it refused;
    * {@code f} and {@code m} leave those out. Nothing else of the statement depends on it.
@@ -49,8 +50,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
       -- quota (V105, docs/design.md §8.9): one row, the opens refused and why ------------------------------------
       qa AS MATERIALIZED (
-        SELECT * FROM quota_take($1::uuid[], $3::text[], $25::bigint[], $26::bigint[], $27::timestamptz, $28::timestamptz,
-                                 $29::float8)),
+        SELECT * FROM quota_take($1::uuid[], $3::text[], $Q1::bigint[], $Q2::bigint[], $Q3::timestamptz, $Q4::timestamptz,
+                                 $Q5::float8)),
       -- end of quota --------------------------------------------------------------------------------------------
       f AS (
         SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
@@ -85,10 +86,16 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
          WHERE x.message_id IN (SELECT id FROM m)),
       o AS (
         INSERT INTO outbox (seq, type, message_ids, versions)
-        SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)""";
+        SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)"""
+      // The quota's five parameters ($Q1..$Q5) come after the writes' own, however many those are.
+      .replace("$Q1", "$" + (OpenBatch.WRITES_PARAMETERS + 1)).replace("$Q2", "$" + (OpenBatch.WRITES_PARAMETERS + 2))
+      .replace("$Q3", "$" + (OpenBatch.WRITES_PARAMETERS + 3)).replace("$Q4", "$" + (OpenBatch.WRITES_PARAMETERS + 4))
+      .replace("$Q5", "$" + (OpenBatch.WRITES_PARAMETERS + 5));
   static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
+  /** The parameters of the writes themselves ({@link #writes}); the quota's five follow them. */
+  static final int WRITES_PARAMETERS = 24;
   /** How many parameters {@link #WRITES} takes: a statement built on it numbers its own from {@code PARAMETERS + 1}. */
-  static final int PARAMETERS = 29;
+  static final int PARAMETERS = WRITES_PARAMETERS + 5;
   /** The opens the quota refused, as rows beside the written ids (whose {@code quota} is null). */
   static final String REFUSED = """
       SELECT r.id, r.quota, r.lim, r.resets_at
