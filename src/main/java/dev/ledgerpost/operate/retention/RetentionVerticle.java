@@ -1,6 +1,7 @@
 package dev.ledgerpost.operate.retention;
 
 import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.operate.suppression.RefusalMessages;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.platform.part.Part;
 import java.util.Optional;
@@ -21,7 +22,8 @@ import java.time.Duration;
 /**
  * The ledger's retention jobs, each run by one node of the cluster at a time (docs/design.md §9.2): published
  * outbox events past {@code notify.retention}, idempotency keys past {@code api.idempotencyRetention}, webhook deliveries
- * that ended longer than {@code webhooks.retention} ago, and the ledger's
+ * that ended longer than {@code webhooks.retention} ago, refused recipients past {@code suppression.refusalRetention},
+ * and the ledger's
  * weekly partitions ({@link LedgerRetention}: made ahead, dropped past {@code ledger.retention}). The node that takes a
  * job runs it at once, then every interval while it leads.
  */
@@ -78,12 +80,16 @@ public final class RetentionVerticle extends VerticleBase {
     BoundedPrune suppressions = new BoundedPrune("suppression entry", BATCH, MAX_BATCHES, n -> bus
         .request(SuppressionMessages.PRUNE, new SuppressionMessages.Prune(n), SuppressionMessages.Pruned.class)
         .map(SuppressionMessages.Pruned::deleted));
+    BoundedPrune refusals = new BoundedPrune("refused recipient", BATCH, MAX_BATCHES, n -> bus
+        .request(RefusalMessages.PRUNE, new RefusalMessages.Prune(n), RefusalMessages.Pruned.class)
+        .map(RefusalMessages.Pruned::deleted));
     schedule = new JobSchedule(vertx, node.leadership());
     schedule.lead(Job.OUTBOX_RETENTION, every(notify.retention(), notify.pruneInterval()), outbox::run);
     schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
     schedule.lead(Job.WEBHOOK_RETENTION, every(webhookRetention, notify.pruneInterval()), deliveries::run);
     schedule.lead(Job.RESUBMISSION_RETENTION, every(window, notify.pruneInterval()), claims::run);
     schedule.lead(Job.SUPPRESSION_EXPIRY, every(config.suppression().ttl(), notify.pruneInterval()), suppressions::run);
+    schedule.lead(Job.REFUSAL_RETENTION, every(config.suppression().refusalRetention(), notify.pruneInterval()), refusals::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};

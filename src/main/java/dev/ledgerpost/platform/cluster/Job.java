@@ -25,7 +25,9 @@ public enum Job {
   /** Deletes resubmission claims past smtp.resubmission.window (docs/contract.md §1.13; SKIP LOCKED keeps two apart anyway). */
   RESUBMISSION_RETENTION(8),
   /** Deletes suppression list entries past their expires_at (every node's copy already ignores them; a bounded DELETE). */
-  SUPPRESSION_EXPIRY(9);
+  SUPPRESSION_EXPIRY(9),
+  /** Deletes refused recipients (recipient_refusals) past suppression.refusalRetention (a bounded DELETE). Key 14: clear of the others' next. */
+  REFUSAL_RETENTION(14);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;
