@@ -44,10 +44,14 @@ final class RefusalFeed {
     this.store = store;
   }
 
-  /** A batch is in the table; {@code ids} are its rows' ids, in its order. */
-  void recorded(List<Refusal> batch, List<UUID> ids) {
+  /**
+   * A batch is in the table; {@code ids} are its rows' ids, in its order. The writer waits for this before its next
+   * batch, so that an address's refusals are counted in the order they were given. Never fails.
+   */
+  Future<Void> recorded(List<Refusal> batch, List<UUID> ids) {
+    Future<Void> done = Future.succeededFuture();
     if (config.refusalThreshold() <= 0) {
-      return;
+      return done;
     }
     Set<String> seen = new HashSet<>();
     for (int i = batch.size() - 1; i >= 0; i--) { // the latest refusal of an address names the entry
@@ -55,15 +59,17 @@ final class RefusalFeed {
       String scope = r.user() == null ? Suppressions.GLOBAL : Suppressions.scopeOf(r.user());
       String address = Suppressions.normalise(r.recipient());
       if (r.badMailbox() && seen.add(Suppressions.key(scope, address)) && !list.holds(scope, address)) {
-        count(r, address, scope, ids.get(i));
+        UUID id = ids.get(i);
+        done = done.compose(v -> count(r, address, scope, id));
       }
     }
+    return done;
   }
 
-  private void count(Refusal r, String address, String scope, UUID id) {
+  private Future<Void> count(Refusal r, String address, String scope, UUID id) {
     Duration window = config.refusalWindow();
     Tuple t = Tuple.of(address, r.user(), r.at().minus(window), r.at());
-    pool.preparedQuery(COUNT).execute(t).compose(rows -> {
+    return pool.preparedQuery(COUNT).execute(t).compose(rows -> {
       long n = rows.iterator().next().getLong("n");
       if (n < config.refusalThreshold()) {
         return Future.succeededFuture();
@@ -72,7 +78,10 @@ final class RefusalFeed {
           + " (refusal " + id + ")";
       return store.add(new SuppressionMessages.Add(address, scope, reason, CATEGORY, SuppressionMessages.Source.REFUSAL,
           r.messageId(), r.reply(), ADDED_BY, null)).mapEmpty();
-    }).onFailure(e -> LOG.warn("suppression feed: refusal {} not counted ({})", id, e.getMessage()));
+    }).<Void>mapEmpty().recover(e -> {
+      LOG.warn("suppression feed: refusal {} not counted ({}); the next refusal of the address counts it", id, e.getMessage());
+      return Future.succeededFuture();
+    });
   }
 
   /** 24h, 7d, 90m, 30s: how the config says it (a day as 24h, its default). */

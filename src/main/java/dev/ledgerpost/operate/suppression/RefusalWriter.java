@@ -98,14 +98,10 @@ final class RefusalWriter implements RefusalLog {
       return;
     }
     List<UUID> ids = new ArrayList<>();
-    write(batch, ids).onComplete(ar -> {
-      if (ar.failed()) {
-        lost(batch.size(), ar.cause().getMessage());
-      } else {
-        feed.recorded(batch, ids);
-      }
-      flush();
-    });
+    write(batch, ids).compose(v -> feed.recorded(batch, ids), e -> {
+      lost(batch.size(), e.getMessage());
+      return Future.succeededFuture();
+    }).onComplete(ar -> flush());
   }
 
   private Future<Void> write(List<Refusal> batch, List<UUID> ids) {

@@ -225,7 +225,11 @@ class RefusalsTest {
   }
 
   static SmtpTestClient client() throws Exception {
-    SmtpTestClient c = new SmtpTestClient(gateway.smtpPort());
+    return client(gateway);
+  }
+
+  static SmtpTestClient client(GatewayHarness on) throws Exception {
+    SmtpTestClient c = new SmtpTestClient(on.smtpPort());
     c.reply();
     expect(c.command("EHLO client.test"), "250");
     return c;
