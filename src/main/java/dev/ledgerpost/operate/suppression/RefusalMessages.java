@@ -8,8 +8,8 @@ import java.util.UUID;
 
 /** Refused recipients (docs/design.md §8.8, data-model.md §5.23): what is recorded, and the addresses that read it. */
 public final class RefusalMessages {
-  public static final String LIST = "refusals.list";
-  public static final String PRUNE = "refusals.prune";
+  public static final String LIST = "suppression.refusals.list";
+  public static final String PRUNE = "suppression.refusals.prune";
 
   private RefusalMessages() {}
 
