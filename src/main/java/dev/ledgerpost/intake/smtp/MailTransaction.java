@@ -1,6 +1,11 @@
 package dev.ledgerpost.intake.smtp;
 
+import dev.ledgerpost.operate.suppression.RefusalMessages;
+import dev.ledgerpost.operate.suppression.SuppressionMessages;
+import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
+import dev.ledgerpost.platform.observability.GatewayMetrics.RefusalSource;
+import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.MessageData;
 import dev.ledgerpost.relay.Relay;
 import dev.ledgerpost.relay.RelayTransaction;
@@ -8,6 +13,10 @@ import dev.ledgerpost.relay.Submission;
 import dev.ledgerpost.relay.smarthost.DownstreamSlots;
 import dev.ledgerpost.relay.smarthost.DownstreamUnavailable;
 import io.vertx.core.Future;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,23 +32,46 @@ final class MailTransaction {
 
   private final RelayTransaction relay;
   private final EsmtpParameters.Mail declared;
+  /** What a refused recipient's record names (docs/design.md §8.8): who sent, from where, and where it goes. */
+  private final Witness witness;
   private int recipients;
-  private int accepted;
+  /** The recipients the smarthost accepted: each gets a refusal record if it refuses the whole message at DATA. */
+  private final List<String> accepted = new ArrayList<>();
 
-  private MailTransaction(RelayTransaction relay, EsmtpParameters.Mail declared) {
+  private MailTransaction(RelayTransaction relay, EsmtpParameters.Mail declared, Witness witness) {
     this.relay = relay;
     this.declared = declared;
+    this.witness = witness;
+  }
+
+  /**
+   * The transaction's sender, user and client, and where its refused recipients are handed
+   * ({@link Suppressions#refusals()}): queued there, written off this event loop, never waited for.
+   */
+  record Witness(Suppressions list, String user, String client, String sender) {
+    void refused(String to, RefusalMessages.Stage stage, RefusalSource source, int code, String status, Reply reply,
+        UUID suppression, UUID messageId) {
+      list.refusals().refused(new RefusalMessages.Refusal(OffsetDateTime.now(list.clock()), user, client, sender, to, stage,
+          source, code, status, line(reply), suppression, messageId));
+    }
+
+    /** The reply as one line (a multi-line reply's lines joined by a space): what the record and the API show. */
+    private static String line(Reply r) {
+      return r.code() + (r.enhanced() == null ? "" : " " + r.enhanced()) + " " + String.join(" ", r.lines());
+    }
   }
 
   /** MAIL's answer: the transaction begun downstream (and {@code refusal} null), or the reply that refuses it. */
   record Begun(MailTransaction transaction, Reply refusal) {}
 
   /** MAIL FROM, downstream. A transaction the smarthost refused holds no connection: nothing to release. */
-  static Future<Begun> begin(Relay relay, Submission submission, String from, EsmtpParameters.Mail p, String clientIp) {
+  static Future<Begun> begin(Relay relay, Submission submission, String from, EsmtpParameters.Mail p, String clientIp,
+      Suppressions list) {
+    Witness witness = new Witness(list, submission.authUser(), clientIp, from);
     return relay.begin(submission, from,
             new Relay.MailParameters(p.declaredSize(), p.eightBit(), p.smtpUtf8(), p.binaryMime(), p.ret(), p.envid()))
         .map(t -> t.mailReply().positive()
-            ? new Begun(new MailTransaction(t, p), null)
+            ? new Begun(new MailTransaction(t, p, witness), null)
             : new Begun(null, Replies.mirror(t.mailReply(), "1.0")))
         .recover(e -> {
           if (e instanceof DownstreamSlots.Exhausted) {
@@ -90,20 +122,31 @@ final class MailTransaction {
     recipients++;
   }
 
+  /** A recipient the suppression list refused: it counts as given ({@link #refusedHere()}) and is recorded. */
+  void suppressed(String to, SuppressionMessages.Entry entry, Reply reply) {
+    refusedHere();
+    witness.refused(to, RefusalMessages.Stage.RCPT, RefusalSource.SUPPRESSED, reply.code(), reply.enhanced(), reply,
+        entry.id(), null);
+  }
+
   /** RCPT TO, downstream: its verdict mirrored. Fails when the downstream could not be asked. */
   Future<Reply> rcpt(String to, RelayTransaction.RcptParameters parameters) {
     recipients++;
     return relay.rcpt(to, parameters).map(verdict -> {
+      Reply mirrored = Replies.mirror(verdict, verdict.positive() ? "1.5" : "1.0");
       if (verdict.positive()) {
-        accepted++;
+        accepted.add(to);
+      } else { // the smarthost's own refusal, as the client hears it
+        witness.refused(to, RefusalMessages.Stage.RCPT, RefusalSource.SMARTHOST, verdict.code(), verdict.enhancedCode(),
+            mirrored, null, null);
       }
-      return Replies.mirror(verdict, verdict.positive() ? "1.5" : "1.0");
+      return mirrored;
     });
   }
 
   /** Why no body may come yet (no recipient given, or none accepted); null once one was accepted. */
   Reply recipientsMissing() {
-    if (accepted > 0) {
+    if (!accepted.isEmpty()) {
       return null;
     }
     return recipients == 0 ? Replies.NEED_RCPT : Replies.NO_VALID_RECIPIENTS;
@@ -116,7 +159,16 @@ final class MailTransaction {
       return Future.succeededFuture(refusal);
     }
     return relay.deliver(body.get())
-        .map(outcome -> Replies.forOutcome(outcome, unknown))
+        .map(outcome -> {
+          Reply reply = Replies.forOutcome(outcome, unknown);
+          if (outcome instanceof DeliveryOutcome.Rejected r) { // the whole message refused: a fact for each recipient
+            for (String to : accepted) {
+              witness.refused(to, RefusalMessages.Stage.DATA, RefusalSource.SMARTHOST, r.reply().code(),
+                  r.reply().enhancedCode(), reply, null, r.ledgerId());
+            }
+          }
+          return reply;
+        })
         .recover(e -> {
           // deliver() maps every end to an outcome; reaching here is a bug, and the safe answer is 451.
           LOG.error("delivery for {} failed unexpectedly", clientIp, e);

@@ -355,7 +355,8 @@ public final class SmtpSession {
 
   /** MAIL downstream, once the gateway's own checks (and the user's fault rules) let it go. */
   private Future<Step> begin(Submission submission, String from, EnvelopeArgument.Sender sender) {
-    return MailTransaction.begin(setup.relay(), submission, from, sender.parameters(), clientIp).map(begun -> {
+    return MailTransaction.begin(setup.relay(), submission, from, sender.parameters(), clientIp,
+        setup.guards().suppressions()).map(begun -> {
       if (begun.refusal() != null) {
         return Step.reply(begun.refusal());
       }
@@ -393,8 +394,9 @@ public final class SmtpSession {
     Optional<SuppressionMessages.Entry> suppressed = setup.guards().suppressions()
         .refusal(recipient.to(), auth.user(), GatewayMetrics.Channel.SMTP);
     if (suppressed.isPresent()) {
-      txn.refusedHere();
-      return reply(Replies.suppressed(recipient.to(), suppressed.get()));
+      Reply refused = Replies.suppressed(recipient.to(), suppressed.get());
+      txn.suppressed(recipient.to(), suppressed.get(), refused); // recorded off this loop; the reply does not wait
+      return reply(refused);
     }
     return withFault(FaultRule.Stage.RCPT, () -> rcptDownstream(recipient));
   }

@@ -1,6 +1,7 @@
 package dev.ledgerpost.operate.retention;
 
 import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.operate.suppression.RefusalMessages;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.platform.part.Part;
 import java.util.Optional;
@@ -22,7 +23,8 @@ import java.time.Duration;
 /**
  * The ledger's retention jobs, each run by one node of the cluster at a time (docs/design.md §9.2): published
  * outbox events past {@code notify.retention}, idempotency keys past {@code api.idempotencyRetention}, webhook deliveries
- * that ended longer than {@code webhooks.retention} ago, captured messages' bytes past {@code capture.retention}, and the ledger's
+   * that ended longer than {@code webhooks.retention} ago, captured messages' bytes past {@code capture.retention}, refused
+   * recipients past {@code suppression.refusalRetention}, and the ledger's
  * weekly partitions ({@link LedgerRetention}: made ahead, dropped past {@code ledger.retention}). The node that takes a
  * job runs it at once, then every interval while it leads.
  */
@@ -82,6 +84,9 @@ public final class RetentionVerticle extends VerticleBase {
     BoundedPrune captures = new BoundedPrune("captured message", BATCH, MAX_BATCHES, n -> bus
         .request(CaptureMessages.PRUNE, new CaptureMessages.Prune(n), CaptureMessages.Pruned.class)
         .map(CaptureMessages.Pruned::deleted));
+    BoundedPrune refusals = new BoundedPrune("refused recipient", BATCH, MAX_BATCHES, n -> bus
+        .request(RefusalMessages.PRUNE, new RefusalMessages.Prune(n), RefusalMessages.Pruned.class)
+        .map(RefusalMessages.Pruned::deleted));
     schedule = new JobSchedule(vertx, node.leadership());
     schedule.lead(Job.OUTBOX_RETENTION, every(notify.retention(), notify.pruneInterval()), outbox::run);
     schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
@@ -89,6 +94,7 @@ public final class RetentionVerticle extends VerticleBase {
     schedule.lead(Job.RESUBMISSION_RETENTION, every(window, notify.pruneInterval()), claims::run);
     schedule.lead(Job.SUPPRESSION_EXPIRY, every(config.suppression().ttl(), notify.pruneInterval()), suppressions::run);
     schedule.lead(Job.CAPTURE_EXPIRY, every(config.capture().retention(), notify.pruneInterval()), captures::run);
+    schedule.lead(Job.REFUSAL_RETENTION, every(config.suppression().refusalRetention(), notify.pruneInterval()), refusals::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};

@@ -49,6 +49,7 @@ public record SuppressionApi(Bus bus) {
     route(router, HttpMethod.POST, "/api/v1/suppressions/import", tokens, keys, contract, this::importCsv);
     route(router, HttpMethod.DELETE, "/api/v1/suppressions", tokens, keys, contract, this::removeByAddress);
     route(router, HttpMethod.DELETE, "/api/v1/suppressions/:id", tokens, keys, contract, this::removeById);
+    route(router, HttpMethod.GET, "/api/v1/refusals", tokens, keys, contract, this::refusals);
   }
 
   private static void route(Router router, HttpMethod method, String path, EventTokens tokens, ApiKeys keys,
@@ -92,6 +93,34 @@ public record SuppressionApi(Bus bus) {
     ListQuery q = new ListQuery(in.string("address"), own != null ? own : in.string("scope"), in.number("limit").intValue(),
         in.number("offset").intValue());
     Problem.answer(ctx, bus.request(SuppressionMessages.LIST, q, Page.class), SuppressionApi::json);
+  }
+
+  /**
+   * Refused recipients, newest first (§8.8): by recipient, since a time, by user. A send key sees its own user's only
+   * (another {@code user} is 403); the admin token every user's, and the unauthenticated relay clients'.
+   */
+  private void refusals(RoutingContext ctx) {
+    Input in = Input.of(ctx);
+    String own = ctx.get(OWN_SCOPE);
+    String user = in.string("user");
+    if (foreign(ctx, user == null ? null : Suppressions.scopeOf(user))) {
+      return;
+    }
+    RefusalMessages.ListQuery q;
+    try {
+      q = new RefusalMessages.ListQuery(in.string("recipient"), Input.parseTime("since", in.string("since")),
+          own != null ? own.substring("user:".length()) : user, in.number("limit").intValue(), in.number("offset").intValue());
+    } catch (IllegalArgumentException e) {
+      Problem.send(ctx, 400, "Bad Request", e.getMessage());
+      return;
+    }
+    Problem.answer(ctx, bus.request(RefusalMessages.LIST, q, RefusalMessages.Page.class), SuppressionApi::json);
+  }
+
+  static JsonObject json(RefusalMessages.Page p) {
+    JsonArray refusals = new JsonArray();
+    p.refusals().forEach(r -> refusals.add(RecordJson.of(r)));
+    return new JsonObject().put("refusals", refusals).put("offset", p.offset()).put("more", p.more());
   }
 
   private void add(RoutingContext ctx) {

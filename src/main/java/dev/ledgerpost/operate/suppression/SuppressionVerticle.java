@@ -16,13 +16,15 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The suppression list (docs/design.md §8.8) on a context of its own: its statements ({@link SuppressionStore}) and the
- * refresh of this node's copy ({@link SuppressionRefresh}). The copy ({@link Suppressions}) is what the intakes read.
+ * refresh of this node's copy ({@link SuppressionRefresh}). The copy ({@link Suppressions}) is what the intakes read;
+ * the refused recipients they hand it are written here ({@link RefusalWriter}) and feed the list ({@link RefusalFeed}).
  */
 public final class SuppressionVerticle extends VerticleBase {
   private final Database db;
   private final GatewayConfig.Suppression config;
   private final Clock clock;
   private final Suppressions list;
+  private final RefusalWriter refusals;
   private long timer = -1;
 
   /**
@@ -34,13 +36,15 @@ public final class SuppressionVerticle extends VerticleBase {
     AtomicReference<EventTokens> tokens = new AtomicReference<>();
     AtomicReference<ApiKeys> keys = new AtomicReference<>();
     return Part.of("suppression", a -> {
-      Suppressions list = new Suppressions(a.clock(), a.metrics());
+      // The refusal log exists before the intakes take the list: what they hand it waits until this part has started.
+      RefusalWriter refusals = new RefusalWriter(a.nodeId(), a.metrics());
+      Suppressions list = new Suppressions(a.clock(), a.metrics(), refusals);
       a.provide(Suppressions.class, list);
       a.metrics().gauge("ledgerpost.suppression.entries", "Suppression list entries in this node's copy (expired ones not yet deleted included)",
           list::size);
       tokens.set(a.get(EventTokens.class));
       keys.set(a.get(ApiKeys.class));
-      return a.deploy(new SuppressionVerticle(a.get(Database.class), a.config().suppression(), a.clock(), list));
+      return a.deploy(new SuppressionVerticle(a.get(Database.class), a.config().suppression(), a.clock(), list, refusals));
     }, api -> Optional.of(new HttpFace() {
       @Override
       public void open(Router router) { // the admin token or a send API key (its own scope): they authenticate themselves
@@ -49,17 +53,20 @@ public final class SuppressionVerticle extends VerticleBase {
     }));
   }
 
-  public SuppressionVerticle(Database db, GatewayConfig.Suppression config, Clock clock, Suppressions list) {
+  SuppressionVerticle(Database db, GatewayConfig.Suppression config, Clock clock, Suppressions list, RefusalWriter refusals) {
     this.db = db;
     this.config = config;
     this.clock = clock;
     this.list = list;
+    this.refusals = refusals;
   }
 
   @Override
   public Future<?> start() {
     SuppressionRefresh refresh = new SuppressionRefresh(db.pool(), list);
-    new SuppressionStore(db, Bus.of(vertx), clock, config, refresh::now);
+    SuppressionStore store = new SuppressionStore(db, Bus.of(vertx), clock, config, refresh::now);
+    new RefusalStore(db, Bus.of(vertx), clock, config.refusalRetention());
+    refusals.start(context, db.pool(), new RefusalFeed(db.pool(), config, list, store));
     timer = vertx.setPeriodic(config.refreshInterval().toMillis(), t -> refresh.poll());
     return refresh.now().compose(v -> list.version() < 0
         ? Future.failedFuture("the suppression list could not be read at start") : Future.succeededFuture());

@@ -24,10 +24,21 @@ public final class Suppressions {
   /** Keyed by {@link #key}; replaced whole, never changed in place. */
   private volatile Map<String, Entry> entries = Map.of();
   private volatile long version = -1;
+  private final RefusalLog refusals;
 
   public Suppressions(Clock clock, GatewayMetrics metrics) {
+    this(clock, metrics, RefusalLog.NONE);
+  }
+
+  public Suppressions(Clock clock, GatewayMetrics metrics, RefusalLog refusals) {
     this.clock = clock;
     this.metrics = metrics;
+    this.refusals = refusals;
+  }
+
+  /** The gateway's clock: a refusal's time is the reply's, as the list's expiry is. */
+  public Clock clock() {
+    return clock;
   }
 
   /** No list at all (tests of the session alone, tools). */
@@ -55,6 +66,16 @@ public final class Suppressions {
       metrics.suppressed(channel);
     }
     return Optional.ofNullable(e);
+  }
+
+  /** Whether a live entry of {@code scope} holds the (normalised) address; not counted as a refusal. */
+  boolean holds(String scope, String normalisedAddress) {
+    return live(entries.get(key(scope, normalisedAddress)), clock.instant()) != null;
+  }
+
+  /** Where the intakes hand a refused recipient (docs/design.md §8.8); the part's writer, or none. */
+  public RefusalLog refusals() {
+    return refusals;
   }
 
   private static Entry live(Entry e, Instant at) {

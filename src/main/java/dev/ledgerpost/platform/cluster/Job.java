@@ -27,7 +27,9 @@ public enum Job {
   /** Deletes suppression list entries past their expires_at (every node's copy already ignores them; a bounded DELETE). */
   SUPPRESSION_EXPIRY(9),
   /** Deletes captured messages' bytes past capture.retention (docs/design.md §8.10; a bounded DELETE). */
-  CAPTURE_EXPIRY(12);
+  CAPTURE_EXPIRY(12),
+  /** Deletes refused recipients (recipient_refusals) past suppression.refusalRetention (a bounded DELETE). Key 14: clear of the others' next. */
+  REFUSAL_RETENTION(14);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

@@ -297,9 +297,12 @@ public record GatewayConfig(
   /**
    * The suppression list (docs/design.md §8.8): how long an entry applies unless it says otherwise (per category where
    * {@code categoryTtl} names it), and how often each
-   * node looks whether the list changed (the bound on how late another node's change applies here).
+   * node looks whether the list changed (the bound on how late another node's change applies here); how many 5.1.x
+   * refusals by the smarthost within {@code refusalWindow} add an address (0: none), and how long refused recipients
+   * are kept.
    */
-  public record Suppression(Duration ttl, java.util.Map<String, Duration> categoryTtl, Duration refreshInterval) {
+  public record Suppression(Duration ttl, java.util.Map<String, Duration> categoryTtl, Duration refreshInterval,
+      int refusalThreshold, Duration refusalWindow, Duration refusalRetention) {
     /** How long an entry of {@code category} (null: none) applies unless it names its own expiry. */
     public Duration ttlOf(String category) {
       return category == null ? ttl : categoryTtl.getOrDefault(category, ttl);

@@ -41,6 +41,9 @@ public interface GatewayMetrics {
   /** The door a recipient was refused at because the suppression list holds it (docs/design.md §8.8). */
   enum Channel { SMTP, HTTP }
 
+  /** Why a refused recipient was refused (docs/design.md §8.8): the suppression list, or the smarthost's own reply. */
+  enum RefusalSource { SUPPRESSED, SMARTHOST }
+
   /** Where a fault rule of a captured user fired (docs/design.md §8.11), and what it did. */
   enum FaultStage { MAIL, RCPT, DATA }
 
@@ -80,6 +83,12 @@ public interface GatewayMetrics {
 
   /** A recipient refused because the suppression list holds it: a RCPT answered 550, or a send answered 422. */
   default void suppressed(Channel channel) {}
+
+  /** A refused recipient handed to the refusal log (recorded in recipient_refusals, or else counted lost). */
+  default void recipientRefused(RefusalSource source) {}
+
+  /** Refused recipients not recorded: the log's queue was full, or their batch's INSERT failed. */
+  default void refusalsLost(int count) {}
 
   /** A fault rule fired: its reply was given instead of the gateway's own, or its delay was waited. */
   default void faultInjected(FaultStage stage, FaultKind kind) {}

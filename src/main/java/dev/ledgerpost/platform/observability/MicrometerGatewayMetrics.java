@@ -36,6 +36,8 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<RateLimit, Counter> rateLimits;
   private final Map<Resubmission, Counter> resubmissions;
   private final Map<Channel, Counter> suppressed;
+  private final Map<RefusalSource, Counter> refused;
+  private final Counter refusalsLost;
   private final Map<String, Counter> faults = new java.util.HashMap<>();
   private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
   private final Map<BodyCommand, Counter> bodies;
@@ -61,6 +63,11 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
         "Client retries recognised as resubmissions of an earlier row, by what they got", "outcome");
     suppressed = counters(Channel.class, "ledgerpost.suppressed",
         "Recipients refused because the suppression list holds them, by door: smtp (550 at RCPT), http (422)", "channel");
+    refused = counters(RefusalSource.class, "ledgerpost.recipient.refusals",
+        "Refused recipients handed to the refusal log, by source: suppressed (the list), smarthost (its RCPT or DATA reply)", "source");
+    refusalsLost = Counter.builder("ledgerpost.recipient.refusals.lost")
+        .description("Refused recipients not recorded in recipient_refusals: the queue was full or the database did not take the batch")
+        .register(registry);
     for (FaultStage st : FaultStage.values()) {
       for (FaultKind k : FaultKind.values()) {
         faults.put(st.name() + k.name(), Counter.builder("ledgerpost.faults.injected")
@@ -158,6 +165,16 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   @Override
   public void suppressed(Channel channel) {
     suppressed.get(channel).increment();
+  }
+
+  @Override
+  public void recipientRefused(RefusalSource source) {
+    refused.get(source).increment();
+  }
+
+  @Override
+  public void refusalsLost(int count) {
+    refusalsLost.increment(count);
   }
 
   @Override
