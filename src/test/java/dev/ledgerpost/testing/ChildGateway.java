@@ -43,9 +43,17 @@ public final class ChildGateway implements AutoCloseable {
    * given, is a bash prologue run before the JVM is exec'ed in the same process (ulimit, trap).
    */
   public static ChildGateway start(Path dir, String yaml, String shell) throws IOException {
+    return start(dir, yaml, shell, List.of());
+  }
+
+  /**
+   * The same with JVM options of the test's own before the main class ({@code -Dname=value}: a system property such
+   * as {@code javax.net.ssl.trustStore}), after the harness's.
+   */
+  public static ChildGateway start(Path dir, String yaml, String shell, List<String> jvmOptions) throws IOException {
     Path config = dir.resolve("gateway.yaml");
     Files.writeString(config, yaml);
-    return launch(dir, shell, java.util.Map.of(), List.of("--config", config.toString()));
+    return launch(dir, shell, java.util.Map.of(), jvmOptions, List.of("--config", config.toString()));
   }
 
   /**
@@ -53,17 +61,18 @@ public final class ChildGateway implements AutoCloseable {
    * test JVM's own are removed), and no configuration file written: for tests of the command line itself.
    */
   public static ChildGateway run(Path dir, java.util.Map<String, String> env, String... args) throws IOException {
-    return launch(dir, null, env, List.of(args));
+    return launch(dir, null, env, List.of(), List.of(args));
   }
 
-  private static ChildGateway launch(Path dir, String shell, java.util.Map<String, String> env, List<String> args)
-      throws IOException {
+  private static ChildGateway launch(Path dir, String shell, java.util.Map<String, String> env, List<String> jvmOptions,
+      List<String> args) throws IOException {
     List<String> cmd = new ArrayList<>();
     if (shell != null) {
       cmd.addAll(List.of("/bin/bash", "-c", shell + "; exec \"$0\" \"$@\""));
     }
     ChildJvm.Command jvm = ChildJvm.command();
     cmd.addAll(jvm.java());
+    cmd.addAll(jvmOptions);
     cmd.add("dev.ledgerpost.Main");
     cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true);

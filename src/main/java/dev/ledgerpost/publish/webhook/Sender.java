@@ -202,9 +202,23 @@ final class Sender {
     return end;
   }
 
-  private static String describe(Throwable e) {
+  /**
+   * The exception, and the innermost cause when it says more: a failed TLS handshake comes as "SSLHandshakeException:
+   * Failed to create SSL connection" whatever went wrong, and only its cause says why (a certificate for another name,
+   * an issuer not trusted), which is what the operator reads in the delivery's last error.
+   */
+  static String describe(Throwable e) {
     String m = e.getMessage();
-    return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    String text = e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    Throwable root = e;
+    for (int depth = 0; root.getCause() != null && root.getCause() != root && depth < 16; depth++) {
+      root = root.getCause();
+    }
+    String why = root.getMessage();
+    if (root != e && why != null && !why.isBlank() && (m == null || !m.contains(why))) {
+      text += " (" + root.getClass().getSimpleName() + ": " + why + ")";
+    }
+    return text;
   }
 
   /** A receiver's Retry-After on 429 or 503, in seconds or as an HTTP date; null when absent or unreadable. */
