@@ -157,6 +157,7 @@ final class Sender {
         response.endHandler(v -> {
           int code = response.statusCode();
           String error = code >= 200 && code < 300 ? null
+              : code >= 300 && code < 400 ? redirect(code, response.getHeader("location"))
               : refusal(code, response.statusMessage(), kept.toString(java.nio.charset.StandardCharsets.UTF_8),
                   received[0] >= KEPT_BODY);
           done.tryComplete(new Outcome(code, error, retryAfter, System.nanoTime() - start));
@@ -164,6 +165,22 @@ final class Sender {
       });
     });
     return done.future().onComplete(x -> vertx.cancelTimer(timer));
+  }
+
+  /**
+   * Why a 3xx failed the attempt: redirects are never followed (a receiver could point the gateway at an internal
+   * address, SSRF), so the operator reads where it pointed: the Location's host only, never its path or query, which
+   * may carry anything.
+   */
+  static String redirect(int code, String location) {
+    String host = null;
+    try {
+      host = location == null ? null : URI.create(location.trim()).getHost();
+    } catch (IllegalArgumentException e) {
+      // an unparsable Location is named as such
+    }
+    String to = host != null ? " to host " + host : location == null ? " without a Location" : " to a relative or unreadable Location";
+    return "HTTP " + code + " redirect" + to + " not followed: a webhook is sent to its endpoint's URL only";
   }
 
   /**

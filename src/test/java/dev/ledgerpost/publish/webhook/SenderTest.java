@@ -74,4 +74,13 @@ class SenderTest {
     assertThat(o.error()).isEqualTo("HTTP 500 Internal Server Error: a ?");
     assertThat(Duration.ofNanos(o.nanos())).isLessThan(TIMEOUT.dividedBy(2));
   }
+
+  @Test
+  void aRedirectIsNamedByItsHostOnlyAndNeverFollowed() {
+    assertThat(Sender.redirect(301, "https://internal.example:8443/admin?token=secret"))
+        .isEqualTo("HTTP 301 redirect to host internal.example not followed: a webhook is sent to its endpoint's URL only");
+    assertThat(Sender.redirect(302, "/elsewhere")).contains("to a relative or unreadable Location");
+    assertThat(Sender.redirect(307, "http://exa mple/")).contains("to a relative or unreadable Location");
+    assertThat(Sender.redirect(308, null)).contains("without a Location");
+  }
 }

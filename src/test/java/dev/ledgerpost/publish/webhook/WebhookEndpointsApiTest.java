@@ -222,7 +222,7 @@ class WebhookEndpointsApiTest {
   void deliversOnlyItsOwnersEventsSignedRotatesWithBothKeysDuringTheGraceAndFollowsNoRedirect() throws Exception {
     MutableClock clock = new MutableClock(Instant.now());
     WebhookReceiver receiver = receive(r -> r.path().equals("/moved")
-        ? Answer.of(302, Map.of("Location", "/elsewhere")) : Answer.of(200));
+        ? Answer.of(302, Map.of("Location", "http://169.254.169.254/latest/meta-data")) : Answer.of(200));
     Map<String, Object> o = config(true);
     o.put("webhooks.rotationGrace", "5m");
     gateway.begin(o, clock);
@@ -292,7 +292,9 @@ class WebhookEndpointsApiTest {
         && !d.getBoolean("inFlight"));
     assertThat(d5.getString("state")).isEqualTo("ATTEMPTED");
     assertThat(d5.getInteger("lastStatus")).isEqualTo(302);
-    assertThat(receiver.requests().stream().map(WebhookReceiver.Request::path)).doesNotContain("/elsewhere").contains("/moved");
+    assertThat(d5.getString("lastError")).as("says why, and where it pointed")
+        .isEqualTo("HTTP 302 redirect to host 169.254.169.254 not followed: a webhook is sent to its endpoint's URL only");
+    assertThat(receiver.requests().stream().map(WebhookReceiver.Request::path)).contains("/moved");
   }
 
   @Test
