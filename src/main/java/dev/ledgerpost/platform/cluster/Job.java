@@ -25,7 +25,9 @@ public enum Job {
   /** Deletes resubmission claims past smtp.resubmission.window (docs/contract.md §1.13; SKIP LOCKED keeps two apart anyway). */
   RESUBMISSION_RETENTION(8),
   /** Deletes suppression list entries past their expires_at (every node's copy already ignores them; a bounded DELETE). */
-  SUPPRESSION_EXPIRY(9);
+  SUPPRESSION_EXPIRY(9),
+  /** Rolls closed hours of the ledger up for the usage statistics (its writes also take an advisory lock, docs/design.md §8.12). */
+  STATS_ROLLUP(10);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

@@ -1,0 +1,53 @@
+-- Usage statistics (docs/data-model.md §5.22, docs/design.md §8.12): an hourly roll-up of the ledger, written by the
+-- single-active STATS_ROLLUP job off the hot path. Nothing here is read or written by an open or a settle.
+
+-- The smallest ledger id issued at or after t (ledger.LedgerIds.lowest): an hour's rows are the id range
+-- [ledger_id_lowest(h), ledger_id_lowest(h + 1 hour)), read through the primary key of one weekly partition.
+CREATE FUNCTION ledger_id_lowest(t timestamptz) RETURNS uuid
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT (lpad(to_hex(floor(extract(epoch FROM t) * 1000)::bigint), 12, '0') || '70008000000000000000')::uuid $$;
+
+-- The UTC hour an id was issued in (its first 48 bits are milliseconds). Integer arithmetic: no time zone involved.
+CREATE FUNCTION ledger_id_hour(id uuid) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT to_timestamp((('x' || substr(id::text, 1, 8) || substr(id::text, 10, 4))::bit(48)::bigint / 3600000) * 3600) $$;
+
+-- The closed rows (every status but PENDING and UNKNOWN, which no writer ever changes again) of each rolled hour, per
+-- user and status. No unique key on purpose: an erasure rewrites auth_user in place (§8.6) and two users' values may
+-- become one; the query sums.
+CREATE TABLE stats_hours (
+  hour timestamptz NOT NULL,
+  auth_user text,
+  status text NOT NULL,
+  messages bigint NOT NULL,
+  recipients bigint NOT NULL,
+  bytes bigint NOT NULL
+);
+CREATE INDEX stats_hours_hour_idx ON stats_hours (hour) INCLUDE (auth_user, status, messages, recipients, bytes);
+
+-- The same per tag (a message with several tags counts once per tag); filled once messages have tags (V101).
+CREATE TABLE stats_hour_tags (
+  hour timestamptz NOT NULL,
+  auth_user text,
+  status text NOT NULL,
+  tag text NOT NULL,
+  messages bigint NOT NULL,
+  recipients bigint NOT NULL,
+  bytes bigint NOT NULL
+);
+CREATE INDEX stats_hour_tags_hour_idx ON stats_hour_tags (hour);
+
+-- The ids of the rows of a rolled hour that were still open (PENDING or UNKNOWN) when it was rolled: the query reads
+-- them live from messages, the job folds them into stats_hours once they are closed.
+CREATE TABLE stats_open (
+  id uuid NOT NULL,
+  hour timestamptz NOT NULL
+);
+CREATE INDEX stats_open_hour_idx ON stats_open (hour);
+
+-- Which hours are rolled, when, and how many messages they held then.
+CREATE TABLE stats_rolled (
+  hour timestamptz PRIMARY KEY,
+  rolled_at timestamptz NOT NULL,
+  messages bigint NOT NULL
+);
