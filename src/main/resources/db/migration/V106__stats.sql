@@ -51,3 +51,37 @@ CREATE TABLE stats_rolled (
   rolled_at timestamptz NOT NULL,
   messages bigint NOT NULL
 );
+
+-- One hour rolled (again), as of one snapshot (one statement): its closed rows per user and status, the ids of its
+-- open ones, and the mark that it is rolled. The rows are the hour's id range, read through the primary keys of its
+-- weekly partition. Every roll-up write takes the same advisory lock first, so two nodes (a fenced leader's last hour
+-- and the new leader's) never interleave, and the statement's snapshot, taken after the lock, sees the other's rows.
+-- Called by the STATS_ROLLUP job (operate.stats.StatsRollup) and by bench/stats.sh.
+CREATE FUNCTION stats_roll_hour(h timestamptz) RETURNS bigint
+  LANGUAGE plpgsql
+  AS $$
+DECLARE
+  n bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(19539, 1); -- 0x4C53, "LS"
+  WITH rc AS (
+    SELECT r.message_id, count(*) AS n FROM recipients r
+     WHERE r.message_id >= ledger_id_lowest(h) AND r.message_id < ledger_id_lowest(h + interval '1 hour')
+     GROUP BY r.message_id),
+  hour_rows AS (
+    SELECT m.id, m.auth_user, m.status, m.size_bytes, coalesce(rc.n, 0) AS n
+      FROM messages m LEFT JOIN rc ON rc.message_id = m.id
+     WHERE m.id >= ledger_id_lowest(h) AND m.id < ledger_id_lowest(h + interval '1 hour')),
+  d1 AS (DELETE FROM stats_hours WHERE hour = h),
+  d2 AS (DELETE FROM stats_open WHERE hour = h),
+  i1 AS (
+    INSERT INTO stats_hours (hour, auth_user, status, messages, recipients, bytes)
+    SELECT h, x.auth_user, x.status, count(*), sum(x.n), sum(x.size_bytes) FROM hour_rows x
+     WHERE x.status NOT IN ('PENDING', 'UNKNOWN') GROUP BY x.auth_user, x.status),
+  i2 AS (INSERT INTO stats_open (id, hour) SELECT x.id, h FROM hour_rows x WHERE x.status IN ('PENDING', 'UNKNOWN')),
+  r AS (
+    INSERT INTO stats_rolled (hour, rolled_at, messages) SELECT h, now(), count(*) FROM hour_rows
+    ON CONFLICT (hour) DO UPDATE SET rolled_at = EXCLUDED.rolled_at, messages = EXCLUDED.messages)
+  SELECT count(*) INTO n FROM hour_rows;
+  RETURN n;
+END $$;

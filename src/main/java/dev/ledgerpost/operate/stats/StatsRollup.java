@@ -7,7 +7,6 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
@@ -34,8 +33,6 @@ final class StatsRollup {
    * already rolled.
    */
   static final Duration DELAY = Duration.ofHours(1);
-  /** All roll-up writes are serial, on any node: a fenced leader's last hour and the new leader's never interleave. */
-  private static final String LOCK = "SELECT pg_advisory_xact_lock(19539, 1)"; // 0x4C53: "LS"
   private static final String PRUNE = """
       WITH lo AS (SELECT coalesce((SELECT ledger_id_hour(id) FROM messages ORDER BY id LIMIT 1), 'infinity') AS h),
       a AS (DELETE FROM stats_hours WHERE hour < (SELECT h FROM lo)),
@@ -50,30 +47,8 @@ final class StatsRollup {
   private static final String TODO = """
       SELECT g.h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS g(h)
        WHERE NOT EXISTS (SELECT 1 FROM stats_rolled r WHERE r.hour = g.h) ORDER BY g.h DESC LIMIT $3""";
-  /**
-   * One hour, as of one snapshot (one statement): its closed rows per user and status, the ids of its open ones, and
-   * the mark that it is rolled. The rows are the hour's id range, through the primary key of its weekly partition.
-   */
-  static final String ROLL = """
-      WITH rc AS (
-        SELECT r.message_id, count(*) AS n FROM recipients r
-         WHERE r.message_id >= ledger_id_lowest($1) AND r.message_id < ledger_id_lowest($1 + interval '1 hour')
-         GROUP BY r.message_id),
-      rows AS (
-        SELECT m.id, m.auth_user, m.status, m.size_bytes, coalesce(rc.n, 0) AS n
-          FROM messages m LEFT JOIN rc ON rc.message_id = m.id
-         WHERE m.id >= ledger_id_lowest($1) AND m.id < ledger_id_lowest($1 + interval '1 hour')),
-      d1 AS (DELETE FROM stats_hours WHERE hour = $1),
-      d2 AS (DELETE FROM stats_open WHERE hour = $1),
-      i1 AS (
-        INSERT INTO stats_hours (hour, auth_user, status, messages, recipients, bytes)
-        SELECT $1, auth_user, status, count(*), sum(n), sum(size_bytes) FROM rows
-         WHERE status NOT IN ('PENDING', 'UNKNOWN') GROUP BY auth_user, status),
-      i2 AS (INSERT INTO stats_open (id, hour) SELECT id, $1 FROM rows WHERE status IN ('PENDING', 'UNKNOWN')),
-      r AS (
-        INSERT INTO stats_rolled (hour, rolled_at, messages) SELECT $1, now(), count(*) FROM rows
-        ON CONFLICT (hour) DO UPDATE SET rolled_at = EXCLUDED.rolled_at, messages = EXCLUDED.messages)
-      SELECT count(*) AS n FROM rows""";
+  /** One hour (again): V106's stats_roll_hour, which bench/stats.sh calls too (docs/data-model.md §5.22). */
+  private static final String ROLL = "SELECT stats_roll_hour($1)";
 
   private final Pool pool;
 
@@ -115,11 +90,6 @@ final class StatsRollup {
   }
 
   Future<Void> roll(OffsetDateTime hour) {
-    return pool.withTransaction(conn -> conn.query(LOCK).execute()
-        .compose(locked -> conn.preparedQuery(ROLL).execute(Tuple.of(hour))).mapEmpty());
-  }
-
-  static Instant hourOf(Instant t) {
-    return t.truncatedTo(ChronoUnit.HOURS);
+    return pool.preparedQuery(ROLL).execute(Tuple.of(hour)).mapEmpty();
   }
 }
