@@ -45,6 +45,19 @@ CREATE TABLE stats_open (
 );
 CREATE INDEX stats_open_hour_idx ON stats_open (hour);
 
+-- The same per UTC day, once all 24 of its hours are rolled: the sum of their stats_hours rows, made again whenever one
+-- of them is rolled again. A 30-day, per-day query reads 30 days x users x statuses rows instead of 24 times as many.
+CREATE TABLE stats_days (
+  day timestamptz NOT NULL,
+  auth_user text,
+  status text NOT NULL,
+  messages bigint NOT NULL,
+  recipients bigint NOT NULL,
+  bytes bigint NOT NULL
+);
+CREATE INDEX stats_days_day_idx ON stats_days (day) INCLUDE (auth_user, status, messages, recipients, bytes);
+CREATE TABLE stats_days_rolled (day timestamptz PRIMARY KEY);
+
 -- Which hours are rolled, when, and how many messages they held then.
 CREATE TABLE stats_rolled (
   hour timestamptz PRIMARY KEY,
@@ -53,7 +66,7 @@ CREATE TABLE stats_rolled (
 );
 
 -- One hour rolled (again), as of one snapshot (one statement): its closed rows per user and status, the ids of its
--- open ones, and the mark that it is rolled. The rows are the hour's id range, read through the primary keys of its
+-- open ones, and the mark that it is rolled; then its day's sum, when the day is whole. The rows are the hour's id range, read through the primary keys of its
 -- weekly partition. Every roll-up write takes the same advisory lock first, so two nodes (a fenced leader's last hour
 -- and the new leader's) never interleave, and the statement's snapshot, taken after the lock, sees the other's rows.
 -- Called by the STATS_ROLLUP job (operate.stats.StatsRollup) and by bench/stats.sh.
@@ -62,6 +75,7 @@ CREATE FUNCTION stats_roll_hour(h timestamptz) RETURNS bigint
   AS $$
 DECLARE
   n bigint;
+  d timestamptz;
 BEGIN
   PERFORM pg_advisory_xact_lock(19539, 1); -- 0x4C53, "LS"
   WITH rc AS (
@@ -83,5 +97,15 @@ BEGIN
     INSERT INTO stats_rolled (hour, rolled_at, messages) SELECT h, now(), count(*) FROM hour_rows
     ON CONFLICT (hour) DO UPDATE SET rolled_at = EXCLUDED.rolled_at, messages = EXCLUDED.messages)
   SELECT count(*) INTO n FROM hour_rows;
+  -- Its day, summed again from its hours once all 24 are rolled (this statement sees the hour just written).
+  d := to_timestamp(floor(extract(epoch FROM h) / 86400) * 86400);
+  DELETE FROM stats_days WHERE day = d;
+  DELETE FROM stats_days_rolled WHERE day = d;
+  IF (SELECT count(*) FROM stats_rolled WHERE hour >= d AND hour < d + interval '1 day') = 24 THEN
+    INSERT INTO stats_days (day, auth_user, status, messages, recipients, bytes)
+    SELECT d, s.auth_user, s.status, sum(s.messages), sum(s.recipients), sum(s.bytes) FROM stats_hours s
+     WHERE s.hour >= d AND s.hour < d + interval '1 day' GROUP BY s.auth_user, s.status;
+    INSERT INTO stats_days_rolled (day) VALUES (d);
+  END IF;
   RETURN n;
 END $$;

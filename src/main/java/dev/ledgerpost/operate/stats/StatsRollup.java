@@ -38,7 +38,9 @@ final class StatsRollup {
       a AS (DELETE FROM stats_hours WHERE hour < (SELECT h FROM lo)),
       b AS (DELETE FROM stats_hour_tags WHERE hour < (SELECT h FROM lo)),
       c AS (DELETE FROM stats_open WHERE hour < (SELECT h FROM lo)),
-      d AS (DELETE FROM stats_rolled WHERE hour < (SELECT h FROM lo) RETURNING 1)
+      d AS (DELETE FROM stats_rolled WHERE hour < (SELECT h FROM lo) RETURNING 1),
+      e AS (DELETE FROM stats_days WHERE day < (SELECT h FROM lo)),
+      f AS (DELETE FROM stats_days_rolled WHERE day < (SELECT h FROM lo))
       SELECT (SELECT count(*) FROM d) AS pruned, (SELECT h FROM lo) AS lo""";
   /** Rolled hours holding a row that was open when rolled and is closed now (a probe by id each: the table is small). */
   private static final String FOLD = """

@@ -82,6 +82,7 @@ class StatsTest {
     assertThat(first.rolled()).as("hours rolled: those of the 70 hours that ended an hour ago").isBetween(60, 80);
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
       assertThat(count(st, "SELECT count(*) FROM stats_open")).as("open rows of rolled hours, read live").isPositive();
+      assertThat(count(st, "SELECT count(*) FROM stats_days_rolled")).as("whole days rolled: their sums answer per day").isPositive();
       assertThat(count(st, "SELECT sum(messages) FROM stats_rolled")).as("rolled hours' rows")
           .isEqualTo(count(st, "SELECT count(*) FROM messages WHERE received_at < '"
               + NOW.minus(StatsRollup.DELAY).truncatedTo(ChronoUnit.HOURS) + "'"));
@@ -116,6 +117,7 @@ class StatsTest {
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
       assertThat(count(st, "SELECT count(*) FROM stats_open WHERE id IN ('" + pending + "', '" + unknown + "')"))
           .as("closed rows leave stats_open").isZero();
+      assertThat(count(st, "SELECT count(*) FROM stats_days WHERE auth_user = 'erin@example.org'")).isZero();
     }
     everyCombinationMatches("folded");
   }
