@@ -40,6 +40,7 @@ export function statusBadge(status) {
 const STATUS_WORDS = {
   PENDING: 'Pending', SENT: 'Sent', FAILED_TEMP: 'Failed (temporary)', FAILED_PERM: 'Failed (permanent)',
   UNKNOWN: 'Unknown', RESOLVED_DELIVERED: 'Resolved: delivered', RESOLVED_NOT_DELIVERED: 'Resolved: not delivered',
+  CAPTURED: 'Captured (not relayed)',
   ACCEPTED: 'Accepted', REJECTED: 'Rejected', SUPERSEDED: 'Superseded (the message moved on)',
 };
 
@@ -170,4 +171,10 @@ export function syncRows(tbody, items, {key, signature, build, update}) {
     }
     if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] ?? null);
   });
+}
+
+/** A message's tags (docs/data-model.md §5.17) as small labels; none: nothing. */
+export function tagList(tags) {
+  if (!Array.isArray(tags) || tags.length === 0) return '';
+  return h('span', {class: 'tags'}, tags.map((t) => h('span', {class: 'tag'}, t)));
 }

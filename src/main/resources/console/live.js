@@ -6,17 +6,18 @@
 // turns a row back.
 
 import {api, query} from './api.js';
-import {append, bytes, h, isoToLocal, localToIso, replace, statusBadge, syncRows, throttle, timeEl, zone} from './dom.js';
+import {append, bytes, h, isoToLocal, localToIso, replace, statusBadge, syncRows, tagList, throttle, timeEl, zone} from './dom.js';
 
 const PAGE = 50;
 const KNOWN_MAX = 2000;
-const STATUSES = ['PENDING', 'SENT', 'FAILED_TEMP', 'FAILED_PERM', 'UNKNOWN', 'RESOLVED_DELIVERED', 'RESOLVED_NOT_DELIVERED'];
+const STATUSES = ['PENDING', 'SENT', 'FAILED_TEMP', 'FAILED_PERM', 'UNKNOWN', 'RESOLVED_DELIVERED', 'RESOLVED_NOT_DELIVERED',
+  'CAPTURED'];
 
 export function mount(container, ctx) {
   const filters = Object.fromEntries(new URLSearchParams(ctx.param ?? ''));
   const f = {
     status: filters.status ?? '', sender: filters.sender ?? '', recipient: filters.recipient ?? '',
-    since: filters.since ?? '', until: filters.until ?? '',
+    since: filters.since ?? '', until: filters.until ?? '', tag: filters.tag ?? '',
   };
   let rows = new Map(); // id -> row as the API shows it, plus `touched` (performance.now() of the last event)
   const known = new Map(); // id -> {status, version, settledAt}: the newest each event said, for merging reads
@@ -70,6 +71,8 @@ export function mount(container, ctx) {
     if (f.recipient) return null;
     if (f.status && f.status !== 'PENDING') return false;
     if (f.sender && (d.mailFrom ?? '').toLowerCase() !== f.sender.toLowerCase()) return false;
+    // Events carry the message's tags when it has any (docs/data-model.md §5.17).
+    if (f.tag && !(d.tags ?? []).includes(f.tag)) return false;
     const t = Date.parse(at);
     if (f.since && t < Date.parse(f.since)) return false;
     if (f.until && t >= Date.parse(f.until)) return false;
@@ -145,6 +148,7 @@ export function mount(container, ctx) {
       if (matches) {
         rows.set(id, {
           id, status: 'PENDING', version: d.version, intake: d.intake, mailFrom: d.mailFrom, messageId: d.messageId,
+          tags: d.tags ?? [],
           receivedAt: frame.at, settledAt: null, size: null, recipientCount: null, firstRecipient: null,
           touched: performance.now(), flash: true,
         });
@@ -173,7 +177,7 @@ export function mount(container, ctx) {
           h('td', {}, statusBadge(r.status)),
           h('td', {class: 'addr'}, r.mailFrom === '' ? '<>' : r.mailFrom ?? ''),
           h('td', {class: 'addr to'}, to(r)),
-          h('td', {class: 'wide mono'}, r.messageId ?? ''),
+          h('td', {class: 'wide mono'}, r.messageId ?? '', tagList(r.tags)),
           h('td', {class: 'num wide'}, r.size === null ? '…' : bytes(r.size)),
           h('td', {class: 'wide'}, r.intake ?? '')]);
       },
@@ -230,6 +234,7 @@ function filterForm(f) {
     h('div', {class: 'field'}, h('label', {for: 'filter-status'}, 'Status'), status),
     input('filter-sender', 'sender', 'Sender', 'text', f.sender, {placeholder: 'a@example.com', autocomplete: 'off'}),
     input('filter-recipient', 'recipient', 'Recipient', 'text', f.recipient, {placeholder: 'b@example.net', autocomplete: 'off'}),
+    input('filter-tag', 'tag', 'Tag', 'text', f.tag, {placeholder: 'billing', autocomplete: 'off'}),
     input('filter-since', 'since', `Received from (${zone()})`, 'datetime-local', isoToLocal(f.since)),
     input('filter-until', 'until', `Received before (${zone()})`, 'datetime-local', isoToLocal(f.until)),
     h('div', {class: 'actions'},
@@ -239,7 +244,7 @@ function filterForm(f) {
     e.preventDefault();
     const data = new FormData(form);
     const q = new URLSearchParams();
-    for (const k of ['status', 'sender', 'recipient']) {
+    for (const k of ['status', 'sender', 'recipient', 'tag']) {
       const v = String(data.get(k) ?? '').trim();
       if (v) q.set(k, v);
     }

@@ -4,8 +4,9 @@
 // here, with a confirmation step; a resolution refused because the message changed first (409) says so plainly.
 
 import {api, ProblemError, session} from './api.js';
-import {announce, bytes, h, replace, statusBadge, throttle, timeEl, words} from './dom.js';
+import {announce, bytes, h, replace, statusBadge, tagList, throttle, timeEl, words} from './dom.js';
 import {evidence, proposalsPanel} from './proposals.js';
+import {capturePanel} from './capture.js';
 
 const RESOLVABLE = new Set(['PENDING', 'UNKNOWN']);
 
@@ -27,6 +28,9 @@ export function mount(container, ctx) {
       h('div', {}, proposals.element, resolveArea,
         h('section', {'aria-labelledby': 'facts-title'}, h('h2', {id: 'facts-title'}, 'Facts'), facts))));
 
+  const captureArea = h('div', {id: 'capture-area'});
+  container.append(captureArea);
+  let capture = null; // a CAPTURED message's bytes, read once (they do not change)
   let panel = null; // the resolve form while it is on the page
   let shown = null; // the detail last drawn
 
@@ -52,6 +56,11 @@ export function mount(container, ctx) {
     drawFacts(facts, d, op);
     drawTimeline(timeline, d, op);
     proposals.draw(d);
+    if (d.status === 'CAPTURED' && !capture) {
+      capture = capturePanel(id);
+      captureArea.replaceChildren(capture.element);
+      capture.load();
+    }
     if (RESOLVABLE.has(d.status)) {
       if (!panel) {
         panel = resolvePanel(d);
@@ -199,6 +208,11 @@ function drawFacts(dl, d, op) {
     row('Client', d.clientIp ?? '(not recorded)', d.helo ? ` (HELO ${d.helo})` : ''),
     row('Authenticated as', d.authUser ?? '(not authenticated)'),
     row('Route', h('span', {class: 'mono'}, d.route)),
+    // What the sending application said the message is about (docs/data-model.md §5.17).
+    row('Tags', (d.tags ?? []).length ? tagList(d.tags) : '(none)'),
+    row('Metadata', Object.keys(d.metadata ?? {}).length
+      ? h('ul', {class: 'metadata'}, Object.entries(d.metadata).map(([k, v]) => h('li', {}, h('span', {class: 'mono'}, k), ' = ', v)))
+      : '(none)'),
     // The gateway node that opened it (several nodes on one ledger, docs/design.md §9); null on rows from before nodes.
     row('Node', d.node ?? '(not recorded)'),
     row('Body SHA-256', h('span', {class: 'mono hash'}, d.sha256)),

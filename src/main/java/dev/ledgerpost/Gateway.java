@@ -28,6 +28,7 @@ import dev.ledgerpost.publish.hub.HubPart;
 import dev.ledgerpost.publish.outbox.OutboxVerticle;
 import dev.ledgerpost.publish.webhook.WebhookPart;
 import dev.ledgerpost.relay.RelayPart;
+import dev.ledgerpost.relay.capture.CapturePart;
 import dev.ledgerpost.relay.idempotency.IdempotencyVerticle;
 import dev.ledgerpost.relay.retry.RetryPart;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -70,7 +71,7 @@ public final class Gateway {
       parts.add(Part.onClassPath("chaos", "chaos.enabled: this build has no chaos mode; test environments build one with "
           + "mvn -Pchaos package"));
     }
-    parts.addAll(List.of(new NodePart(), OutboxVerticle.part(), ArchiveVerticle.part(), new RetryPart(), new RelayPart(), new StalePart(),
+    parts.addAll(List.of(new NodePart(), OutboxVerticle.part(), ArchiveVerticle.part(), new RetryPart(), new RelayPart(), new CapturePart(), new StalePart(),
         new CapacityPart()));
     if (config.ledger().requireSynchronousStandby()) { // no gauge at all where nobody asked (docs/design.md §8.7)
       parts.add(new StandbyPart());

@@ -50,6 +50,10 @@ public final class KeysCommand {
     @Option(names = "--rate", paramLabel = "N", description = "Requests per second for this key (default: api.rateLimit).")
     Double rate;
 
+    @Option(names = "--capture", description = "A capturing key: its mail is recorded CAPTURED and kept, never relayed "
+        + "(capture.retention; docs/design.md §8.10).")
+    boolean capture;
+
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
         description = "Configuration that names api.keysFile (default: conf/gateway.yaml when it exists).")
     Path config;
@@ -97,13 +101,13 @@ public final class KeysCommand {
       new SecureRandom().nextBytes(random);
       String key = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
       try {
-        append(keys, ApiKeys.line(user, key, rate));
+        append(keys, ApiKeys.line(user, key, rate, capture));
       } catch (IOException e) {
         err.println("cannot write " + keys + ": " + e.getMessage());
         return CANNOT_WRITE;
       }
       out.println(key);
-      err.println("added a send API key for user " + user + " to " + keys + " (its SHA-256 only: the key is shown this once). "
+      err.println("added a " + (capture ? "capturing " : "") + "send API key for user " + user + " to " + keys + " (its SHA-256 only: the key is shown this once). "
           + "A running gateway reads the file on SIGHUP (kill -HUP <its PID>) or at its next start.");
       return 0;
     }

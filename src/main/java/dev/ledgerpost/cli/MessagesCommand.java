@@ -223,6 +223,9 @@ public final class MessagesCommand {
     @Option(names = "--since", paramLabel = "TIME", description = "Only entries received since this ISO-8601 time, e.g. 2026-11-30T10:00:00Z.")
     String since;
 
+    @Option(names = "--tag", paramLabel = "TAG", description = "Only entries carrying this tag (docs/data-model.md §5.17).")
+    String tag;
+
     @Option(names = "--ids", description = "Print only the ledger ids, one a line, e.g. ID=$(ledgerpost messages list --limit 1 --ids).")
     boolean ids;
 
@@ -235,6 +238,7 @@ public final class MessagesCommand {
       query(path, "status", status == null ? null : status.name());
       query(path, "sender", sender);
       query(path, "since", since);
+      query(path, "tag", tag);
     }
 
     /** With --ids, the ids alone: no header, no count line, for a shell's $(...). */
@@ -282,6 +286,13 @@ public final class MessagesCommand {
       for (String field : new String[] {"id", "status", "version", "intake", "mailFrom", "messageId", "size", "authUser",
           "clientIp", "helo", "receivedAt", "settledAt", "downstreamReply", "lastError", "sha256", "route"}) {
         out.printf("%-16s %s%n", field + ":", m.getValue(field) == null ? "-" : m.getValue(field));
+      }
+      // Tags and metadata (docs/data-model.md §5.17): what the sending application said the message is about.
+      JsonArray tags = m.getJsonArray("tags", new JsonArray());
+      out.printf("%-16s %s%n", "tags:", tags.isEmpty() ? "-" : String.join(", ", tags.stream().map(String::valueOf).toList()));
+      JsonObject metadata = m.getJsonObject("metadata", new JsonObject());
+      for (String k : metadata.fieldNames()) {
+        out.printf("%-16s %s=%s%n", "metadata:", k, metadata.getValue(k));
       }
       JsonObject resolution = m.getJsonObject("resolution");
       if (resolution != null) {

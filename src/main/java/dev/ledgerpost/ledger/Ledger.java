@@ -36,6 +36,7 @@ public final class Ledger {
       INSERT INTO outbox (event_id, message_id, type, payload) VALUES (#{eventId}, #{id}, #{type}, #{payload})""";
   private static final String SUMMARY_COLUMNS = """
       m.id, m.status, m.version, m.intake, m.mail_from, m.message_id_header, m.size_bytes, m.received_at, m.settled_at,
+      m.tags, m.metadata,
       (SELECT count(*) FROM recipients r WHERE r.message_id = m.id) AS recipient_count,
       (SELECT r.address FROM recipients r WHERE r.message_id = m.id ORDER BY r.idx LIMIT 1) AS first_recipient""";
   /** The filters both lists share after their own (status, time range), newest first from the cursor on. */
@@ -43,6 +44,7 @@ public final class Ledger {
 
          AND (#{sender}::text IS NULL OR lower(m.mail_from) = lower(#{sender}))
          AND (#{messageId}::text IS NULL OR m.message_id_header = #{messageId})
+         AND (#{tag}::text IS NULL OR m.tags @> ARRAY[#{tag}::text])
          AND (#{recipient}::text IS NULL
               OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
          AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
@@ -54,7 +56,9 @@ public final class Ledger {
    * too (an id is issued when its submission began, well within a day before its message was received),
    * so the scan stops there; {@code until} bounds it from above the same way (an id is issued before its message
    * is received), so the scan starts there. A recipient is looked up per row by the recipients' primary
-   * key (no index on addresses on the hot table): give a time range with it on a long ledger.
+   * key (no index on addresses on the hot table): give a time range with it on a long ledger. A tag ({@code tags @>
+   * ARRAY[tag]}) may be served by the partial GIN index messages_tags_idx (docs/data-model.md §5.17): the planner takes
+   * it for a rare tag, and the primary key, newest first, for a common one (its array statistics tell which).
    */
   private static final String LIST = "SELECT " + SUMMARY_COLUMNS + """
 
@@ -88,6 +92,14 @@ public final class Ledger {
       SELECT at, outcome, attempt_id, node_id, client_ip, auth_user, helo
         FROM resubmissions WHERE message_id = #{id} ORDER BY at, seq""";
 
+  /**
+   * For a list with a tag: the statement is planned with the tag in hand. The pool caches prepared statements, and a
+   * generic plan (which PostgreSQL may keep after five executions) cannot use messages_tags_idx behind the filter's
+   * "tag IS NULL OR" and would scan every row newest first for a rare tag (docs/data-model.md §5.17). One round trip
+   * more, for tagged lists only.
+   */
+  private static final String CUSTOM_PLAN = "SET LOCAL plan_cache_mode = force_custom_plan";
+
   private final Pool pool;
 
   public Ledger(Pool pool) {
@@ -109,6 +121,7 @@ public final class Ledger {
     p.put("status", q.status() == null ? null : q.status().name());
     p.put("sender", q.sender());
     p.put("messageId", q.messageId());
+    p.put("tag", q.tag());
     p.put("since", q.since());
     p.put("sinceId", q.since() == null ? null : LedgerIds.lowest(q.since().toInstant().minus(java.time.Duration.ofDays(1))));
     p.put("until", q.until());
@@ -119,7 +132,12 @@ public final class Ledger {
     Cursor cursor = Cursor.decode(q.cursor());
     p.put("cursorId", cursor == null ? null : cursor.id());
     boolean open = q.status() == MessageStatus.PENDING || q.status() == MessageStatus.UNKNOWN;
-    return SqlTemplate.forQuery(pool, open ? LIST_OPEN : LIST).mapTo(Ledger::summary).execute(p).map(rows -> {
+    String sql = open ? LIST_OPEN : LIST;
+    Future<io.vertx.sqlclient.RowSet<MessageSummary>> read = q.tag() == null
+        ? SqlTemplate.forQuery(pool, sql).mapTo(Ledger::summary).execute(p)
+        : pool.withTransaction(conn -> conn.query(CUSTOM_PLAN).execute()
+            .compose(x -> SqlTemplate.forQuery(conn, sql).mapTo(Ledger::summary).execute(p)));
+    return read.map(rows -> {
       List<MessageSummary> items = new ArrayList<>();
       rows.forEach(items::add);
       String next = null;
@@ -204,7 +222,22 @@ public final class Ledger {
         row.getLong("recipient_count").intValue(),
         row.getString("first_recipient"),
         row.getOffsetDateTime("received_at"),
-        row.getOffsetDateTime("settled_at"));
+        row.getOffsetDateTime("settled_at"),
+        tags(row));
+  }
+
+  /** The row's tags and metadata as the open wrote them (MessageTags checked them then; read back as they are). */
+  private static MessageTags tags(Row row) {
+    String[] tags = row.getArrayOfStrings("tags");
+    Object metadata = row.getValue("metadata");
+    if (tags == null && metadata == null) {
+      return MessageTags.NONE;
+    }
+    java.util.Map<String, String> meta = new java.util.LinkedHashMap<>();
+    if (metadata instanceof JsonObject o) {
+      o.forEach(e -> meta.put(e.getKey(), String.valueOf(e.getValue())));
+    }
+    return new MessageTags(tags == null ? List.of() : List.of(tags), meta);
   }
 
   private static StoreException persistence(String kind, UUID id, Throwable e) {

@@ -21,7 +21,8 @@ public final class LedgerMessages {
 
   /**
    * Opens a PENDING entry; must commit before the body may go downstream. {@code dsnRet} and {@code dsnEnvid}
-   * are MAIL's RFC 3461 RET and ENVID (verbatim; null when absent).
+   * are MAIL's RFC 3461 RET and ENVID (verbatim; null when absent); {@code tags} the message's tags and metadata
+   * (docs/data-model.md §5.17; never null).
    */
   public record Open(
       UUID id,
@@ -38,7 +39,19 @@ public final class LedgerMessages {
       List<RecipientEntry> recipients,
       String dsnRet,
       String dsnEnvid,
-      Claim claim) {
+      Claim claim,
+      MessageTags tags) {
+
+    public Open {
+      tags = tags == null ? MessageTags.NONE : tags;
+    }
+
+    public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
+        String messageIdHeader, long size, String sha256, String route, OffsetDateTime receivedAt,
+        List<RecipientEntry> recipients, String dsnRet, String dsnEnvid, Claim claim) {
+      this(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt, recipients,
+          dsnRet, dsnEnvid, claim, MessageTags.NONE);
+    }
 
     public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
         String messageIdHeader, long size, String sha256, String route, OffsetDateTime receivedAt,
@@ -57,7 +70,7 @@ public final class LedgerMessages {
     /** The same open, claiming its fingerprint over {@code replaces}'s (docs/contract.md §1.13). */
     public Open replacing(UUID replaces) {
       return new Open(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt,
-          recipients, dsnRet, dsnEnvid, new Claim(claim.fingerprint(), claim.window(), replaces));
+          recipients, dsnRet, dsnEnvid, new Claim(claim.fingerprint(), claim.window(), replaces), tags);
     }
 
     public int pendingRecipients() {
@@ -146,8 +159,14 @@ public final class LedgerMessages {
    * matches the Message-ID header exactly (a reconciling upstream asks with it, docs/design.md §8.4); it has no index of
    * its own, so {@code since} should bound it.
    */
+  /** {@code tag}: only messages carrying it (docs/data-model.md §5.17), null for any. */
   public record ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
-      int limit, String cursor, String messageId) {}
+      int limit, String cursor, String messageId, String tag) {
+    public ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
+        int limit, String cursor, String messageId) {
+      this(status, sender, recipient, since, until, limit, cursor, messageId, null);
+    }
+  }
 
   public record MessageSummary(
       UUID id,
@@ -160,7 +179,8 @@ public final class LedgerMessages {
       int recipientCount,
       String firstRecipient,
       OffsetDateTime receivedAt,
-      OffsetDateTime settledAt) {}
+      OffsetDateTime settledAt,
+      MessageTags tags) {}
 
   public record MessagePage(List<MessageSummary> items, String next) {}
 

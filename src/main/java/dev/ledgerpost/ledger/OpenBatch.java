@@ -32,7 +32,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$24 ({@link #PARAMETERS}; $17: the
    * node that opens them; $18..$21 (V80): the RFC 3461 DSN parameters, RET and ENVID per message, NOTIFY and
    * ORCPT per recipient; $22..$24 (V98): each message's resubmission claim, its fingerprint (null: none), window in
-   * seconds and the earlier row it may replace).
+   * seconds and the earlier row it may replace; $25, $26 (V101): each message's tags, comma-joined, and metadata as JSON
+   * text, null for none: a tag holds no comma (MessageTags), and a text per message keeps the arrays flat).
    *
    * <p>The claim (docs/contract.md §1.13) is one index probe in this statement: {@code c} claims each fingerprint once
    * ({@code f}: of the batch's opens of it, one that replaces a failed row before a fresh one, which would lose to the
@@ -57,13 +58,15 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       m AS (
         INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
                               body_sha256, route, status, version, received_at, open_seq, node_id, dsn_ret, dsn_envid,
-                              resubmission_of)
+                              resubmission_of, tags, metadata)
         SELECT t.id, t.intake, t.auth_user, t.client_ip, t.helo, t.mail_from, t.message_id_header, t.size_bytes,
-               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text, t.dsn_ret, t.dsn_envid, t.replaces
+               t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text, t.dsn_ret, t.dsn_envid, t.replaces,
+               string_to_array(t.tags, ','), t.metadata::jsonb
           FROM q, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
-                         $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[], $22::uuid[], $24::uuid[])
+                         $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[], $22::uuid[], $24::uuid[],
+                         $25::text[], $26::text[])
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
-                    received_at, dsn_ret, dsn_envid, fp, replaces)
+                    received_at, dsn_ret, dsn_envid, fp, replaces, tags, metadata)
          WHERE t.fp IS NULL OR t.id IN (SELECT message_id FROM c)
         %s
         RETURNING id),
@@ -78,7 +81,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)""";
   static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
   /** How many parameters {@link #WRITES} takes: a statement built on it numbers its own from {@code PARAMETERS + 1}. */
-  static final int PARAMETERS = 24;
+  static final int PARAMETERS = 26;
   private static final String FIRST = WRITES.formatted("") + "\nSELECT id FROM m";
   private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + "\nSELECT id FROM m";
 
@@ -110,7 +113,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     return written.compose(rows -> answers(pool, batch, inserted(rows), nodeDeadAfter));
   }
 
-  /** The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, four arrays of DSN parameters and three of claims. */
+  /** The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, four arrays of DSN parameters, three of claims and two of tags. */
   static List<Object> params(List<Open> batch, String nodeId) {
     return new Columns<>(batch)
         .add(Open::id, UUID[]::new)
@@ -138,6 +141,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         .add(o -> o.claim() == null ? null : o.claim().fingerprint(), UUID[]::new)
         .add(o -> o.claim() == null ? null : o.claim().window().toMillis() / 1000.0, Double[]::new)
         .add(o -> o.claim() == null ? null : o.claim().replaces(), UUID[]::new)
+        .add(o -> o.tags().joined(), String[]::new)
+        .add(o -> o.tags().metadataJson(), String[]::new)
         .arrays();
   }
 

@@ -12,7 +12,9 @@ public enum RecipientStatus {
   FAILED_PERM,
   UNKNOWN,
   RESOLVED_DELIVERED,
-  RESOLVED_NOT_DELIVERED;
+  RESOLVED_NOT_DELIVERED,
+  /** Its message was captured (docs/design.md §8.10): kept by the gateway, never relayed. */
+  CAPTURED;
 
   /** What a PENDING recipient becomes when its message settles to the given status. */
   public static RecipientStatus settledFor(MessageStatus status) {
@@ -23,6 +25,7 @@ public enum RecipientStatus {
       case UNKNOWN -> UNKNOWN;
       case RESOLVED_DELIVERED -> RESOLVED_DELIVERED;
       case RESOLVED_NOT_DELIVERED -> RESOLVED_NOT_DELIVERED;
+      case CAPTURED -> CAPTURED;
       case PENDING -> throw new IllegalArgumentException("PENDING is not a settled status");
     };
   }

@@ -52,8 +52,15 @@ public sealed interface DeliveryOutcome {
     }
   }
 
-  /** The downstream accepted. {@code settled} is false when the settle failed after its retries. */
-  record Accepted(UUID ledgerId, DownstreamReply reply, boolean settled) implements DeliveryOutcome {
+  /**
+   * The downstream accepted. {@code settled} is false when the settle failed after its retries. {@code captured}: there
+   * was no downstream, the message was captured (docs/design.md §8.10) and {@code reply} is the capture's own.
+   */
+  record Accepted(UUID ledgerId, DownstreamReply reply, boolean settled, boolean captured) implements DeliveryOutcome {
+    public Accepted(UUID ledgerId, DownstreamReply reply, boolean settled) {
+      this(ledgerId, reply, settled, false);
+    }
+
     @Override
     public <R> R accept(Visitor<R> v) {
       return v.accepted(this);
@@ -61,7 +68,7 @@ public sealed interface DeliveryOutcome {
 
     @Override
     public GatewayMetrics.Outcome metric() {
-      return GatewayMetrics.Outcome.ACCEPTED;
+      return captured ? GatewayMetrics.Outcome.CAPTURED : GatewayMetrics.Outcome.ACCEPTED;
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.ledgerpost.relay;
 
+import dev.ledgerpost.ledger.MessageTags;
 import io.vertx.core.buffer.Buffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -9,8 +10,23 @@ import java.util.Locale;
  * A received message ready to relay. {@code wire} holds it as {@code form} says, so relaying it changes no
  * byte. {@code size} and {@code sha256} describe the message itself (unstuffed). {@code messageIdHeaders} counts its
  * Message-ID header lines: only a message with exactly one can be recognised as a resubmission (docs/contract.md §1.13).
+ * {@code tags} are its tags and metadata (docs/data-model.md §5.17), recorded by the open; never null.
  */
-public record MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form, int messageIdHeaders) {
+public record MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form, int messageIdHeaders,
+    MessageTags tags) {
+
+  public MessageData {
+    tags = tags == null ? MessageTags.NONE : tags;
+  }
+
+  public MessageData(Buffer wire, long size, String sha256, String messageIdHeader, Form form, int messageIdHeaders) {
+    this(wire, size, sha256, messageIdHeader, form, messageIdHeaders, MessageTags.NONE);
+  }
+
+  /** The same message with these tags and metadata. */
+  public MessageData withTags(MessageTags t) {
+    return new MessageData(wire, size, sha256, messageIdHeader, form, messageIdHeaders, t);
+  }
 
   /** How {@code wire} holds the message, and so how it may go downstream. */
   public enum Form {

@@ -169,7 +169,7 @@ public final class RelayContract {
     return new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
         message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), OffsetDateTime.now(ZoneOffset.UTC),
         List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid(),
-        resubmissions.claim(s, envelope.mailFrom(), accepted, message));
+        resubmissions.claim(s, envelope.mailFrom(), accepted, message), message.tags());
   }
 
   /**
@@ -199,13 +199,17 @@ public final class RelayContract {
     byte[] trace = ReceivedHeader.build(envelope.submission(), services.hostname(), opened.id(), accepted,
         ZonedDateTime.now(ZoneOffset.UTC));
     int pending = open.pendingRecipients();
-    services.metrics().downstreamTransaction(wire.command(message.form()));
+    if (!wire.captures()) { // a capture is no downstream transaction
+      services.metrics().downstreamTransaction(wire.command(message.form()));
+    }
     // Hashed while the body goes downstream; recorded only for a body that was sent whole (§1.6).
     Future<String> sent = SentDigest.of(trace, message);
     return wire.data(trace, message).compose(result -> result.accept(new WireTransaction.DataResult.Visitor<>() {
       @Override
       public Future<DeliveryOutcome> verdict(WireTransaction.DataResult.Verdict v) {
-        return sentHash(sent, v.bodySent()).compose(hash -> settleReply(opened, pending, message, v.reply(), hash));
+        // A capture sent nothing anywhere: no sent hash, and its positive verdict settles CAPTURED.
+        return sentHash(sent, v.bodySent() && !wire.captures())
+            .compose(hash -> settleReply(opened, pending, message, v.reply(), hash, wire.captures()));
       }
 
       @Override
@@ -232,13 +236,14 @@ public final class RelayContract {
   }
 
   private Future<DeliveryOutcome> settleReply(Opened opened, int pending, MessageData message, DownstreamReply reply,
-      String sentSha256) {
-    MessageStatus target = reply.positive() ? MessageStatus.SENT
+      String sentSha256, boolean captured) {
+    MessageStatus target = reply.positive() ? (captured ? MessageStatus.CAPTURED : MessageStatus.SENT)
         : reply.transientFailure() ? MessageStatus.FAILED_TEMP : MessageStatus.FAILED_PERM;
     Settle settle = new Settle(opened.id(), opened.version(), target, pending, reply.code(), reply.enhancedCode(),
         reply.text(), null, sentSha256);
-    return settle(settle, message, reply.positive()).map(settled -> switch (target) {
+    return settle(settle, message, reply.positive() && !captured).map(settled -> switch (target) {
       case SENT -> new DeliveryOutcome.Accepted(opened.id(), reply, settled);
+      case CAPTURED -> new DeliveryOutcome.Accepted(opened.id(), reply, settled, true);
       case FAILED_TEMP -> new DeliveryOutcome.Deferred(opened.id(), reply, settled);
       default -> new DeliveryOutcome.Rejected(opened.id(), reply, settled);
     });

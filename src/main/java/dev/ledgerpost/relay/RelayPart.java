@@ -32,6 +32,7 @@ public final class RelayPart implements Part {
         a.metrics());
     RelayContract contract = new RelayContract(new RelayContract.Services(a.get(LedgerWriter.class), Bus.of(a.vertx()),
         a.get(OutcomeKeeper.class), a.metrics(), handovers, a.hostname(), resubmissions));
+    a.provide(RelayContract.class, contract); // capture mode runs its transactions through the same contract
     DownstreamSlots slots = new DownstreamSlots(a.config().downstream().maxConnections());
     a.metrics().gauge("ledgerpost.downstream.connections",
         "Open smarthost connections, in use or idle (downstream.maxConnections)", slots::inUse);

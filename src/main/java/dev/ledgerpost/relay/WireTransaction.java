@@ -71,4 +71,12 @@ public interface WireTransaction {
 
   /** Resets the transaction (RSET) and releases the connection. Never fails. */
   Future<Void> abort();
+
+  /**
+   * True for a capture's transaction (docs/design.md §8.10): no smarthost behind it, its positive verdict means "kept",
+   * and the contract settles the message CAPTURED, never SENT.
+   */
+  default boolean captures() {
+    return false;
+  }
 }

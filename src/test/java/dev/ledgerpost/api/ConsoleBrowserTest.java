@@ -164,6 +164,23 @@ class ConsoleBrowserTest {
     assertThat(driver.findElement(By.cssSelector("#ledger-table tbody tr")).getText()).contains("carol@example.com");
     driver.findElement(By.id("filter-clear")).click();
     wait(WAIT).until(d -> d.findElements(By.cssSelector("#ledger-table tbody tr")).size() >= 4);
+
+    // Tags (docs/data-model.md §5.17): labels after the Message-ID, a filter of their own, and the message's facts.
+    String tagged = sendRaw("shop@example.com", "heidi@example.net", "X-Ledgerpost-Tag: billing\r\n"
+        + "X-Ledgerpost-Metadata: order=A-17\r\nSubject: tagged\r\nMessage-ID: <tagged.console@example.com>\r\n\r\nbody")
+        .replaceAll("(?s).*queued as ([0-9a-f-]{36}).*", "$1");
+    wait(WAIT).until(d -> d.findElements(row(tagged)).size() == 1
+        && d.findElement(row(tagged)).findElements(By.cssSelector(".tag")).size() == 1);
+    assertThat(driver.findElement(row(tagged)).findElement(By.cssSelector(".tag")).getText()).isEqualTo("billing");
+    driver.findElement(By.id("filter-tag")).sendKeys("billing" + Keys.ENTER);
+    wait(WAIT).until(d -> d.getCurrentUrl().contains("tag=billing")
+        && d.findElements(By.cssSelector("#ledger-table tbody tr")).size() == 1);
+    assertThat(driver.findElement(By.cssSelector("#ledger-table tbody tr")).getAttribute("data-id")).isEqualTo(tagged);
+    driver.get(base + "/console/#/message/" + tagged);
+    wait(WAIT).until(d -> d.findElement(By.id("message-facts")).getText().contains("order = A-17"));
+    assertThat(driver.findElement(By.id("message-facts")).getText()).contains("Tags").contains("billing");
+    driver.get(base + "/console/#/live");
+    wait(WAIT).until(d -> d.findElements(By.cssSelector("#ledger-table tbody tr")).size() >= 5);
   }
 
   @Test

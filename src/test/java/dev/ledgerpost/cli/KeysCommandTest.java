@@ -47,6 +47,13 @@ class KeysCommandTest {
       assertThat(k.user()).isEqualTo("k6");
       assertThat(k.rate()).isEqualTo(200);
     });
+
+    CommandLineRun third = run("keys", "add", "tester", "--capture", "--config", config.toString());
+    assertThat(third.exit()).as(third.err()).isZero();
+    assertThat(third.err()).contains("added a capturing send API key for user tester");
+    assertThat(Files.readString(keys)).endsWith("tester:" + SendClient.sha256(third.out().trim()) + ":capture\n");
+    assertThat(ApiKeys.load(keys.toString(), 10).authenticate(third.out().trim()))
+        .hasValueSatisfying(k -> assertThat(k.capture()).isTrue());
   }
 
   @Test

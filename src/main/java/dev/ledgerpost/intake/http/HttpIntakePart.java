@@ -10,6 +10,7 @@ import dev.ledgerpost.platform.part.HttpFace;
 import dev.ledgerpost.platform.part.Part;
 import dev.ledgerpost.platform.tenants.FaultInjector;
 import dev.ledgerpost.publish.hub.NotifyHub;
+import dev.ledgerpost.relay.capture.Capture;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
 import io.vertx.core.Future;
 import io.vertx.ext.web.Router;
@@ -39,7 +40,7 @@ public final class HttpIntakePart implements Part {
     tokens = a.get(EventTokens.class);
     hub = a.get(NotifyHub.class);
     setup = new SendApi.Setup(config, a.get(ApiKeys.class), a.hostname(), a.get(Smarthosts.class), a.metrics(),
-        a.get(Suppressions.class));
+        a.get(Suppressions.class), a.get(Capture.class));
     setup = a.find(FaultInjector.class).map(setup::with).orElse(setup);
     return Future.succeededFuture();
   }

@@ -28,6 +28,7 @@ import java.util.UUID;
  * <pre>
  * what happened                                   status             body status / problem     key
  * downstream accepted, ledger settled             200                SENT                      stored
+ * captured (no downstream), ledger settled        200                CAPTURED                  stored
  * downstream accepted, settle failed              202                ACCEPTED (do not resend)  stored
  * reply lost after the final dot                  202                UNKNOWN  (do not resend)  stored
  * downstream 5xx on DATA                          422                problem + its reply       stored
@@ -145,7 +146,7 @@ final class SendAnswers {
       public Decided accepted(DeliveryOutcome.Accepted a) {
         // The downstream has it: even when the settle failed, anything but success would cause a resend.
         return new Decided(a.settled()
-            ? success(200, "SENT", op, messageId, a.reply().toString(), true, null)
+            ? success(200, a.captured() ? "CAPTURED" : "SENT", op, messageId, a.reply().toString(), true, null)
             : success(202, "ACCEPTED", op, messageId, a.reply().toString(), false, "the downstream accepted the message; "
                 + "the ledger records it later. Do not resend."), KeyFate.STORE);
       }
@@ -266,6 +267,9 @@ final class SendAnswers {
     MessageStatus status = c.messageStatus();
     if (status == MessageStatus.SENT || status == MessageStatus.RESOLVED_DELIVERED) {
       return success(200, "SENT", op, c.messageIdHeader(), c.downstreamReply(), true, null);
+    }
+    if (status == MessageStatus.CAPTURED) {
+      return success(200, "CAPTURED", op, c.messageIdHeader(), c.downstreamReply(), true, null);
     }
     if (status == MessageStatus.FAILED_PERM) {
       JsonObject extra = new JsonObject().put("downstreamReply", c.downstreamReply());

@@ -14,7 +14,9 @@ import dev.ledgerpost.intake.http.SendEnd.Verdict;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.db.LedgerIds;
+import dev.ledgerpost.relay.Relay;
 import dev.ledgerpost.relay.RelayTransaction;
+import dev.ledgerpost.relay.capture.Capture;
 import dev.ledgerpost.relay.Opening;
 import dev.ledgerpost.relay.smarthost.SmarthostRelay;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
@@ -73,22 +75,27 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
-      RateLimiter limiter, Set<UUID> running, Suppressions suppressions, FaultInjector faults) {
+      RateLimiter limiter, Set<UUID> running, Suppressions suppressions, Capture capture, FaultInjector faults) {
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
-        RateLimiter limiter, Set<UUID> running, Suppressions suppressions) {
-      this(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, FaultInjector.none());
+        RateLimiter limiter, Set<UUID> running, Suppressions suppressions, Capture capture) {
+      this(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, capture, FaultInjector.none());
+    }
+
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+        Suppressions suppressions, Capture capture) {
+      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet(),
+          suppressions, capture);
     }
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
         Suppressions suppressions) {
-      this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet(),
-          suppressions);
+      this(config, keys, hostname, smarthosts, metrics, suppressions, Capture.off());
     }
 
     /** The same set-up with the captured users' fault rules (docs/design.md §8.11). */
     public Setup with(FaultInjector rules) {
-      return new Setup(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, rules);
+      return new Setup(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, capture, rules);
     }
   }
 
@@ -100,6 +107,10 @@ public final class SendApi {
   private final RateLimiter limiter;
   private final ContractValidation contract;
   private final SmarthostRelay relay;
+  /** The relay a send runs through: {@link #relay}, but a captured user's sends never reach it (docs/design.md §8.10). */
+  private final Relay capturing;
+  /** A capturing key's sends: every one captured, whatever its user's setting. */
+  private final Relay captured;
   private final String hostname;
   private final PreparedSend.Limits limits;
   private final long bodyLimit;
@@ -126,6 +137,8 @@ public final class SendApi {
     this.contract = contract;
     this.hostname = setup.hostname();
     this.relay = setup.smarthosts().relayOn(vertx);
+    this.capturing = setup.capture().over(relay);
+    this.captured = setup.capture().always(relay);
     long max = config.smtp().maxMessageSize();
     this.limits = new PreparedSend.Limits(max, config.smtp().maxRecipients());
     this.bodyLimit = max > (Long.MAX_VALUE - JSON_OVERHEAD) / 2 ? Long.MAX_VALUE : max / 3 * 4 + 4 + JSON_OVERHEAD;
@@ -346,7 +359,7 @@ public final class SendApi {
     inFlight++;
     String ip = ctx.request().remoteAddress() == null ? "unknown" : ctx.request().remoteAddress().hostAddress();
     Submission submission = new Submission(Intake.HTTP, ip, null, key.user(), false, true);
-    relay.begin(submission, p.mailFrom(), p.parameters())
+    (key.capture() ? captured : capturing).begin(submission, p.mailFrom(), p.parameters())
         .compose(txn -> transaction(txn, p, op, ref), e -> Future.succeededFuture(new Unavailable(e.getMessage())))
         .compose(end -> {
           Decided d = SendAnswers.noting(SendAnswers.forEnd(end, op, p.message().messageIdHeader()), "suppressed", suppressed);

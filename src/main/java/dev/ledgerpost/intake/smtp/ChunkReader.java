@@ -1,5 +1,6 @@
 package dev.ledgerpost.intake.smtp;
 
+import dev.ledgerpost.ledger.MessageTags;
 import dev.ledgerpost.relay.MessageData;
 import dev.ledgerpost.relay.RelayTransaction;
 import io.vertx.core.buffer.Buffer;
@@ -22,8 +23,9 @@ final class ChunkReader {
 
   private final long maxSize;
   private final boolean binary;
-  private final Buffer wire;
+  private Buffer wire;
   private final MessageDigest sha256;
+  private MessageTags tags = MessageTags.NONE;
   private long size;
   private boolean tooBig;
   /** The first line that broke DATA's rules: its problem, decided at its LF as DataReader decides it. */
@@ -129,7 +131,50 @@ final class ChunkReader {
   MessageData result() {
     String[] lines = headers().split("\n");
     return new MessageData(wire, size, HexFormat.of().formatHex(sha256.digest()), MessageData.messageId(lines),
-        fitForData() ? MessageData.Form.LINES : MessageData.Form.CHUNKS_ONLY, MessageData.messageIdCount(lines));
+        fitForData() ? MessageData.Form.LINES : MessageData.Form.CHUNKS_ONLY, MessageData.messageIdCount(lines), tags);
+  }
+
+  /**
+   * The control headers (docs/data-model.md §5.17), read from the header section only (as {@link #headers()} reads it);
+   * with {@code strip} the relayed bytes become the message without them (the header section copied without those
+   * lines, the body after it as one block: a BDAT body is kept whole, not line by line as DATA's is). Answers why the
+   * tags are refused (the reply's text), or null.
+   */
+  String finishTags(boolean strip) {
+    int scan = (int) Math.min(wire.length(), MAX_HEADER_BYTES);
+    byte[] b = wire.getBytes(0, scan);
+    ControlHeaders control = new ControlHeaders();
+    Buffer kept = strip ? Buffer.buffer(scan) : null;
+    boolean stripped = false;
+    int start = 0;
+    int bodyStart = -1;
+    for (int i = 0; i < b.length; i++) {
+      if (b[i] != '\n') {
+        continue;
+      }
+      int end = i > start && b[i - 1] == '\r' ? i - 1 : i;
+      if (end == start) {
+        bodyStart = start; // the empty line: the body begins
+        break;
+      }
+      boolean controlLine = control.line(b, start, end);
+      if (strip && controlLine) {
+        stripped = true;
+      } else if (strip) {
+        kept.appendBytes(b, start, i + 1 - start);
+      }
+      start = i + 1;
+    }
+    try {
+      tags = control.tags();
+    } catch (MessageTags.Refused e) {
+      return e.getMessage();
+    }
+    if (stripped) {
+      int rest = bodyStart >= 0 ? bodyStart : start;
+      wire = kept.appendBuffer(wire.slice(rest, wire.length()));
+    }
+    return null;
   }
 
   /** The header section as DataReader keeps it: one line per line, LF-separated, up to the first empty line. */

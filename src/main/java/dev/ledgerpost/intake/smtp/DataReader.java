@@ -1,5 +1,6 @@
 package dev.ledgerpost.intake.smtp;
 
+import dev.ledgerpost.ledger.MessageTags;
 import dev.ledgerpost.relay.MessageData;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +17,10 @@ import java.util.HexFormat;
  * SMTP smuggling trick: a server that ends DATA there runs whatever follows as commands, while the
  * next server in line reads it as part of the message. Here it is no end: everything up to the real
  * {@code <CRLF>.<CRLF>} belongs to the message, which is refused for its bare line ending.
+ *
+ * <p>While in the header section it also picks out the gateway's control headers ({@link ControlHeaders}), and with
+ * {@code smtp.stripControlHeaders} keeps them out of the wire form as it goes (they are still hashed: size and
+ * SHA-256 describe what the client sent; sentSha256 what went down): no second pass over the body.
  */
 final class DataReader {
   /** RFC 5321 §4.5.3.1.6: 1000 octets with the CRLF. */
@@ -34,6 +39,16 @@ final class DataReader {
   private Problem problem = Problem.NONE;
   /** Whether the bytes just before the next line are a CRLF: the DATA command's, then each line's own. */
   private boolean afterCrlf;
+  private final ControlHeaders control = new ControlHeaders();
+  /** smtp.stripControlHeaders: the control headers are not relayed. */
+  private final boolean strip;
+  /** The message's tags and metadata once the body is complete ({@link #finishTags}). */
+  private MessageTags tags = MessageTags.NONE;
+  /**
+   * Bytes of the header section so far: control headers are looked for in its first {@link #MAX_HEADER_BYTES}, as
+   * the Message-ID is (and as {@link ChunkReader} looks for both).
+   */
+  private long headerBytes;
 
   DataReader(long maxSize) {
     this(maxSize, true);
@@ -46,6 +61,12 @@ final class DataReader {
 
   /** @param sizeHint the size the client declared (SIZE=), 0 if none: the buffer starts that large */
   DataReader(long maxSize, boolean dataLineCrlf, long sizeHint) {
+    this(maxSize, dataLineCrlf, sizeHint, false);
+  }
+
+  /** @param strip whether the control headers stay out of the relayed bytes (smtp.stripControlHeaders) */
+  DataReader(long maxSize, boolean dataLineCrlf, long sizeHint, boolean strip) {
+    this.strip = strip;
     this.maxSize = maxSize;
     // The wire form is a little larger than the message (dot-stuffing); a wrong hint costs a regrowth only.
     this.wire = Buffer.buffer((int) Math.max(4096, Math.min(sizeHint + sizeHint / 64 + 64, Math.min(maxSize, 64L << 20))));
@@ -81,16 +102,24 @@ final class DataReader {
     if (problem != Problem.NONE) {
       return false; // keep reading to the dot, but keep nothing
     }
-    wire.appendBytes(c).appendBytes(CRLF);
-    sha256.update(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length);
-    sha256.update(CRLF);
+    boolean controlLine = false;
     if (inHeaders) {
       if (c.length == 0) {
         inHeaders = false;
-      } else if (headers.length() < MAX_HEADER_BYTES) {
-        headers.append(new String(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length, StandardCharsets.UTF_8)).append('\n');
+        control.close();
+      } else {
+        controlLine = headerBytes < MAX_HEADER_BYTES && control.line(c, stuffed ? 1 : 0, c.length);
+        headerBytes += c.length + 2L;
+        if (headers.length() < MAX_HEADER_BYTES) {
+          headers.append(new String(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length, StandardCharsets.UTF_8)).append('\n');
+        }
       }
     }
+    if (!(strip && controlLine)) {
+      wire.appendBytes(c).appendBytes(CRLF);
+    }
+    sha256.update(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length);
+    sha256.update(CRLF);
     return false;
   }
 
@@ -148,7 +177,13 @@ final class DataReader {
           keep(lb, 0, ll);
         } else if (verdict == KEEP_STUFFED) {
           keepStuffed(lb, 0, ll);
+        } else if (verdict == HASH_ONLY) {
+          sha256.update(lb, 0, ll);
         }
+        keepFrom = nl + 1;
+      } else if (verdict == HASH_ONLY) {
+        keep(b, keepFrom, lineStart);
+        sha256.update(b, lineStart, ll);
         keepFrom = nl + 1;
       } else if (verdict == DROP) {
         keep(b, keepFrom, lineStart);
@@ -172,6 +207,8 @@ final class DataReader {
   private static final int KEEP_STUFFED = 1;
   private static final int DROP = 2;
   private static final int END = 3;
+  /** A control header's line while stripping: hashed (it is the client's message) but not relayed. */
+  private static final int HASH_ONLY = 4;
 
   /**
    * One whole line (with its LF) of the bulk path: accept()'s rules on the raw bytes. KEEP: a good line,
@@ -216,9 +253,17 @@ final class DataReader {
     if (inHeaders) {
       if (contentLen == 0) {
         inHeaders = false;
-      } else if (headers.length() < MAX_HEADER_BYTES) {
+        control.close();
+      } else {
         int from = stuffed ? start + 1 : start;
-        headers.append(new String(b, from, contentEnd - from, StandardCharsets.UTF_8)).append('\n');
+        boolean scanned = headerBytes < MAX_HEADER_BYTES;
+        headerBytes += contentLen + 2;
+        if (scanned && control.line(b, from, contentEnd) && strip) {
+          return HASH_ONLY; // never stuffed: a control line starts with its name or, folded, with white space
+        }
+        if (headers.length() < MAX_HEADER_BYTES) {
+          headers.append(new String(b, from, contentEnd - from, StandardCharsets.UTF_8)).append('\n');
+        }
       }
     }
     return stuffed ? KEEP_STUFFED : KEEP;
@@ -297,10 +342,23 @@ final class DataReader {
     return size;
   }
 
+  /**
+   * Reads the control headers' tags and metadata once the body is complete; answers why they are refused (the reply's
+   * text), or null.
+   */
+  String finishTags() {
+    try {
+      tags = control.tags();
+      return null;
+    } catch (MessageTags.Refused e) {
+      return e.getMessage();
+    }
+  }
+
   MessageData result() {
     String[] lines = headers.toString().split("\n");
     return new MessageData(wire, size, HexFormat.of().formatHex(sha256.digest()), MessageData.messageId(lines),
-        MessageData.Form.DOT_STUFFED, MessageData.messageIdCount(lines));
+        MessageData.Form.DOT_STUFFED, MessageData.messageIdCount(lines), tags);
   }
 
   /** The Message-ID header's value (unfolded, trimmed), or null. */

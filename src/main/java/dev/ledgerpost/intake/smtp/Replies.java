@@ -88,6 +88,11 @@ public final class Replies {
   public static final Reply SENDER_NOT_OWNED = Reply.of(553, "5.7.1", "Sender address not owned by the authenticated user");
   public static final Reply NO_VALID_RECIPIENTS = Reply.of(554, "5.5.1", "No valid recipients");
   public static final Reply BARE_LINE_ENDING = Reply.of(554, "5.6.0", "Message refused: bare CR or LF; lines must end with CRLF");
+  /** The message's X-Ledgerpost-Tag / X-Ledgerpost-Metadata headers break their bounds (docs/data-model.md §5.17). */
+  static Reply badTags(String reason) {
+    return Reply.of(550, "5.6.0", "Message refused: " + reason);
+  }
+
   public static final Reply DATA_LINE_TOO_LONG = Reply.of(554, "5.6.0", "Message refused: a line exceeds 1000 octets");
   public static final Reply BODY_NOT_RELAYABLE = Reply.of(554, "5.6.1",
       "Message refused: the smarthost does not take BDAT (or BINARYMIME), and this body cannot go as DATA unchanged");
@@ -203,6 +208,9 @@ public final class Replies {
       @Override
       public Reply accepted(DeliveryOutcome.Accepted a) {
         // 250 even when the settle failed: a 451 here would make the client send a duplicate.
+        if (a.captured()) { // no downstream: the gateway kept it (docs/design.md §8.10)
+          return Reply.of(250, "2.0.0", "Ok: captured as " + a.ledgerId() + " (not relayed)");
+        }
         return Reply.of(250, "2.0.0", "Ok: queued as " + a.ledgerId() + " (downstream: " + a.reply().sanitizedText() + ")");
       }
 

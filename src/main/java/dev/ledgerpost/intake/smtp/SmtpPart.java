@@ -9,6 +9,7 @@ import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import dev.ledgerpost.platform.tenants.FaultInjector;
+import dev.ledgerpost.relay.capture.Capture;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
 import io.vertx.core.Future;
 import java.nio.file.Path;
@@ -57,7 +58,8 @@ public final class SmtpPart implements Part {
     SmtpSession.Authenticator users = a.find(HtpasswdAuthenticator.class).<SmtpSession.Authenticator>map(u -> u::verify)
         .orElse(null);
     return new SmtpVerticle.Shared(config, a.hostname(), tls, users, connections, a.get(Smarthosts.class), a.metrics(),
-        guards.with(a.get(Suppressions.class)).with(faults(a)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean());
+        guards.with(a.get(Suppressions.class)).with(faults(a)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean(),
+        a.get(Capture.class));
   }
 
   /** The captured users' fault rules (docs/design.md §8.11), as the tenants file says at each command. */

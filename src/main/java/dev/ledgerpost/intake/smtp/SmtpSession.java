@@ -49,8 +49,14 @@ public final class SmtpSession {
     }
   }
 
+  /** {@code stripControlHeaders}: smtp.stripControlHeaders, the X-Ledgerpost-* headers are read and not relayed. */
   public record Settings(String hostname, long maxMessageSize, int maxRecipients, boolean tlsAvailable,
-      boolean authAvailable, boolean allowInsecureAuth, UnknownOutcomeReply unknownOutcomeReply) {}
+      boolean authAvailable, boolean allowInsecureAuth, UnknownOutcomeReply unknownOutcomeReply, boolean stripControlHeaders) {
+    public Settings(String hostname, long maxMessageSize, int maxRecipients, boolean tlsAvailable, boolean authAvailable,
+        boolean allowInsecureAuth, UnknownOutcomeReply unknownOutcomeReply) {
+      this(hostname, maxMessageSize, maxRecipients, tlsAvailable, authAvailable, allowInsecureAuth, unknownOutcomeReply, false);
+    }
+  }
 
   /** Checks credentials; a worker does the hashing, never the caller's thread. */
   public interface Authenticator {
@@ -402,7 +408,7 @@ public final class SmtpSession {
     if (txn.binaryMime()) {
       return reply(Replies.BINARYMIME_NEEDS_BDAT);
     }
-    data = new DataReader(settings.maxMessageSize(), crlf, txn.declaredSize());
+    data = new DataReader(settings.maxMessageSize(), crlf, txn.declaredSize(), settings.stripControlHeaders());
     return Future.succeededFuture(new Step(Replies.START_DATA, Action.READ_DATA));
   }
 
@@ -441,6 +447,10 @@ public final class SmtpSession {
     MailTransaction current = txn;
     txn = null;
     Reply refusal = Replies.forBody(finished.problem());
+    if (refusal == null) {
+      String badTags = finished.finishTags();
+      refusal = badTags == null ? null : Replies.badTags(badTags); // before the ledger is opened: nothing recorded, nothing sent
+    }
     return afterTransaction(finish(current, refusal, finished::result));
   }
 
@@ -545,6 +555,10 @@ public final class SmtpSession {
     Reply refusal = Replies.forBody(finished.problem());
     if (refusal == null && !finished.relayableBy(current.relay())) {
       refusal = Replies.BODY_NOT_RELAYABLE; // before the ledger is opened: nothing is recorded, nothing sent
+    }
+    if (refusal == null) {
+      String badTags = finished.finishTags(settings.stripControlHeaders());
+      refusal = badTags == null ? null : Replies.badTags(badTags);
     }
     return afterTransaction(finish(current, refusal, finished::result));
   }

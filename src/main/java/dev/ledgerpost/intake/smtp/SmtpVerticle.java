@@ -6,6 +6,7 @@ import dev.ledgerpost.intake.smtp.proxy.ProxyHeaderRead;
 import dev.ledgerpost.platform.config.Cidr;
 import dev.ledgerpost.platform.config.Durations;
 import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.relay.capture.Capture;
 import dev.ledgerpost.relay.smarthost.SmarthostRelay;
 import dev.ledgerpost.relay.smarthost.Smarthosts;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
@@ -46,7 +47,16 @@ public final class SmtpVerticle extends VerticleBase {
       GatewayMetrics metrics,
       SmtpSession.Guards guards,
       AddressConnections perAddress,
-      AtomicBoolean draining) {}
+      AtomicBoolean draining,
+      Capture capture) {
+
+    /** Without capture mode (a door run alone): every transaction goes to the smarthost. */
+    public Shared(GatewayConfig config, String hostname, Supplier<ServerSSLOptions> tls, SmtpSession.Authenticator authenticator,
+        AtomicInteger connections, Smarthosts smarthosts, GatewayMetrics metrics, SmtpSession.Guards guards,
+        AddressConnections perAddress, AtomicBoolean draining) {
+      this(config, hostname, tls, authenticator, connections, smarthosts, metrics, guards, perAddress, draining, Capture.off());
+    }
+  }
 
   private final Shared shared;
   private final int port;
@@ -74,9 +84,11 @@ public final class SmtpVerticle extends VerticleBase {
     GatewayConfig.Smtp smtp = config.smtp();
     relay = shared.smarthosts().relayOn(vertx);
     SmtpSession.Settings settings = new SmtpSession.Settings(shared.hostname(), smtp.maxMessageSize(), smtp.maxRecipients(),
-        shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply());
+        shared.tls() != null, shared.authenticator() != null, smtp.allowInsecureAuth(), config.delivery().unknownOutcomeReply(),
+        smtp.stripControlHeaders());
     List<Cidr> networks = smtp.relayNetworks();
-    sessions = new SmtpSession.Setup(settings, relay, shared.authenticator(), new RelayNetworks(networks),
+    // A captured user's transactions never reach the smarthost relay: the AUTH user is known before MAIL (§8.10).
+    sessions = new SmtpSession.Setup(settings, shared.capture().over(relay), shared.authenticator(), new RelayNetworks(networks),
         shared.guards());
     NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
     server = vertx.createNetServer(options);

@@ -71,6 +71,17 @@ public final class ErasureStore {
    */
   private static final String SUPPRESSIONS = "DELETE FROM suppressions WHERE address ~* $1";
   /**
+   * The captured bytes (docs/design.md §8.10) of every message that holds the address in its envelope or anywhere in
+   * its bytes (a Cc or a signature the envelope does not name): a message cannot be rewritten without breaking what it
+   * is, so it goes whole. Its ledger row stays CAPTURED, erased like any other. {@code encode(body, 'escape')} keeps
+   * ASCII as it is, so the pattern finds the address in the headers and any 7-bit part.
+   */
+  private static final String CAPTURES = """
+      DELETE FROM captures c
+       WHERE c.message_id IN (SELECT m.id FROM messages m WHERE m.mail_from ~* $1 OR m.auth_user ~* $1
+                              UNION SELECT r.message_id FROM recipients r WHERE r.address ~* $1)
+          OR encode(c.body, 'escape') ~* $1""";
+  /**
    * Columns whose values are two names joined by a '/', which is also a character of a local part: the hub's
    * subscriber names are {@code <principal>/<client>} (docs/design.md §6.4), and a client may name itself after an
    * address ({@code admin/ann@example.net}), where the pattern, which never starts inside a local part, does not see
@@ -133,6 +144,11 @@ public final class ErasureStore {
       }).compose(v -> conn.preparedQuery(SUPPRESSIONS).execute(Tuple.of(target.pattern()))).map(deleted -> {
         if (deleted.rowCount() > 0) {
           rows.put("suppressions", (long) deleted.rowCount());
+        }
+        return null;
+      }).compose(v -> conn.preparedQuery(CAPTURES).execute(Tuple.of(target.pattern()))).map(deleted -> {
+        if (deleted.rowCount() > 0) {
+          rows.put("captures", (long) deleted.rowCount()); // before the rows change: the address still finds them
         }
         return null;
       });

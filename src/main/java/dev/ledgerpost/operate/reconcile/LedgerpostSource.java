@@ -31,8 +31,8 @@ import java.util.UUID;
  * a Message-ID) and {@code GET /api/v1/messages/{id}} for each row it names, with its admin token. Its
  * {@code sha256} is the hash of what it received, which is what this gateway sent: the row's {@code sent_sha256}.
  *
- * <p>What its row's status says this gateway's message became: SENT or RESOLVED_DELIVERED, accepted (it answered 250,
- * or its operator found the mail delivered); FAILED_TEMP, FAILED_PERM or RESOLVED_NOT_DELIVERED, not delivered (it
+ * <p>What its row's status says this gateway's message became: SENT, RESOLVED_DELIVERED or CAPTURED, accepted (it answered
+ * 250, or its operator found the mail delivered, or its capture mode kept it); FAILED_TEMP, FAILED_PERM or RESOLVED_NOT_DELIVERED, not delivered (it
  * answered 4xx or 5xx); PENDING and UNKNOWN say nothing yet. A downstream with no row for the message says nothing
  * either: absence is not evidence here.
  */
@@ -105,7 +105,8 @@ final class LedgerpostSource implements EvidenceSource {
   Sighting sighting(JsonObject d) {
     String status = d.getString("status", "");
     Sighting.Verdict verdict = switch (status) {
-      case "SENT", "RESOLVED_DELIVERED" -> Sighting.Verdict.ACCEPTED;
+      // CAPTURED: the downstream gateway took the message and kept it (its capture mode): it has it, as with SENT.
+      case "SENT", "RESOLVED_DELIVERED", "CAPTURED" -> Sighting.Verdict.ACCEPTED;
       case "FAILED_TEMP", "FAILED_PERM", "RESOLVED_NOT_DELIVERED" -> Sighting.Verdict.REJECTED;
       default -> null;
     };

@@ -39,7 +39,9 @@ public final class MessageJson {
         .put("recipientCount", s.recipientCount())
         .put("firstRecipient", s.firstRecipient())
         .put("receivedAt", s.receivedAt() == null ? null : s.receivedAt().toString())
-        .put("settledAt", s.settledAt() == null ? null : s.settledAt().toString());
+        .put("settledAt", s.settledAt() == null ? null : s.settledAt().toString())
+        .put("tags", new JsonArray(new java.util.ArrayList<>(s.tags().tags())))
+        .put("metadata", new JsonObject(new java.util.LinkedHashMap<>(s.tags().metadata())));
   }
 
   /** The ledger's detail of a message with the reconcile part's proposals for it (newest first). */

@@ -45,9 +45,11 @@ public record MessagesApi(Bus bus) {
     String sender = in.string("sender");
     String recipient = in.string("recipient");
     String messageId = in.string("messageId");
+    String tag = in.string("tag");
     ListQuery query = new ListQuery(status == null ? null : MessageStatus.valueOf(status),
         sender == null || sender.isEmpty() ? null : sender, recipient == null || recipient.isEmpty() ? null : recipient, since,
-        until, in.number("limit").intValue(), in.string("cursor"), messageId == null || messageId.isEmpty() ? null : messageId);
+        until, in.number("limit").intValue(), in.string("cursor"), messageId == null || messageId.isEmpty() ? null : messageId,
+        tag == null || tag.isEmpty() ? null : tag);
     Problem.answer(ctx, bus.request(LedgerMessages.LIST, query, MessagePage.class), MessageJson::page);
   }
 

@@ -10,6 +10,7 @@ import dev.ledgerpost.platform.cluster.Job;
 import dev.ledgerpost.platform.cluster.JobSchedule;
 import dev.ledgerpost.platform.cluster.NodeServices;
 import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.relay.capture.CaptureMessages;
 import dev.ledgerpost.relay.idempotency.IdempotencyMessages;
 import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.publish.outbox.OutboxMessages;
@@ -21,7 +22,7 @@ import java.time.Duration;
 /**
  * The ledger's retention jobs, each run by one node of the cluster at a time (docs/design.md §9.2): published
  * outbox events past {@code notify.retention}, idempotency keys past {@code api.idempotencyRetention}, webhook deliveries
- * that ended longer than {@code webhooks.retention} ago, and the ledger's
+ * that ended longer than {@code webhooks.retention} ago, captured messages' bytes past {@code capture.retention}, and the ledger's
  * weekly partitions ({@link LedgerRetention}: made ahead, dropped past {@code ledger.retention}). The node that takes a
  * job runs it at once, then every interval while it leads.
  */
@@ -78,12 +79,16 @@ public final class RetentionVerticle extends VerticleBase {
     BoundedPrune suppressions = new BoundedPrune("suppression entry", BATCH, MAX_BATCHES, n -> bus
         .request(SuppressionMessages.PRUNE, new SuppressionMessages.Prune(n), SuppressionMessages.Pruned.class)
         .map(SuppressionMessages.Pruned::deleted));
+    BoundedPrune captures = new BoundedPrune("captured message", BATCH, MAX_BATCHES, n -> bus
+        .request(CaptureMessages.PRUNE, new CaptureMessages.Prune(n), CaptureMessages.Pruned.class)
+        .map(CaptureMessages.Pruned::deleted));
     schedule = new JobSchedule(vertx, node.leadership());
     schedule.lead(Job.OUTBOX_RETENTION, every(notify.retention(), notify.pruneInterval()), outbox::run);
     schedule.lead(Job.IDEMPOTENCY_RETENTION, IDEMPOTENCY_INTERVAL, keys::run);
     schedule.lead(Job.WEBHOOK_RETENTION, every(webhookRetention, notify.pruneInterval()), deliveries::run);
     schedule.lead(Job.RESUBMISSION_RETENTION, every(window, notify.pruneInterval()), claims::run);
     schedule.lead(Job.SUPPRESSION_EXPIRY, every(config.suppression().ttl(), notify.pruneInterval()), suppressions::run);
+    schedule.lead(Job.CAPTURE_EXPIRY, every(config.capture().retention(), notify.pruneInterval()), captures::run);
     LedgerRetention partitions = new LedgerRetention(vertx, target, new LedgerRetention.Policy(config.ledger().retention(),
         archiver, config.ledger().retentionWithoutArchive()));
     boolean[] running = {false};

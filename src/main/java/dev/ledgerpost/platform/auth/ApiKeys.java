@@ -17,7 +17,8 @@ import java.util.regex.Pattern;
 
 /**
  * The send API's keys, one per line of the keys file: {@code user:<sha256 hex of the key>[:<requests per
- * second>]}. Only hashes are stored, so the file can be read by more people than the keys themselves.
+ * second>][:capture]}; a trailing {@code capture} marks a capturing key: its mail is kept, never relayed (docs/design.md
+ * §8.10). Only hashes are stored, so the file can be read by more people than the keys themselves.
  * The user is recorded as the message's auth user, as an SMTP AUTH name would be. The file follows the
  * credential files' rule ({@link CredentialFile}) and is read again on SIGHUP ({@link Reloadable}).
  */
@@ -26,8 +27,18 @@ public final class ApiKeys {
   public static final Pattern USER = Pattern.compile("[^\\s:#]{1,128}");
   private static final Pattern HASH = Pattern.compile("[0-9a-f]{64}");
 
-  /** {@code id} is the key's SHA-256: the scope of its idempotency keys and its rate-limit bucket. */
-  public record ApiKey(String user, String id, double rate) {}
+  /** The trailing field that marks a capturing key. */
+  public static final String CAPTURE = "capture";
+
+  /**
+   * {@code id} is the key's SHA-256: the scope of its idempotency keys and its rate-limit bucket. {@code capture}: its
+   * mail is captured whatever the tenants file says of its user.
+   */
+  public record ApiKey(String user, String id, double rate, boolean capture) {
+    public ApiKey(String user, String id, double rate) {
+      this(user, id, rate, false);
+    }
+  }
 
   private final Supplier<Map<String, ApiKey>> byHash;
   private final Reloadable<Map<String, ApiKey>> reloadable;
@@ -72,12 +83,14 @@ public final class ApiKeys {
     return Map.copyOf(byHash);
   }
 
-  /** One line: {@code user:sha256-hex[:rate]}. */
+  /** One line: {@code user:sha256-hex[:rate][:capture]}. */
   public static ApiKey parse(String line, double defaultRate) {
-    String[] parts = line.split(":", -1);
+    String[] all = line.split(":", -1);
+    boolean capture = all.length >= 3 && all[all.length - 1].equals(CAPTURE);
+    String[] parts = capture ? java.util.Arrays.copyOf(all, all.length - 1) : all;
     if (parts.length < 2 || parts.length > 3 || !USER.matcher(parts[0]).matches()
         || !HASH.matcher(parts[1].toLowerCase(Locale.ROOT)).matches()) {
-      throw new IllegalArgumentException("expected user:sha256-hex-of-key[:requests-per-second]");
+      throw new IllegalArgumentException("expected user:sha256-hex-of-key[:requests-per-second][:capture]");
     }
     double rate = defaultRate;
     if (parts.length == 3) {
@@ -90,12 +103,18 @@ public final class ApiKeys {
         throw new IllegalArgumentException("the rate must be a positive number of requests per second");
       }
     }
-    return new ApiKey(parts[0], parts[1].toLowerCase(Locale.ROOT), rate);
+    return new ApiKey(parts[0], parts[1].toLowerCase(Locale.ROOT), rate, capture);
   }
 
   /** The line a new key gets in the keys file (the CLI's {@code keys add}). */
   public static String line(String user, String key, Double rate) {
-    return user + ":" + EventTokens.sha256(key.getBytes(StandardCharsets.UTF_8)) + (rate == null ? "" : ":" + rate);
+    return line(user, key, rate, false);
+  }
+
+  /** The same, for a capturing key when {@code capture} (the CLI's {@code keys add --capture}). */
+  public static String line(String user, String key, Double rate, boolean capture) {
+    return user + ":" + EventTokens.sha256(key.getBytes(StandardCharsets.UTF_8)) + (rate == null ? "" : ":" + rate)
+        + (capture ? ":" + CAPTURE : "");
   }
 
   /** The holder SIGHUP reloads; empty when no keys file is configured. */

@@ -26,8 +26,10 @@ public enum Job {
   RESUBMISSION_RETENTION(8),
   /** Deletes suppression list entries past their expires_at (every node's copy already ignores them; a bounded DELETE). */
   SUPPRESSION_EXPIRY(9),
+  /** Deletes captured messages' bytes past capture.retention (docs/design.md §8.10; a bounded DELETE). */
+  CAPTURE_EXPIRY(12),
   /** Rolls closed hours of the ledger up for the usage statistics (its writes also take an advisory lock, docs/design.md §8.12). */
-  STATS_ROLLUP(10);
+  STATS_ROLLUP(15);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

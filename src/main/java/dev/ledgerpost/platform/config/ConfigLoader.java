@@ -213,7 +213,7 @@ public final class ConfigLoader {
       if (!Files.isReadable(Path.of(file))) {
         problems.add("webhooks.endpoints: endpoint " + e.name() + ": cannot read secretFile " + file);
       }
-      return new GatewayConfig.WebhookEndpoint(e.name(), e.url(), e.secrets(), file, e.events(), e.user());
+      return new GatewayConfig.WebhookEndpoint(e.name(), e.url(), e.secrets(), file, e.events(), e.user(), e.tags());
     });
   }
 
@@ -351,7 +351,8 @@ public final class ConfigLoader {
         section(GatewayConfig.Webhooks.class, "webhooks.", v),
         section(GatewayConfig.Reconcile.class, "reconcile.", v),
         section(GatewayConfig.Suppression.class, "suppression.", v),
-        section(GatewayConfig.Tenants.class, "tenants.", v));
+        section(GatewayConfig.Tenants.class, "tenants.", v),
+        section(GatewayConfig.Capture.class, "capture.", v));
   }
 
   /**

@@ -7,7 +7,7 @@ import java.util.List;
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
     Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile,
-    Suppression suppression, Tenants tenants) {
+    Suppression suppression, Tenants tenants, Capture capture) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -45,7 +45,8 @@ public record GatewayConfig(
       Duration minDataRateGrace,
       int instances,
       Proxy proxy,
-      Resubmission resubmission) {
+      Resubmission resubmission,
+      boolean stripControlHeaders) {
 
     /** SMTP verticle instances: {@code smtp.instances}, or one per available processor when it is 0. */
     public int effectiveInstances() {
@@ -220,27 +221,39 @@ public record GatewayConfig(
    * Webhooks (docs/design.md §6.6): the endpoints, the retry schedule (the delay before each attempt, the first
    * normally 0), each attempt's timeout, the attempts in flight per endpoint across the cluster, and how often
    * each node looks for due deliveries; the rules of endpoints made through the API (their URLs, how many per user,
-   * how long a replaced secret still signs).
+   * how long a replaced secret still signs); endpoint health (how long every attempt may fail before the endpoint is
+   * disabled, the default rate limit in requests per second, 0 for none).
    */
   public record Webhooks(List<WebhookEndpoint> endpoints, List<Duration> retrySchedule, Duration timeout, int concurrency,
       Duration pollInterval, Duration retention, boolean allowHttp, boolean allowPrivateNetworks, int maxEndpointsPerUser,
-      Duration rotationGrace) {}
+      Duration rotationGrace, Duration disableAfter, int rateLimit) {}
 
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
-      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed");
+      "message.stale", "message.resubmitted", "suppression.added", "suppression.removed", "message.attempt.exhausted",
+      "endpoint.disabled");
 
   /**
    * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline
    * {@code whsec_} secrets; {@code secretFile} (absolute once loaded) holds them one a line instead. {@code user}
-   * null: every user's messages.
+   * null: every user's messages. {@code tags}: only the events of messages carrying one of them (docs/data-model.md §5.17);
+   * empty: every message's.
    */
   public record WebhookEndpoint(String name, String url, List<String> secrets, String secretFile, List<String> events,
-      String user) {
+      String user, List<String> tags) {
+    public WebhookEndpoint {
+      tags = tags == null ? List.of() : List.copyOf(tags);
+    }
+
+    public WebhookEndpoint(String name, String url, List<String> secrets, String secretFile, List<String> events, String user) {
+      this(name, url, secrets, secretFile, events, user, List.of());
+    }
+
     /** Never the secrets: a record's own toString would print them into a log. */
     @Override
     public String toString() {
-      return "WebhookEndpoint[" + name + " " + url + " events=" + events + (user == null ? "" : " user=" + user) + "]";
+      return "WebhookEndpoint[" + name + " " + url + " events=" + events + (user == null ? "" : " user=" + user)
+          + (tags.isEmpty() ? "" : " tags=" + tags) + "]";
     }
   }
 
@@ -295,4 +308,10 @@ public record GatewayConfig(
 
   /** The tenants file (docs/design.md §8.9): each user's quotas and whether its mail is captured; empty = none. */
   public record Tenants(String file) {}
+
+  /**
+   * Capture mode (docs/design.md §8.10): the largest message a captured user or send key may have kept, and how long its
+   * bytes are kept.
+   */
+  public record Capture(long maxMessageSize, Duration retention) {}
 }

@@ -18,7 +18,9 @@ import java.util.function.Function;
  */
 final class ListValues {
   /** The keys an endpoint of webhooks.endpoints may have. */
-  private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user");
+  /** A message tag's form (ledger.MessageTags, docs/data-model.md §5.17; the configuration sits below the ledger). */
+  private static final java.util.regex.Pattern TAG = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}");
+  private static final Set<String> ENDPOINT_KEYS = Set.of("name", "url", "secret", "secretFile", "events", "user", "tags");
 
   private ListValues() {}
 
@@ -287,8 +289,20 @@ final class ListValues {
         }
       }
       String user = map.get("user") == null || str(map.get("user")).isEmpty() ? null : str(map.get("user"));
+      List<String> tags = new ArrayList<>();
+      if (map.get("tags") != null) {
+        for (Object t : items(map.get("tags"), "expected a list")) {
+          String tag = str(t);
+          if (!TAG.matcher(tag).matches()) {
+            problems.add("tags: '" + tag + "' is not a tag (1 to 64 letters, digits and . _ : / -, starting with a letter or digit)");
+          } else if (!tags.contains(tag)) {
+            tags.add(tag);
+          }
+        }
+      }
       if (problems.isEmpty()) {
-        endpoints.add(new GatewayConfig.WebhookEndpoint(name, url, List.copyOf(secrets), secretFile, List.copyOf(events), user));
+        endpoints.add(new GatewayConfig.WebhookEndpoint(name, url, List.copyOf(secrets), secretFile, List.copyOf(events), user,
+            List.copyOf(tags)));
       } else {
         for (String p : problems) {
           bad.add(where + ": " + p);

@@ -47,7 +47,9 @@ public enum AuditEvent {
   SUPPRESSION_ADDED(Level.NOTICE, "the recipient is refused at RCPT (and by the send API) in that scope until the entry "
       + "expires or is removed", "suppression", "scope", "source", "added_by", "renewed"),
   SUPPRESSION_REMOVED(Level.NOTICE, null, "suppression", "scope", "removed_by"),
-  SUPPRESSION_IMPORTED(Level.NOTICE, "each entry has its suppression.added event", "added", "renewed", "added_by");
+  SUPPRESSION_IMPORTED(Level.NOTICE, "each entry has its suppression.added event", "added", "renewed", "added_by"),
+  WEBHOOK_ENDPOINT_DISABLED(Level.NOTICE, "nothing is sent to the webhook endpoint until it is enabled again; its "
+      + "endpoint.disabled event tells its owner", "endpoint", "kind", "delivery", "error");
 
   /** CRITICAL: an ERROR line starting "CRITICAL"; NOTICE: an INFO line. */
   public enum Level { CRITICAL, NOTICE }

@@ -20,7 +20,8 @@ import java.util.List;
  * only that user's endpoints, so another user's is "not found", never "forbidden".
  */
 final class ApiEndpointStore {
-  private static final String COLUMNS = "id, owner, url, events, secret, previous_secret, previous_until, created_at, updated_at";
+  private static final String COLUMNS = "id, owner, url, events, tags, secret, previous_secret, previous_until, created_at, "
+      + "updated_at, rate_limit";
   private static final String STAMP = "SELECT coalesce(max(version), 0) AS v, count(*) AS n FROM webhook_api_endpoints";
   private static final String ALL = "SELECT " + COLUMNS + " FROM webhook_api_endpoints ORDER BY created_at, id";
   /** One lock per owner ("LA", hashtext(owner)): two creations of one user count one after the other. */
@@ -30,12 +31,14 @@ final class ApiEndpointStore {
   private static final String STATE_ROW = """
       INSERT INTO webhook_endpoints (name, recorded_through)
       SELECT $1, last_pub_seq FROM outbox_publisher WHERE id = 1""";
-  private static final String INSERT = "INSERT INTO webhook_api_endpoints (id, owner, url, events, secret, version) "
-      + "VALUES ($1, $2, $3, $4, $5, nextval('webhook_api_endpoints_version')) RETURNING " + COLUMNS;
+  private static final String INSERT = "INSERT INTO webhook_api_endpoints (id, owner, url, events, secret, tags, version, "
+      + "rate_limit) VALUES ($1, $2, $3, $4, $5, $6, nextval('webhook_api_endpoints_version'), $7) RETURNING " + COLUMNS;
   private static final String UPDATE = """
       UPDATE webhook_api_endpoints
-         SET url = coalesce($3, url), events = coalesce($4, events), version = nextval('webhook_api_endpoints_version'),
-             updated_at = now()
+         SET url = coalesce($3, url), events = coalesce($4, events),
+             tags = CASE WHEN $5::text[] IS NULL THEN tags ELSE nullif($5::text[], '{}') END,
+             rate_limit = CASE WHEN $6::boolean THEN $7::int ELSE rate_limit END,
+             version = nextval('webhook_api_endpoints_version'), updated_at = now()
        WHERE id = $1 AND ($2::text IS NULL OR owner = $2::text)
       RETURNING\s""" + COLUMNS;
   /** The replaced secret signs beside the new one until $4; one that was still in its grace is dropped now. */
@@ -52,17 +55,17 @@ final class ApiEndpointStore {
   private static final String DELETE_STATE = "DELETE FROM webhook_endpoints WHERE name = $1";
 
   /** One endpoint made through the API, as its row holds it (the secrets included: the gateway signs with them). */
-  record Endpoint(String id, String owner, String url, List<String> events, String secret, String previousSecret,
-      Instant previousUntil, OffsetDateTime createdAt, OffsetDateTime updatedAt) {
+  record Endpoint(String id, String owner, String url, List<String> events, List<String> tags, String secret,
+      String previousSecret, Instant previousUntil, OffsetDateTime createdAt, OffsetDateTime updatedAt, Integer rateLimit) {
     /** Never the secrets: a record's own toString would print them into a log. */
     @Override
     public String toString() {
-      return "ApiEndpoint[" + id + " of " + owner + " " + url + " events=" + events + "]";
+      return "ApiEndpoint[" + id + " of " + owner + " " + url + " events=" + events + " tags=" + tags + "]";
     }
 
     /** What decides the worker (its URL and filter): a change of these replaces it; a rotation only re-keys it. */
     boolean sameTarget(Endpoint o) {
-      return url.equals(o.url) && events.equals(o.events) && owner.equals(o.owner);
+      return url.equals(o.url) && events.equals(o.events) && tags.equals(o.tags) && owner.equals(o.owner);
     }
   }
 
@@ -87,7 +90,8 @@ final class ApiEndpointStore {
   }
 
   /** Made at once with its state row, unless its owner has {@code max} already (then {@link EndpointRefused}). */
-  Future<Endpoint> create(String id, String owner, String url, List<String> events, String secret, int max) {
+  Future<Endpoint> create(String id, String owner, String url, List<String> events, List<String> tags, String secret, int max,
+      Integer rateLimit) {
     return pool.withTransaction(conn -> conn.preparedQuery(OWNER_LOCK).execute(Tuple.of(owner))
         .compose(x -> conn.preparedQuery(COUNT).execute(Tuple.of(owner)))
         .compose(counted -> {
@@ -97,15 +101,21 @@ final class ApiEndpointStore {
                 + " webhook endpoint(s), the most webhooks.maxEndpointsPerUser allows (" + max + "): delete one first"));
           }
           return conn.preparedQuery(STATE_ROW).execute(Tuple.of(id))
-              .compose(x -> conn.preparedQuery(INSERT).execute(Tuple.of(id, owner, url, events.toArray(new String[0]), secret)))
+              .compose(x -> conn.preparedQuery(INSERT).execute(Tuple.of(id, owner, url, events.toArray(new String[0]), secret,
+                  tags.isEmpty() ? null : tags.toArray(new String[0]), rateLimit)))
               .map(rows -> rows(rows).get(0));
         }));
   }
 
-  /** {@code url}, {@code events} null: unchanged. Null when the scope has no such endpoint. */
-  Future<Endpoint> update(String id, String scope, String url, List<String> events) {
+  /**
+   * {@code url}, {@code events}, {@code tags} null: unchanged (tags empty: no tag filter); the rate limit set to
+   * {@code rateLimit} (null: webhooks.rateLimit) when {@code setRate}. Null when the scope has no such endpoint.
+   */
+  Future<Endpoint> update(String id, String scope, String url, List<String> events, List<String> tags, boolean setRate,
+      Integer rateLimit) {
     return pool.preparedQuery(UPDATE)
-        .execute(Tuple.of(id, scope, url, events == null ? null : events.toArray(new String[0])))
+        .execute(Tuple.of(id, scope, url, events == null ? null : events.toArray(new String[0]),
+            tags == null ? null : tags.toArray(new String[0]), setRate, rateLimit))
         .map(rows -> rows.size() == 0 ? null : rows(rows).get(0));
   }
 
@@ -131,8 +141,11 @@ final class ApiEndpointStore {
     for (Row r : rows) {
       OffsetDateTime until = r.getOffsetDateTime("previous_until");
       out.add(new Endpoint(r.getString("id"), r.getString("owner"), r.getString("url"),
-          List.copyOf(Arrays.asList(r.getArrayOfStrings("events"))), r.getString("secret"), r.getString("previous_secret"),
-          until == null ? null : until.toInstant(), r.getOffsetDateTime("created_at"), r.getOffsetDateTime("updated_at")));
+          List.copyOf(Arrays.asList(r.getArrayOfStrings("events"))),
+          r.getArrayOfStrings("tags") == null ? List.of() : List.copyOf(Arrays.asList(r.getArrayOfStrings("tags"))),
+          r.getString("secret"), r.getString("previous_secret"),
+          until == null ? null : until.toInstant(), r.getOffsetDateTime("created_at"), r.getOffsetDateTime("updated_at"),
+          r.getInteger("rate_limit")));
     }
     return out;
   }

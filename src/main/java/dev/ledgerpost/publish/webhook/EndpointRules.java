@@ -69,6 +69,18 @@ final class EndpointRules {
     return Future.succeededFuture(List.copyOf(out));
   }
 
+  /**
+   * The tags asked for (docs/data-model.md §5.17), each a tag a message could carry (MessageTags' rules), none twice;
+   * empty: no tag filter.
+   */
+  static Future<List<String>> tags(List<String> asked) {
+    try {
+      return Future.succeededFuture(dev.ledgerpost.ledger.MessageTags.of(asked, null).tags());
+    } catch (dev.ledgerpost.ledger.MessageTags.Refused e) {
+      return Future.failedFuture(new EndpointRefused(422, "tags: " + e.getMessage()));
+    }
+  }
+
   /** ep_ + 96 random bits in hex: never a configured name (the configuration refuses those). */
   String newId() {
     byte[] b = new byte[12];

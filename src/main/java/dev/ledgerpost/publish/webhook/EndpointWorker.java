@@ -1,6 +1,10 @@
 package dev.ledgerpost.publish.webhook;
 
+import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.platform.observability.AuditEvent;
+import dev.ledgerpost.platform.observability.AuditLog;
+import dev.ledgerpost.publish.outbox.OutboxMessages;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.observability.GatewayMetrics.WebhookResult;
 import io.vertx.core.Future;
@@ -15,9 +19,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The deliveries of one endpoint on this node: claims due rows (never more than the endpoint's free slots across
- * the cluster, {@link WebhookStore#claim}), sends each, and records how it ended (docs/design.md §6.6). Each
- * endpoint has its own worker and HTTP client, so one slow endpoint never holds up another. Runs on the webhook
- * verticle's context only.
+ * the cluster, {@link WebhookStore#claim}, nor more than its rate limit's bucket holds), sends each, and records how
+ * it ended with what follows from it: the exhausted event, the endpoint's health, its disabling (docs/design.md
+ * §6.6). Each endpoint has its own worker and HTTP client, so one slow endpoint never holds up another. Runs on the
+ * webhook verticle's context only.
  */
 final class EndpointWorker {
   private static final Logger LOG = LoggerFactory.getLogger(EndpointWorker.class);
@@ -26,7 +31,7 @@ final class EndpointWorker {
 
   /** What the worker needs from its part: the shared settings and services. */
   record Setup(Vertx vertx, WebhookStore store, Schedule schedule, Clock clock, String nodeId, int concurrency,
-      Duration lease, GatewayMetrics metrics) {}
+      Duration lease, GatewayMetrics metrics, Duration disableAfter) {}
 
   private final Setup s;
   private final GatewayConfig.WebhookEndpoint endpoint;
@@ -39,6 +44,10 @@ final class EndpointWorker {
   private volatile long passes;
   private long lastProblemLog;
   private Promise<Void> drained;
+  /** Requests per second across every node (0: none); an API endpoint's own, or webhooks.rateLimit. */
+  private volatile int rate;
+  /** A pump is set for when the rate limit's bucket has a token again. */
+  private boolean heldBack;
 
   EndpointWorker(Setup setup, GatewayConfig.WebhookEndpoint endpoint, Signer signer, Sender sender) {
     this.s = setup;
@@ -57,6 +66,15 @@ final class EndpointWorker {
 
   Signer signer() {
     return signer;
+  }
+
+  int rate() {
+    return rate;
+  }
+
+  /** The rate limit as its endpoint's row says now (a change through the API needs no new worker). */
+  void rate(int perSecond) {
+    rate = perSecond;
   }
 
   /** Claim passes that completed (tests wait for one that began after they moved the clock). */
@@ -78,20 +96,33 @@ final class EndpointWorker {
     }
     claiming = true;
     again = false;
-    s.store().claim(endpoint.name(), s.nodeId(), s.clock().instant(), s.concurrency(), s.lease()).onComplete(ar -> {
+    s.store().claim(endpoint.name(), s.nodeId(), s.clock().instant(), s.concurrency(), s.lease(), rate).onComplete(ar -> {
       claiming = false;
       passes++;
       if (ar.failed()) {
         problem("webhook endpoint {}: cannot claim deliveries yet: {}", endpoint.name(), ar.cause().getMessage());
         return;
       }
-      List<WebhookStore.Claimed> claimed = ar.result();
+      List<WebhookStore.Claimed> claimed = ar.result().claimed();
+      holdBack(ar.result().heldMillis());
       for (WebhookStore.Claimed c : claimed) {
         attempt(c);
       }
       if (again || (!claimed.isEmpty() && inFlight < s.concurrency())) {
         pump();
       }
+    });
+  }
+
+  /** Rows the rate limit held back stay due: claim again when the bucket has a token, not at the next poll. */
+  private void holdBack(long millis) {
+    if (millis <= 0 || heldBack || stopped) {
+      return;
+    }
+    heldBack = true;
+    s.vertx().setTimer(millis, t -> {
+      heldBack = false;
+      pump();
     });
   }
 
@@ -141,14 +172,27 @@ final class EndpointWorker {
     }
     s.metrics().webhookAttempt(endpoint.name(), result);
     WebhookStore.Result r = new WebhookStore.Result(c.id(), c.attempt(), s.nodeId(), started, o.status(),
-        o.error(), o.nanos() / 1e6, state, next, givesBack, now, disable);
+        o.error(), o.nanos() / 1e6, state, next, givesBack, now, disable, c.messageId(), c.eventId());
     return write(r, 1);
   }
 
   private Future<Void> write(WebhookStore.Result r, int tryNo) {
-    return s.store().result(endpoint.name(), r).<Void>map(moved -> {
-      if (!moved) {
+    return s.store().result(endpoint.name(), endpoint.user(), r, r.now().minus(s.disableAfter())).<Void>map(ended -> {
+      if (!ended.moved()) {
         LOG.info("webhook delivery {} attempt {}: recorded; the row had been taken over meanwhile", r.id(), r.attempt());
+      }
+      if (ended.exhausted() || ended.disabledKind() != null) {
+        // Their events are outbox rows of this transaction: the publisher takes them now rather than at its next poll.
+        Bus.of(s.vertx()).publish(OutboxMessages.WAKE, new OutboxMessages.Wake());
+      }
+      if ("failing".equals(ended.disabledKind())) {
+        LOG.warn("webhook endpoint {} disabled: every attempt failed for webhooks.disableAfter ({}); its open deliveries "
+            + "are FAILED; enabling it (PATCH {\"enabled\": true}, or POST /api/v1/webhooks/{}/enable) replays nothing "
+            + "unless asked", endpoint.name(), s.disableAfter(), endpoint.name());
+      }
+      if (ended.disabledKind() != null) {
+        AuditLog.of(AuditEvent.WEBHOOK_ENDPOINT_DISABLED).with("endpoint", endpoint.name())
+            .with("kind", ended.disabledKind()).with("delivery", r.id()).with("error", r.error()).log();
       }
       return null;
     }).recover(e -> {

@@ -125,16 +125,20 @@ public final class WebhookApi {
       Problem.send(ctx, 422, "Unprocessable Content", "user is required with the admin token: the user whose messages the endpoint takes");
       return;
     }
-    WebhookMessages.Create q = new WebhookMessages.Create(scope != null ? scope : user, body.getString("url"), strings(body, "events"));
+    WebhookMessages.Create q = new WebhookMessages.Create(scope != null ? scope : user, body.getString("url"), strings(body, "events"),
+        strings(body, "tags"), body.getInteger("rateLimit"));
     answer(ctx, 201, bus.request(WebhookMessages.CREATE, q, WebhookMessages.Created.class),
         c -> managed(c.endpoint()).put("secret", c.secret()));
   }
 
   private void update(RoutingContext ctx) {
     JsonObject body = Input.of(ctx).body();
+    // rateLimit: a number sets it, null gives it back to webhooks.rateLimit, absent leaves it.
     WebhookMessages.Update q = new WebhookMessages.Update(ctx.pathParam("id"), scope(ctx), body.getString("url"),
-        strings(body, "events"));
-    answer(ctx, 200, bus.request(WebhookMessages.UPDATE, q, WebhookMessages.Managed.class), WebhookApi::managed);
+        strings(body, "events"), strings(body, "tags"), body.getInteger("rateLimit"),
+        body.containsKey("rateLimit") && body.getValue("rateLimit") == null, body.getBoolean("enabled"));
+    answer(ctx, 200, bus.request(WebhookMessages.UPDATE, q, WebhookMessages.Changed.class),
+        c -> skipped(managed(c.endpoint()), c.skipped()));
   }
 
   private void remove(RoutingContext ctx) {
@@ -165,12 +169,35 @@ public final class WebhookApi {
         .put("user", m.user())
         .put("url", m.url())
         .put("events", new JsonArray(m.events()))
+        .put("tags", new JsonArray(m.tags()))
         .put("secrets", m.secrets())
         .put("previousSecretUntil", text(m.previousSecretUntil()))
         .put("state", m.enabled() ? "ENABLED" : "DISABLED")
         .put("disabledReason", m.disabledReason())
+        .put("rateLimit", m.health().ownRateLimit() ? m.health().rateLimit() : null)
+        .put("health", health(m.health()))
         .put("createdAt", text(m.createdAt()))
         .put("updatedAt", text(m.updatedAt()));
+  }
+
+  /** An endpoint's health (docs/design.md §6.6): never a secret, the receivers' own error texts as recorded. */
+  static JsonObject health(WebhookMessages.Health h) {
+    JsonArray errors = new JsonArray();
+    for (WebhookMessages.LastError e : h.lastErrors()) {
+      errors.add(new JsonObject().put("at", text(e.at())).put("deliveryId", e.deliveryId()).put("eventId", e.eventId())
+          .put("status", e.status()).put("error", e.error()));
+    }
+    return new JsonObject()
+        .put("disabledKind", h.disabledKind())
+        .put("consecutiveFailures", h.consecutiveFailures())
+        .put("failingSince", text(h.failingSince()))
+        .put("lastErrors", errors)
+        .put("rateLimit", h.rateLimit());
+  }
+
+  /** What an enable did not record for the endpoint while it was disabled: the range a replay brings back. */
+  private static JsonObject skipped(JsonObject answer, WebhookMessages.Skipped s) {
+    return s == null ? answer : answer.put("skipped", new JsonObject().put("since", s.since()).put("until", s.until()));
   }
 
   private void list(RoutingContext ctx) {
@@ -187,8 +214,8 @@ public final class WebhookApi {
   }
 
   private void enable(RoutingContext ctx) {
-    answer(ctx, 200, bus.request(WebhookMessages.ENABLE, new WebhookMessages.Enable(ctx.pathParam("name"), scope(ctx)), EndpointView.class),
-        WebhookApi::endpoint);
+    answer(ctx, 200, bus.request(WebhookMessages.ENABLE, new WebhookMessages.Enable(ctx.pathParam("name"), scope(ctx)),
+        WebhookMessages.Enabled.class), e -> skipped(endpoint(e.endpoint()), e.skipped()));
   }
 
   private void deliveries(RoutingContext ctx) {
@@ -247,6 +274,7 @@ public final class WebhookApi {
         .put("name", e.name())
         .put("url", e.url())
         .put("events", new JsonArray(e.events()))
+        .put("tags", new JsonArray(e.tags()))
         .put("user", e.user())
         .put("secrets", e.secrets())
         .put("state", e.enabled() ? "ENABLED" : "DISABLED")
@@ -255,7 +283,8 @@ public final class WebhookApi {
         .put("recordedThrough", e.recordedThrough())
         .put("deliveries", new JsonObject().put("pending", e.pending()).put("attempted", e.attempted())
             .put("failed", e.failed()).put("inFlight", e.inFlight()))
-        .put("oldestOpenAt", text(e.oldestOpenAt()));
+        .put("oldestOpenAt", text(e.oldestOpenAt()))
+        .put("health", health(e.health()));
   }
 
   static JsonObject delivery(DeliveryView d) {

@@ -22,10 +22,19 @@ public final class WebhookMessages {
   /** The retry schedule as configured (e.g. "5s"), each attempt's timeout, the cluster-wide concurrency. */
   public record EndpointList(List<EndpointView> endpoints, List<String> retrySchedule, String timeout, int concurrency) {}
 
-  /** Re-enables an endpoint a 410 disabled; answered by its {@link EndpointView}. */
+  /**
+   * Enables an endpoint again (a 410, its failures or its owner disabled it); answered by {@link Enabled}. Nothing of
+   * what happened while it was disabled is sent unless a replay asks for it (but a 410's waiting deliveries).
+   */
   public static final String ENABLE = "webhook.enable";
 
   public record Enable(String endpoint, String scope) {}
+
+  /** The endpoint, and the published events not recorded for it while disabled (null: none). */
+  public record Enabled(EndpointView endpoint, Skipped skipped) {}
+
+  /** Events with pub_seq in ({@code since}, {@code until}] were not recorded for the endpoint: a replay brings them. */
+  public record Skipped(long since, long until) {}
 
   /** One endpoint's deliveries, newest first. */
   public static final String DELIVERIES = "webhook.deliveries";
@@ -89,7 +98,11 @@ public final class WebhookMessages {
    */
   public static final String CREATE = "webhook.create";
 
-  public record Create(String owner, String url, List<String> events) {}
+  /**
+   * {@code tags}: only messages carrying one of them (null or empty: every message of the owner); {@code rateLimit}:
+   * requests per second (0: none; null: webhooks.rateLimit).
+   */
+  public record Create(String owner, String url, List<String> events, List<String> tags, Integer rateLimit) {}
 
   /** The endpoint and its secret ({@code whsec_}), shown this once. */
   public record Created(Managed endpoint, String secret) {
@@ -99,10 +112,17 @@ public final class WebhookMessages {
     }
   }
 
-  /** Changes an endpoint's URL (checked again) or events; null: unchanged. Answered by its {@link Managed}. */
+  /**
+   * Changes an endpoint's URL (checked again), events, tags (empty: no tag filter), rate limit ({@code resetRateLimit}:
+   * back to webhooks.rateLimit) or whether it is enabled; null: unchanged. Answered by {@link Changed}.
+   */
   public static final String UPDATE = "webhook.update";
 
-  public record Update(String id, String scope, String url, List<String> events) {}
+  public record Update(String id, String scope, String url, List<String> events, List<String> tags, Integer rateLimit,
+      boolean resetRateLimit, Boolean enabled) {}
+
+  /** The endpoint as changed; {@code skipped} when the change enabled it (null otherwise, or nothing skipped). */
+  public record Changed(Managed endpoint, Skipped skipped) {}
 
   /** Deletes an endpoint with its deliveries; answered by {@link Removed}. */
   public static final String REMOVE = "webhook.remove";
@@ -121,17 +141,28 @@ public final class WebhookMessages {
    * {@code user} whose messages it takes (null: every user's), how many secrets sign now and until when the replaced
    * one still does; never a secret.
    */
-  public record Managed(String id, String source, String user, String url, List<String> events, int secrets,
+  public record Managed(String id, String source, String user, String url, List<String> events, List<String> tags, int secrets,
       OffsetDateTime previousSecretUntil, boolean enabled, String disabledReason, OffsetDateTime createdAt,
-      OffsetDateTime updatedAt) {}
+      OffsetDateTime updatedAt, Health health) {}
+
+  /**
+   * An endpoint's health (docs/design.md §6.6): why it is disabled ({@code gone}, {@code failing}, {@code manual}; null
+   * while enabled), its failed attempts in a row and since when, the last of them (newest first), its rate limit in
+   * requests per second (0: none) and whether that is its own ({@code ownRateLimit}) or webhooks.rateLimit.
+   */
+  public record Health(String disabledKind, int consecutiveFailures, OffsetDateTime failingSince, List<LastError> lastErrors,
+      int rateLimit, boolean ownRateLimit) {}
+
+  /** One failed attempt as an endpoint's health keeps it. */
+  public record LastError(OffsetDateTime at, long deliveryId, String eventId, Integer status, String error) {}
 
   /**
    * One endpoint as the API shows it: never its secrets, only how many sign. {@code recordedThrough}: every
    * published event up to this pub_seq has its delivery row (when it matched the filter).
    */
-  public record EndpointView(String name, String url, List<String> events, String user, int secrets, boolean enabled,
+  public record EndpointView(String name, String url, List<String> events, List<String> tags, String user, int secrets, boolean enabled,
       OffsetDateTime disabledAt, String disabledReason, long recordedThrough, long pending, long attempted, long failed,
-      long inFlight, OffsetDateTime oldestOpenAt) {}
+      long inFlight, OffsetDateTime oldestOpenAt, Health health) {}
 
   /** One delivery of one event to one endpoint; {@code eventId} is its webhook-id. */
   public record DeliveryView(long id, String endpoint, String eventId, long pubSeq, String type, UUID messageId, String state,

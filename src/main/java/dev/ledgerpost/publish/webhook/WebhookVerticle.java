@@ -200,10 +200,15 @@ public final class WebhookVerticle extends VerticleBase {
   /** Answers whether the endpoint is still behind the ledger after this batch. */
   private Future<Boolean> recordOne(EndpointWorker w) {
     GatewayConfig.WebhookEndpoint e = w.endpoint();
-    WebhookStore.Filter filter = new WebhookStore.Filter(e.name(), e.events(), e.user());
+    WebhookStore.Filter filter = new WebhookStore.Filter(e.name(), e.events(), e.user(), e.tags());
     return store.record(filter, schedule.firstDue(node.clock().instant())).map(r -> {
       if (r.through() < 0) {
         return false; // another node is recording this endpoint now
+      }
+      if (r.paused()) {
+        // Disabled by its owner or its failures: nothing to record until it is enabled (it is never "behind" meanwhile).
+        recordedThrough.put(e.name(), Long.MAX_VALUE);
+        return false;
       }
       if (r.before() < r.prunedThrough() && r.through() > r.before()) {
         LOG.warn("webhook endpoint {}: events {}..{} were deleted by retention (notify.retention) before they were recorded "
@@ -223,11 +228,9 @@ public final class WebhookVerticle extends VerticleBase {
   private void serve(Bus bus) {
     bus.serve(WebhookMessages.LIST, WebhookMessages.ListEndpoints.class, q -> list());
     bus.serve(WebhookMessages.ENABLE, WebhookMessages.Enable.class, q -> worker(q.endpoint(), q.scope())
-        .compose(w -> store.enable(w.name()).compose(x -> {
-          w.pump();
-          return list();
-        }))
-        .map(l -> l.endpoints().stream().filter(v -> v.name().equals(q.endpoint())).findFirst().orElseThrow()));
+        .compose(w -> enable(w).compose(skipped -> list()
+            .map(l -> new WebhookMessages.Enabled(l.endpoints().stream().filter(v -> v.name().equals(w.name())).findFirst()
+                .orElseThrow(), skipped)))));
     bus.serve(WebhookMessages.DELIVERIES, WebhookMessages.DeliveryQuery.class, q -> worker(q.endpoint(), q.scope())
         .compose(w -> store.page(w.name(), q.state(), q.before(), q.limit()))
         .map(items -> new DeliveryPage(items, items.size() < q.limit() ? null : items.get(items.size() - 1).id())));
@@ -243,7 +246,7 @@ public final class WebhookVerticle extends VerticleBase {
             .onSuccess(d -> w.pump())));
     bus.serve(WebhookMessages.REPLAY, WebhookMessages.Replay.class, q -> worker(q.endpoint(), q.scope()).compose(w -> {
       GatewayConfig.WebhookEndpoint e = w.endpoint();
-      return store.replay(new WebhookStore.Filter(e.name(), e.events(), e.user()), q.since(), q.until(), node.clock().instant())
+      return store.replay(new WebhookStore.Filter(e.name(), e.events(), e.user(), e.tags()), q.since(), q.until(), node.clock().instant())
           .map(c -> {
             LOG.info("webhook endpoint {}: replay of pub_seq {}..{}: {} delivery(ies) recorded, {} re-armed", e.name(),
                 q.since() + 1, c[2], c[0], c[1]);
@@ -258,6 +261,39 @@ public final class WebhookVerticle extends VerticleBase {
     serveManaged(bus);
   }
 
+  /**
+   * Enabled again (its failing streak starts again); answers the events it did not record while disabled (a replay of
+   * that range brings them), or null. A 410's deliveries waited: they go now.
+   */
+  private Future<WebhookMessages.Skipped> enable(EndpointWorker w) {
+    return store.enable(w.name()).map(r -> {
+      recordedThrough.remove(w.name());
+      record();
+      w.pump();
+      if (r == null || r.after() <= r.before()) {
+        return null;
+      }
+      LOG.info("webhook endpoint {} enabled again (it was disabled: {}); events after pub_seq {} up to {} were not recorded "
+          + "for it: a replay sends them", w.name(), r.kind(), r.before(), r.after());
+      return new WebhookMessages.Skipped(r.before(), r.after());
+    });
+  }
+
+  /** Its owner's PATCH: enabled again, or disabled (no event: the owner asked), or unchanged. */
+  private Future<WebhookMessages.Skipped> enabled(String id, String scope, Boolean enabled) {
+    if (enabled == null) {
+      return Future.succeededFuture();
+    }
+    EndpointWorker w = workers.get(id);
+    if (w == null) {
+      return Future.failedFuture(ApiEndpointStore.notFound(id));
+    }
+    if (enabled) {
+      return enable(w);
+    }
+    return store.disableManually(id, scope == null ? "the admin" : scope, node.clock().instant()).map(x -> null);
+  }
+
   /** The endpoints' management through the API (docs/design.md §6.6). */
   private void serveManaged(Bus bus) {
     bus.serve(WebhookMessages.ENDPOINTS, WebhookMessages.EndpointsQuery.class,
@@ -267,10 +303,13 @@ public final class WebhookVerticle extends VerticleBase {
     bus.serve(WebhookMessages.UPDATE, WebhookMessages.Update.class, q -> changeable(q.id(), q.scope())
         .compose(x -> worker(q.id(), q.scope())) // another user's endpoint is not found, whatever the body says
         .compose(x -> q.url() == null ? Future.<Void>succeededFuture() : rules.checkUrl(q.url()))
-        .compose(x -> q.events() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.events(q.events()))
-        .compose(events -> apiStore.update(q.id(), q.scope(), q.url(), events))
+        .compose(x -> q.tags() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.tags(q.tags()))
+        .compose(tags -> (q.events() == null ? Future.<List<String>>succeededFuture(null) : EndpointRules.events(q.events()))
+            .compose(events -> apiStore.update(q.id(), q.scope(), q.url(), events, tags, q.rateLimit() != null || q.resetRateLimit(),
+                q.rateLimit())))
         .compose(row -> row == null ? Future.failedFuture(ApiEndpointStore.notFound(q.id()))
-            : sync().compose(x -> managedOne(row.id(), q.scope()))));
+            : sync().compose(x -> enabled(row.id(), q.scope(), q.enabled()))
+                .compose(skipped -> managedOne(row.id(), q.scope()).map(m -> new WebhookMessages.Changed(m, skipped)))));
     bus.serve(WebhookMessages.REMOVE, WebhookMessages.Remove.class, q -> changeable(q.id(), q.scope())
         .compose(x -> apiStore.delete(q.id(), q.scope()))
         .compose(found -> found ? sync().map(x -> new WebhookMessages.Removed(q.id()))
@@ -284,8 +323,10 @@ public final class WebhookVerticle extends VerticleBase {
   /** A new endpoint: its URL checked (form, scheme, every address its host resolves to), then its rows, at most the owner's share. */
   private Future<WebhookMessages.Created> create(WebhookMessages.Create q) {
     return rules.checkUrl(q.url())
-        .compose(x -> EndpointRules.events(q.events()))
-        .compose(events -> apiStore.create(rules.newId(), q.owner(), q.url(), events, rules.newSecret(), config.maxEndpointsPerUser()))
+        .compose(x -> EndpointRules.tags(q.tags() == null ? List.of() : q.tags()))
+        .compose(tags -> EndpointRules.events(q.events())
+            .compose(events -> apiStore.create(rules.newId(), q.owner(), q.url(), events, tags, rules.newSecret(),
+                config.maxEndpointsPerUser(), q.rateLimit())))
         .compose(row -> {
           // Not the URL: an application may put a token of its own in it.
           LOG.info("webhook endpoint {} made through the API by {}: host {}, {}", row.id(), row.owner(),
@@ -326,19 +367,26 @@ public final class WebhookVerticle extends VerticleBase {
         String reason = r == null ? null : r.getString("disabled_reason");
         ApiEndpointStore.Endpoint e = api.get(name);
         EndpointWorker w = workers.get(name);
+        WebhookMessages.Health health = health(r, w);
         if (e == null) {
           GatewayConfig.WebhookEndpoint c = w.endpoint();
-          out.add(new WebhookMessages.Managed(name, "config", c.user(), c.url(), c.events(), w.signer().secrets(), null, enabled,
-              reason, null, null));
+          out.add(new WebhookMessages.Managed(name, "config", c.user(), c.url(), c.events(), c.tags(), w.signer().secrets(), null,
+              enabled, reason, null, null, health));
         } else {
           int secrets = w.signer().secrets();
-          out.add(new WebhookMessages.Managed(name, "api", e.owner(), e.url(), e.events(), secrets,
+          out.add(new WebhookMessages.Managed(name, "api", e.owner(), e.url(), e.events(), e.tags(), secrets,
               secrets > 1 ? java.time.OffsetDateTime.ofInstant(e.previousUntil(), java.time.ZoneOffset.UTC) : null, enabled, reason,
-              e.createdAt(), e.updatedAt()));
+              e.createdAt(), e.updatedAt(), health));
         }
       }
       return out;
     });
+  }
+
+  /** The endpoint's health as its state row says (null: no row yet), with the rate limit its worker applies. */
+  private WebhookMessages.Health health(Row r, EndpointWorker w) {
+    ApiEndpointStore.Endpoint e = api.get(w.name());
+    return WebhookStore.health(r, w.rate(), e != null && e.rateLimit() != null);
   }
 
   private Future<WebhookMessages.Managed> managedOne(String id, String scope) {
@@ -387,7 +435,7 @@ public final class WebhookVerticle extends VerticleBase {
           w.stop(); // its attempts in flight end and are recorded (a deleted endpoint's: nothing left to record them on)
         }
         LOG.info("webhook endpoint {}: {}", id, is == null ? "deleted" : "changed: host " + java.net.URI.create(is.url()).getHost()
-            + ", " + is.events());
+            + ", " + is.events() + (is.tags().isEmpty() ? "" : ", tags " + is.tags()));
       }
     }
     boolean added = false;
@@ -395,11 +443,13 @@ public final class WebhookVerticle extends VerticleBase {
       RotatingKeys k = apiKeys.get(r.id());
       if (k != null) {
         k.set(r);
+        workers.get(r.id()).rate(rate(r));
       } else {
         k = new RotatingKeys(node.clock(), r);
         apiKeys.put(r.id(), k);
-        addWorker(new GatewayConfig.WebhookEndpoint(r.id(), r.url(), List.of(), "", r.events(), r.owner()), new Signer(k),
+        addWorker(new GatewayConfig.WebhookEndpoint(r.id(), r.url(), List.of(), "", r.events(), r.owner(), r.tags()), new Signer(k),
             new Sender(vertx, r.id(), r.url(), config.timeout(), config.concurrency(), destinations));
+        workers.get(r.id()).rate(rate(r));
         added = true;
       }
       api.put(r.id(), r);
@@ -409,8 +459,15 @@ public final class WebhookVerticle extends VerticleBase {
     }
   }
 
+  /** An API endpoint's own rate limit, or webhooks.rateLimit. */
+  private int rate(ApiEndpointStore.Endpoint r) {
+    return r.rateLimit() != null ? r.rateLimit() : config.rateLimit();
+  }
+
   private void addWorker(GatewayConfig.WebhookEndpoint e, Signer signer, Sender sender) {
-    workers.put(e.name(), new EndpointWorker(setup(), e, signer, sender));
+    EndpointWorker w = new EndpointWorker(setup(), e, signer, sender);
+    w.rate(config.rateLimit());
+    workers.put(e.name(), w);
     node.metrics().webhookEndpoint(e.name());
   }
 
@@ -422,7 +479,7 @@ public final class WebhookVerticle extends VerticleBase {
     if (setup == null) {
       store = new WebhookStore(ownPool());
       setup = new EndpointWorker.Setup(vertx, store, schedule, node.clock(), node.nodeId(), config.concurrency(),
-          config.timeout().plus(LEASE_MARGIN), node.metrics());
+          config.timeout().plus(LEASE_MARGIN), node.metrics(), config.disableAfter());
     }
     return setup;
   }
@@ -464,11 +521,11 @@ public final class WebhookVerticle extends VerticleBase {
       for (EndpointWorker w : workers.values()) {
         GatewayConfig.WebhookEndpoint e = w.endpoint();
         Row r = byName.get(e.name());
-        views.add(new EndpointView(e.name(), e.url(), e.events(), e.user(), w.signer().secrets(),
+        views.add(new EndpointView(e.name(), e.url(), e.events(), e.tags(), e.user(), w.signer().secrets(),
             r == null || r.getOffsetDateTime("disabled_at") == null, r == null ? null : r.getOffsetDateTime("disabled_at"),
             r == null ? null : r.getString("disabled_reason"), r == null ? 0 : r.getLong("recorded_through"),
             r == null ? 0 : r.getLong("pending"), r == null ? 0 : r.getLong("attempted"), r == null ? 0 : r.getLong("failed"),
-            r == null ? 0 : r.getLong("in_flight"), r == null ? null : r.getOffsetDateTime("oldest")));
+            r == null ? 0 : r.getLong("in_flight"), r == null ? null : r.getOffsetDateTime("oldest"), health(r, w)));
       }
       return new EndpointList(views, config.retrySchedule().stream().map(dev.ledgerpost.platform.config.Durations::format).toList(),
           dev.ledgerpost.platform.config.Durations.format(config.timeout()), config.concurrency());

@@ -34,7 +34,7 @@ public enum RetryAnswer {
       return RELAYED; // its row is gone: a claim that outlived its row protects nothing
     }
     return switch (earlier.status()) {
-      case SENT, RESOLVED_DELIVERED -> ALREADY_RELAYED;
+      case SENT, RESOLVED_DELIVERED, CAPTURED -> ALREADY_RELAYED; // a captured retry is answered from its capture, not kept twice
       case FAILED_TEMP, FAILED_PERM, RESOLVED_NOT_DELIVERED -> RELAYED;
       case PENDING -> earlier.held() ? IN_PROGRESS : whenUnknown(unknown);
       case UNKNOWN -> whenUnknown(unknown);

@@ -43,6 +43,26 @@ class ApiKeysTest {
   }
 
   @Test
+  void aTrailingCaptureMarksACapturingKeyAndOldLinesStayPlain() throws Exception {
+    ApiKeys keys = ApiKeys.load(file("alice:" + SendClient.sha256("k1") + ":capture\nbob:" + SendClient.sha256("k2")
+        + ":2.5:capture\ncarol:" + SendClient.sha256("k3") + ":3\n").toString(), 10);
+    assertThat(keys.authenticate("k1")).hasValueSatisfying(k -> {
+      assertThat(k.capture()).isTrue();
+      assertThat(k.rate()).isEqualTo(10);
+    });
+    assertThat(keys.authenticate("k2")).hasValueSatisfying(k -> {
+      assertThat(k.capture()).isTrue();
+      assertThat(k.rate()).isEqualTo(2.5);
+    });
+    assertThat(keys.authenticate("k3")).hasValueSatisfying(k -> assertThat(k.capture()).isFalse());
+    assertThat(ApiKeys.line("dave", "k4", null, true)).isEqualTo("dave:" + SendClient.sha256("k4") + ":capture");
+    assertThatThrownBy(() -> ApiKeys.parse("erin:" + SendClient.sha256("k5") + ":capture:2", 1))
+        .hasMessageContaining("[:capture]");
+    assertThatThrownBy(() -> ApiKeys.parse("erin:" + SendClient.sha256("k5") + ":keep", 1))
+        .hasMessageContaining("positive number");
+  }
+
+  @Test
   void noFileMeansNoKeys() throws Exception {
     assertThat(ApiKeys.load("", 1).authenticate("anything")).isEmpty();
   }

@@ -61,7 +61,7 @@ class CredentialFilesTest {
 
     assertThatThrownBy(() -> ApiKeys.load(keys.toString(), 1))
         .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.problems())
-            .containsExactly("api.keysFile " + keys + " line 3: expected user:sha256-hex-of-key[:requests-per-second]"));
+            .containsExactly("api.keysFile " + keys + " line 3: expected user:sha256-hex-of-key[:requests-per-second][:capture]"));
     assertThatThrownBy(() -> EventTokens.load(() -> "admin-token-0123456789", tokens.toString()))
         .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.problems())
             .containsExactly("notify.tokensFile " + tokens + " line 3: expected user:sha256-hex-of-token"));

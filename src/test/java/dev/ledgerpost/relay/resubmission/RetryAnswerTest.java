@@ -43,6 +43,8 @@ class RetryAnswerTest {
       FAILED_PERM             false  RELAYED          RELAYED
       RESOLVED_NOT_DELIVERED  true   RELAYED          RELAYED
       RESOLVED_NOT_DELIVERED  false  RELAYED          RELAYED
+      CAPTURED                true   ALREADY_RELAYED  ALREADY_RELAYED
+      CAPTURED                false  ALREADY_RELAYED  ALREADY_RELAYED
       """;
 
   static Map<String, RetryAnswer> table() {
