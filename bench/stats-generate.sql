@@ -15,7 +15,7 @@ WITH g AS (
          1 + (s.h / 7) % 3 AS rcpts,
          CASE WHEN s.h % 1000 < 20 THEN 'FAILED_TEMP' WHEN s.h % 1000 < 35 THEN 'FAILED_PERM'
               WHEN s.h % 1000 < 40 AND s.ms > :v_to_ms::bigint - 7200000 THEN 'PENDING'
-              WHEN s.h % 1000 < 43 AND (s.ms > :v_to_ms::bigint - 7200000 OR s.h % 100000 < 5) THEN 'UNKNOWN'
+              WHEN s.h % 1000 < 43 AND (s.ms > :v_to_ms::bigint - 7200000 OR s.h % 100000 BETWEEN 40 AND 42) THEN 'UNKNOWN'
               WHEN s.h % 1000 < 45 THEN 'RESOLVED_DELIVERED' ELSE 'SENT' END AS status
     FROM (SELECT i, :v_from_ms::bigint + (i - 1) * (:v_to_ms::bigint - :v_from_ms::bigint) / :v_total::bigint AS ms,
                  (i * 2654435761) % 4294967296 AS h

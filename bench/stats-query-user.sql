@@ -10,7 +10,7 @@ live AS (
   SELECT g.h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS g(h)
    WHERE NOT EXISTS (SELECT 1 FROM rolled WHERE rolled.hour = g.h)),
 facts AS (
-  SELECT d.day AS h, d.auth_user, d.status, d.messages, d.recipients, d.bytes
+  SELECT d.day AS h, d.auth_user, d.status,  d.messages, d.recipients, d.bytes
     FROM stats_days d
    WHERE d.day >= $1 AND d.day < $2 AND d.day IN (SELECT day FROM days) AND ($3::text IS NULL OR d.auth_user = $3)
   UNION ALL

@@ -25,7 +25,7 @@ CREATE TABLE stats_hours (
 );
 CREATE INDEX stats_hours_hour_idx ON stats_hours (hour) INCLUDE (auth_user, status, messages, recipients, bytes);
 
--- The same per tag (a message with several tags counts once per tag); filled once messages have tags (V101).
+-- The same per tag (messages.tags, V101): a message with several tags counts once per tag, one without none.
 CREATE TABLE stats_hour_tags (
   hour timestamptz NOT NULL,
   auth_user text,
@@ -83,11 +83,17 @@ BEGIN
      WHERE r.message_id >= ledger_id_lowest(h) AND r.message_id < ledger_id_lowest(h + interval '1 hour')
      GROUP BY r.message_id),
   hour_rows AS (
-    SELECT m.id, m.auth_user, m.status, m.size_bytes, coalesce(rc.n, 0) AS n
+    SELECT m.id, m.auth_user, m.status, m.size_bytes, m.tags, coalesce(rc.n, 0) AS n
       FROM messages m LEFT JOIN rc ON rc.message_id = m.id
      WHERE m.id >= ledger_id_lowest(h) AND m.id < ledger_id_lowest(h + interval '1 hour')),
   d1 AS (DELETE FROM stats_hours WHERE hour = h),
   d2 AS (DELETE FROM stats_open WHERE hour = h),
+  d3 AS (DELETE FROM stats_hour_tags WHERE hour = h),
+  i3 AS (
+    INSERT INTO stats_hour_tags (hour, auth_user, status, tag, messages, recipients, bytes)
+    SELECT h, x.auth_user, x.status, t.tag, count(*), sum(x.n), sum(x.size_bytes)
+      FROM hour_rows x CROSS JOIN LATERAL unnest(x.tags) AS t(tag)
+     WHERE x.status NOT IN ('PENDING', 'UNKNOWN') GROUP BY x.auth_user, x.status, t.tag),
   i1 AS (
     INSERT INTO stats_hours (hour, auth_user, status, messages, recipients, bytes)
     SELECT h, x.auth_user, x.status, count(*), sum(x.n), sum(x.size_bytes) FROM hour_rows x

@@ -22,8 +22,6 @@ final class StatsParameters {
   /** An hourly answer covers at most 31 days (744 buckets); a daily one 400 days (the default ledger.retention). */
   static final Duration MAX_HOURLY = Duration.ofDays(31);
   static final Duration MAX_DAILY = Duration.ofDays(400);
-  /** Whether message tags are in this build's ledger (V101): until then groupBy=tag is refused as category is. */
-  static final boolean TAGS = false;
 
   private StatsParameters() {}
 
@@ -79,12 +77,7 @@ final class StatsParameters {
       Dimension d = switch (name) {
         case "status" -> Dimension.STATUS;
         case "user" -> Dimension.USER;
-        case "tag" -> {
-          if (!TAGS) {
-            throw new Refused(422, "groupBy=tag needs message tags, which this build's ledger does not hold yet");
-          }
-          yield Dimension.TAG;
-        }
+        case "tag" -> Dimension.TAG;
         case "category" -> throw new Refused(422, "groupBy=category needs the tracking facts (bounce categories: "
             + "delivered, bounced and why, issue 30), which this gateway does not record yet; group by status for the "
             + "smarthost's verdicts");

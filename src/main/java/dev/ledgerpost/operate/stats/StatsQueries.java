@@ -34,7 +34,7 @@ final class StatsQueries {
         SELECT g.h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS g(h)
          WHERE NOT EXISTS (SELECT 1 FROM rolled WHERE rolled.hour = g.h)),
       facts AS (
-        SELECT d.day AS h, d.auth_user, d.status, d.messages, d.recipients, d.bytes
+        SELECT d.day AS h, d.auth_user, d.status, %7$s d.messages, d.recipients, d.bytes
           FROM stats_days d
          WHERE d.day >= $1 AND d.day < $2 AND d.day IN (SELECT day FROM days) AND ($3::text IS NULL OR d.auth_user = $3)
         UNION ALL
@@ -66,9 +66,11 @@ final class StatsQueries {
   static String sql(List<Dimension> groupBy) {
     boolean tags = groupBy.contains(Dimension.TAG);
     String keys = groupBy.stream().map(d -> ", " + column(d)).collect(Collectors.joining());
-    // The day sums have no tags: a query by tag reads hours only ("false": no day is taken from stats_days).
+    // The day sums have no tags: a query by tag reads hours only ("false": no day is taken from stats_days). A message
+    // counts once per tag it carries (unnest), and not at all under groupBy=tag when it has none.
     return TEMPLATE.formatted(tags ? "s.tag," : "", tags ? "stats_hour_tags" : "stats_hours", tags ? "t.tag," : "",
-        tags ? "CROSS JOIN LATERAL unnest(m.tags) AS t(tag)" : "", keys, tags ? "false" : "$4 = 86400");
+        tags ? "CROSS JOIN LATERAL unnest(m.tags) AS t(tag)" : "", keys, tags ? "false" : "$4 = 86400",
+        tags ? "NULL::text AS tag," : "");
   }
 
   private static String column(Dimension d) {

@@ -66,6 +66,9 @@ class StatsTest {
       st.execute(sql);
       // one user is an address, so that an erasure changes rows of rolled hours
       st.execute("UPDATE messages SET auth_user = 'erin@example.org' WHERE auth_user = 'user3'");
+      // tags (V101): one, two or none; a message counts once per tag under groupBy=tag
+      st.execute("UPDATE messages SET tags = CASE abs(hashtext(id::text)) % 4 WHEN 0 THEN ARRAY['invoice'] "
+          + "WHEN 1 THEN ARRAY['invoice', 'eu'] WHEN 2 THEN ARRAY['newsletter'] END");
       // open rows in hours the roll-up will take (the generator keeps old ones rare, as the stale watch does)
       for (String[] open : new String[][] {{"PENDING", "100"}, {"UNKNOWN", "200"}}) {
         st.execute("UPDATE messages SET status = '" + open[0] + "', version = 1, settled_at = NULL WHERE id IN "
@@ -203,7 +206,8 @@ class StatsTest {
 
   private void everyCombinationMatches(String when) throws Exception {
     List<List<Dimension>> groupings = List.of(List.of(), List.of(Dimension.STATUS), List.of(Dimension.USER),
-        List.of(Dimension.USER, Dimension.STATUS), List.of(Dimension.STATUS, Dimension.USER));
+        List.of(Dimension.USER, Dimension.STATUS), List.of(Dimension.STATUS, Dimension.USER), List.of(Dimension.TAG),
+        List.of(Dimension.TAG, Dimension.USER), List.of(Dimension.STATUS, Dimension.TAG));
     for (int hours : new int[] {1, 24}) {
       for (List<Dimension> by : groupings) {
         String groupBy = String.join(",", by.stream().map(Dimension::label).toList());
@@ -250,16 +254,17 @@ class StatsTest {
 
   /**
    * The plain count: every message received in [since, until) (the generator sets received_at to its id's time), by
-   * received_at's UTC bucket, with its recipients counted by a subquery. Nothing of the roll-up.
+   * received_at's UTC bucket, with its recipients counted by a subquery (by tag: once per tag). Nothing of the roll-up.
    */
   static List<String> expected(Instant since, Instant until, int hours, List<Dimension> by, String user) throws Exception {
     StringBuilder cols = new StringBuilder();
     for (Dimension d : by) {
-      cols.append(", ").append(d == Dimension.USER ? "auth_user" : "status");
+      cols.append(", ").append(d == Dimension.USER ? "auth_user" : d == Dimension.TAG ? "tag" : "status");
     }
     String sql = "SELECT to_char(to_timestamp(floor(extract(epoch FROM received_at) / " + hours * 3600 + ") * " + hours * 3600
         + ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS bucket" + cols
         + ", count(*), sum((SELECT count(*) FROM recipients r WHERE r.message_id = m.id)), sum(size_bytes) FROM messages m"
+        + (by.contains(Dimension.TAG) ? " CROSS JOIN LATERAL unnest(m.tags) AS t(tag)" : "")
         + " WHERE received_at >= ?::timestamptz AND received_at < ?::timestamptz" + (user == null ? "" : " AND auth_user = ?")
         + " GROUP BY 1" + cols + " ORDER BY 1" + cols;
     List<String> out = new ArrayList<>();
