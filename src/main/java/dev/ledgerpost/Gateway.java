@@ -8,6 +8,7 @@ import dev.ledgerpost.ledger.LedgerPart;
 import dev.ledgerpost.operate.archive.ArchiveVerticle;
 import dev.ledgerpost.operate.capacity.CapacityPart;
 import dev.ledgerpost.operate.suppression.SuppressionVerticle;
+import dev.ledgerpost.operate.quota.QuotaVerticle;
 import dev.ledgerpost.operate.erasure.ErasureVerticle;
 import dev.ledgerpost.operate.reconcile.ReconcilePart;
 import dev.ledgerpost.operate.resolutions.ResolutionsPart;
@@ -66,7 +67,7 @@ public final class Gateway {
   /** The parts in start order; a part finds what the ones before it provide. */
   private static List<Part> parts(GatewayConfig config) {
     List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new TenantsPart(), new LedgerPart(), IdempotencyVerticle.part(), new ResolutionsPart(),
-        ErasureVerticle.part(), SuppressionVerticle.part()));
+        ErasureVerticle.part(), SuppressionVerticle.part(), QuotaVerticle.part()));
     if (config.observability().chaosEnabled()) { // in the tests' build and "mvn -Pchaos package" only (src/chaos)
       parts.add(Part.onClassPath("chaos", "chaos.enabled: this build has no chaos mode; test environments build one with "
           + "mvn -Pchaos package"));

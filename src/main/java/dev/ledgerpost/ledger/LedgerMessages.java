@@ -87,13 +87,25 @@ public final class LedgerMessages {
 
   /**
    * An open's answer: the entry at {@code version}, or, when {@code earlier} is not null, nothing opened because an
-   * earlier row holds the fingerprint's claim (the id is then the one this open would have had).
+   * earlier row holds the fingerprint's claim (the id is then the one this open would have had); or, when
+   * {@code overQuota} is not null, nothing opened because the user's sending quota is used up (version 0).
    */
-  public record Opened(UUID id, int version, Earlier earlier) {
+  public record Opened(UUID id, int version, Earlier earlier, OverQuota overQuota) {
     public Opened(UUID id, int version) {
-      this(id, version, null);
+      this(id, version, null, null);
+    }
+
+    public Opened(UUID id, int version, Earlier earlier) {
+      this(id, version, earlier, null);
     }
   }
+
+  /**
+   * Nothing opened: the user's {@code quota} ({@code messagesPerHour} or {@code messagesPerDay}) of {@code limit} is
+   * used up in the window that ends at {@code resetsAt} (docs/design.md §8.9 "Quotas"). The open's own count said so,
+   * in the statement that would have written the row, so this holds across every node on the ledger.
+   */
+  public record OverQuota(String quota, long limit, java.time.Instant resetsAt) {}
 
   /**
    * The row that holds a fingerprint's claim, as the losing open read it: its status, and whether a live node holds it

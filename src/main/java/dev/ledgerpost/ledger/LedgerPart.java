@@ -6,6 +6,7 @@ import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
+import dev.ledgerpost.platform.tenants.Tenants;
 import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.Map;
@@ -31,7 +32,9 @@ public final class LedgerPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     bus = Bus.of(a.vertx());
-    verticle = new LedgerVerticle(a.config().ledger(), a.nodeId(), a.metrics(), a.config().node().deadAfter());
+    // The tenants part comes before: its file gives each open's quota limits, read anew for every statement.
+    QuotaCounting quota = new QuotaCounting(a.get(Tenants.class), a.clock(), a.config().tenants().approachingAt());
+    verticle = new LedgerVerticle(a.config().ledger(), a.nodeId(), a.metrics(), a.config().node().deadAfter(), quota);
     return a.deploy(verticle).onSuccess(x -> {
       a.provide(LedgerWriter.class, verticle.writer());
       a.provide(DatabaseTarget.class, verticle.target());

@@ -39,8 +39,16 @@ public final class LedgerVerticle extends VerticleBase {
   private final String nodeId;
   /** node.deadAfter, for the resubmission claims' holders (docs/contract.md §1.13). */
   private final java.time.Duration nodeDeadAfter;
+  private final QuotaCounting quota;
 
   public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics, java.time.Duration nodeDeadAfter) {
+    this(config, nodeId, metrics, nodeDeadAfter, QuotaCounting.OFF);
+  }
+
+  /** @param quota the users' hourly and daily quotas, counted in the open's statement (docs/design.md §8.9) */
+  public LedgerVerticle(GatewayConfig.Ledger config, String nodeId, GatewayMetrics metrics, java.time.Duration nodeDeadAfter,
+      QuotaCounting quota) {
+    this.quota = quota;
     this.config = config;
     this.nodeDeadAfter = nodeDeadAfter;
     this.nodeId = nodeId;
@@ -72,14 +80,14 @@ public final class LedgerVerticle extends VerticleBase {
           Ledger ledger = new Ledger(pool);
           Bus bus = Bus.of(vertx);
           writer = new LedgerWriter(context, pool, nodeId, database.retryListener(), config.lockTimeout(), metrics,
-              database::outboxWritten, nodeDeadAfter);
+              database::outboxWritten, nodeDeadAfter, quota);
           // The hot path calls the writer directly; the bus addresses serve the retry part, the API and tools.
           bus.serve(LedgerMessages.SETTLE, Settle.class, writer::settle);
           bus.serve(LedgerMessages.LIST, ListQuery.class, ledger::list);
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
           bus.serve(LedgerMessages.PRUNE_CLAIMS, LedgerMessages.PruneClaims.class, ledger::pruneClaims);
-          KeyedOpen keyed = new KeyedOpen(pool, nodeId, database.policy(), metrics, database::outboxWritten);
+          KeyedOpen keyed = new KeyedOpen(pool, nodeId, database.policy(), metrics, database::outboxWritten, quota);
           bus.serve(LedgerMessages.OPEN_KEYED, LedgerMessages.OpenKeyed.class, keyed::open);
           return null;
         });

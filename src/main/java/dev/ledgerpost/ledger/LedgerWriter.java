@@ -37,17 +37,26 @@ public final class LedgerWriter {
   /** @param nodeDeadAfter node.deadAfter: how long a node's heartbeat vouches for the rows it holds (§1.13) */
   LedgerWriter(Context context, Pool pool, String nodeId, TransactionPolicy.Listener listener, Duration lockTimeout,
       GatewayMetrics metrics, Runnable committed, Duration nodeDeadAfter) {
+    this(context, pool, nodeId, listener, lockTimeout, metrics, committed, nodeDeadAfter, QuotaCounting.OFF);
+  }
+
+  /** @param quota the users' hourly and daily quotas, counted by the open's own statement (docs/design.md §8.9) */
+  LedgerWriter(Context context, Pool pool, String nodeId, TransactionPolicy.Listener listener, Duration lockTimeout,
+      GatewayMetrics metrics, Runnable committed, Duration nodeDeadAfter, QuotaCounting quota) {
     this.metrics = metrics;
     long lock = lockTimeout.toMillis();
     // Today's bound for one message (docs/contract.md §2.3): three attempts of lock_timeout each, with their pauses.
     long budget = TransactionPolicy.MAX_ATTEMPTS * lock + 150 + 100;
-    this.opens = new GroupCommit<>("open", context, new OpenBatch(pool, nodeId, nodeDeadAfter), listener, budget, lock, MAX_IN_FLIGHT,
+    this.opens = new GroupCommit<>("open", context, new OpenBatch(pool, nodeId, nodeDeadAfter, quota), listener, budget, lock, MAX_IN_FLIGHT,
         n -> committed.run(), GroupCommit.STATEMENT_TIMEOUT_MILLIS);
     this.settles = new GroupCommit<>("settle", context, new SettleBatch(pool), listener, budget, lock, MAX_IN_FLIGHT,
         n -> committed.run(), GroupCommit.STATEMENT_TIMEOUT_MILLIS);
   }
 
-  /** Opens a PENDING entry; only once this succeeded may the body go downstream. */
+  /**
+   * Opens a PENDING entry; only once this succeeded may the body go downstream. An answer with
+   * {@link LedgerMessages.Opened#overQuota()} opened nothing: the user's quota is used up.
+   */
   public Future<Opened> open(Open open) {
     long started = System.nanoTime();
     return opens.submit(open)

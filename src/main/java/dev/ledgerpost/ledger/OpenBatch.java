@@ -29,7 +29,7 @@ import java.util.UUID;
  */
 final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   /**
-   * The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$24 ({@link #PARAMETERS}; $17: the
+   * The writes; {@code %s} is empty or the ON CONFLICT clause. Parameters $1..$26 ({@link #WRITES_PARAMETERS}; $17: the
    * node that opens them; $18..$21 (V80): the RFC 3461 DSN parameters, RET and ENVID per message, NOTIFY and
    * ORCPT per recipient; $22..$24 (V98): each message's resubmission claim, its fingerprint (null: none), window in
    * seconds and the earlier row it may replace; $25, $26 (V101): each message's tags, comma-joined, and metadata as JSON
@@ -40,13 +40,24 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * failed row's claim, then the first), and {@code m} writes only the messages that hold their claim or have none.
    * ON CONFLICT DO UPDATE reads its WHERE on the locked, newest version of the claim, so of two opens that
    * race for one fingerprint (or to replace one failed row) exactly one wins, on one node or on several.
+   *
+   * <p>The quota (docs/design.md §8.9 "Quotas"; $Q1..$Q5, numbered after the writes' own, {@link QuotaCounting}) is the
+   * CTE {@code qa}: it takes the
+   * batch's share of each user's hourly and daily count under the user's counter row lock (V105's {@code quota_take},
+   * which also writes quota.approaching / quota.exceeded), before any claim is taken, and names the opens it refused;
+   * {@code f} and {@code m} leave those out. Nothing else of the statement depends on it.
    */
   static final String WRITES = """
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
+      -- quota (V105, docs/design.md §8.9): one row, the opens refused and why ------------------------------------
+      qa AS MATERIALIZED (
+        SELECT * FROM quota_take($1::uuid[], $3::text[], $Q1::bigint[], $Q2::bigint[], $Q3::timestamptz, $Q4::timestamptz,
+                                 $Q5::float8)),
+      -- end of quota --------------------------------------------------------------------------------------------
       f AS (
         SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
           FROM unnest($1::uuid[], $22::uuid[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
-         WHERE t.fp IS NOT NULL ORDER BY t.fp, t.replaces IS NULL, t.id),
+         WHERE t.fp IS NOT NULL AND NOT EXISTS (SELECT 1 FROM qa WHERE t.id = ANY(qa.refused)) ORDER BY t.fp, t.replaces IS NULL, t.id),
       c AS (
         INSERT INTO resubmission_claims AS rc (fingerprint, message_id, claimed_at, expires_at, replaces)
         SELECT f.fp, f.id, now(), now() + make_interval(secs => f.win), f.replaces FROM f
@@ -62,12 +73,12 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         SELECT t.id, t.intake, t.auth_user, t.client_ip, t.helo, t.mail_from, t.message_id_header, t.size_bytes,
                t.body_sha256, t.route, 'PENDING', 1, t.received_at, q.seq, $17::text, t.dsn_ret, t.dsn_envid, t.replaces,
                string_to_array(t.tags, ','), t.metadata::jsonb
-          FROM q, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
+          FROM q, qa, unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[],
                          $9::text[], $10::text[], $11::timestamptz[], $18::text[], $19::text[], $22::uuid[], $24::uuid[],
                          $25::text[], $26::text[])
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
                     received_at, dsn_ret, dsn_envid, fp, replaces, tags, metadata)
-         WHERE t.fp IS NULL OR t.id IN (SELECT message_id FROM c)
+         WHERE t.id <> ALL(qa.refused) AND (t.fp IS NULL OR t.id IN (SELECT message_id FROM c))
         %s
         RETURNING id),
       r AS (
@@ -78,19 +89,40 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
          WHERE x.message_id IN (SELECT id FROM m)),
       o AS (
         INSERT INTO outbox (seq, type, message_ids, versions)
-        SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)""";
+        SELECT q.seq, 'message.pending', array_agg(m.id ORDER BY m.id), array_agg(1) FROM q, m GROUP BY q.seq)"""
+      // The quota's five parameters ($Q1..$Q5) come after the writes' own, however many those are.
+      .replace("$Q1", "$" + (OpenBatch.WRITES_PARAMETERS + 1)).replace("$Q2", "$" + (OpenBatch.WRITES_PARAMETERS + 2))
+      .replace("$Q3", "$" + (OpenBatch.WRITES_PARAMETERS + 3)).replace("$Q4", "$" + (OpenBatch.WRITES_PARAMETERS + 4))
+      .replace("$Q5", "$" + (OpenBatch.WRITES_PARAMETERS + 5));
   static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
+  /** The parameters of the writes themselves ({@link #writes}); the quota's five follow them. */
+  static final int WRITES_PARAMETERS = 26;
   /** How many parameters {@link #WRITES} takes: a statement built on it numbers its own from {@code PARAMETERS + 1}. */
-  static final int PARAMETERS = 26;
-  private static final String FIRST = WRITES.formatted("") + "\nSELECT id FROM m";
-  private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + "\nSELECT id FROM m";
+  static final int PARAMETERS = WRITES_PARAMETERS + 5;
+  /** The opens the quota refused, as rows beside the written ids (whose {@code quota} is null). */
+  static final String REFUSED = """
+      SELECT r.id, r.quota, r.lim, r.resets_at
+        FROM qa, unnest(qa.refused, qa.quotas, qa.limits, qa.resets) AS r(id, quota, lim, resets_at)""";
+  private static final String ANSWER = """
+
+      SELECT id, NULL::text AS quota, NULL::bigint AS lim, NULL::timestamptz AS resets_at FROM m
+      UNION ALL
+      """ + REFUSED;
+  private static final String FIRST = WRITES.formatted("") + ANSWER;
+  private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + ANSWER;
 
   private final Pool pool;
   private final String nodeId;
+  private final QuotaCounting quota;
   /** node.deadAfter: a node whose heartbeat is older holds nothing (docs/design.md §9.2). */
   private final Duration nodeDeadAfter;
 
   OpenBatch(Pool pool, String nodeId, Duration nodeDeadAfter) {
+    this(pool, nodeId, nodeDeadAfter, QuotaCounting.OFF);
+  }
+
+  OpenBatch(Pool pool, String nodeId, Duration nodeDeadAfter, QuotaCounting quota) {
+    this.quota = quota;
     this.pool = pool;
     this.nodeId = nodeId;
     this.nodeDeadAfter = nodeDeadAfter;
@@ -103,18 +135,27 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
 
   @Override
   public Future<List<GroupCommit.Outcome<Opened>>> run(List<Open> batch, int attempt) {
-    Tuple params = Tuple.tuple(params(batch, nodeId));
+    Tuple params = Tuple.tuple(params(batch, nodeId, quota));
     Future<RowSet<Row>> written = attempt == 1
         // An entry that exists already is a replay of an open that committed (23505): then as on a retry.
         ? pool.preparedQuery(FIRST).execute(params).recover(e -> e instanceof PgException pg && "23505".equals(pg.getSqlState())
             ? pool.preparedQuery(AGAIN).execute(params)
             : Future.failedFuture(e))
         : pool.preparedQuery(AGAIN).execute(params);
-    return written.compose(rows -> answers(pool, batch, inserted(rows), nodeDeadAfter));
+    return written.compose(rows -> answers(pool, batch, inserted(rows), refused(rows), nodeDeadAfter));
   }
 
-  /** The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, four arrays of DSN parameters, three of claims and two of tags. */
-  static List<Object> params(List<Open> batch, String nodeId) {
+  /**
+   * The {@link #PARAMETERS} parameters of {@link #WRITES}: sixteen arrays, the node's id, four arrays of DSN parameters,
+   * three of claims, two of tags, and the quota's five.
+   */
+  static List<Object> params(List<Open> batch, String nodeId, QuotaCounting quota) {
+    List<Object> params = new ArrayList<>(writes(batch, nodeId));
+    params.addAll(quota.params(batch));
+    return params;
+  }
+
+  private static List<Object> writes(List<Open> batch, String nodeId) {
     return new Columns<>(batch)
         .add(Open::id, UUID[]::new)
         .add(o -> o.intake().name(), String[]::new)
@@ -149,9 +190,24 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   static Set<UUID> inserted(RowSet<Row> rows) {
     Set<UUID> ids = new HashSet<>();
     for (Row r : rows) {
-      ids.add(r.getUUID(0));
+      if (r.getString("quota") == null) {
+        ids.add(r.getUUID("id"));
+      }
     }
     return ids;
+  }
+
+  /** The opens the quota refused ({@link #REFUSED}'s rows), by id. */
+  static Map<UUID, LedgerMessages.OverQuota> refused(RowSet<Row> rows) {
+    Map<UUID, LedgerMessages.OverQuota> refused = new HashMap<>();
+    for (Row r : rows) {
+      String quota = r.getString("quota");
+      if (quota != null) {
+        refused.put(r.getUUID("id"), new LedgerMessages.OverQuota(quota, r.getLong("lim"),
+            r.getOffsetDateTime("resets_at").toInstant()));
+      }
+    }
+    return refused;
   }
 
   /**
@@ -175,17 +231,22 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * fingerprint's claim; anything else is not this open's entry.
    */
   static Future<List<GroupCommit.Outcome<Opened>>> answers(Pool pool, List<Open> batch, Set<UUID> inserted,
-      Duration nodeDeadAfter) {
-    return CurrentRows.notWritten(pool, batch, Open::id, inserted::contains).compose(byId -> {
+      Map<UUID, LedgerMessages.OverQuota> refused, Duration nodeDeadAfter) {
+    return CurrentRows.notWritten(pool, batch, Open::id, id -> inserted.contains(id) || refused.containsKey(id)).compose(byId -> {
       List<Open> lost = new ArrayList<>();
       for (Open o : batch) {
-        if (!inserted.contains(o.id()) && o.claim() != null && !byId.containsKey(o.id())) {
+        if (!inserted.contains(o.id()) && !refused.containsKey(o.id()) && o.claim() != null && !byId.containsKey(o.id())) {
           lost.add(o);
         }
       }
       return claimants(pool, lost, nodeDeadAfter).map(earlier -> {
         List<GroupCommit.Outcome<Opened>> out = new ArrayList<>(batch.size());
         for (Open o : batch) {
+          LedgerMessages.OverQuota over = refused.get(o.id());
+          if (over != null) {
+            out.add(GroupCommit.Outcome.of(new Opened(o.id(), 0, null, over)));
+            continue;
+          }
           out.add(answer(o, inserted, byId.get(o.id()), o.claim() == null ? null : earlier.get(o.claim().fingerprint())));
         }
         return out;

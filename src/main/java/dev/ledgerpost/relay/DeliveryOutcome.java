@@ -1,5 +1,6 @@
 package dev.ledgerpost.relay;
 
+import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.relay.resubmission.RetryAnswer;
 import java.util.UUID;
@@ -28,6 +29,8 @@ public sealed interface DeliveryOutcome {
     R unknown(Unknown o);
 
     R resubmitted(Resubmitted o);
+
+    R overQuota(OverQuota o);
   }
 
   <R> R accept(Visitor<R> visitor);
@@ -145,6 +148,23 @@ public sealed interface DeliveryOutcome {
     @Override
     public GatewayMetrics.Outcome metric() {
       return GatewayMetrics.Outcome.RESUBMISSION;
+    }
+  }
+
+  /**
+   * The open's own count found the user's hourly or daily quota used up (docs/design.md §8.9 "Quotas"): nothing was
+   * opened and nothing sent; the downstream transaction was abandoned before DATA. {@code attemptId}: the id its row
+   * would have had.
+   */
+  record OverQuota(UUID attemptId, String user, LedgerMessages.OverQuota quota) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.overQuota(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return GatewayMetrics.Outcome.OVER_QUOTA;
     }
   }
 }

@@ -96,6 +96,9 @@ public final class RelayContract {
                 .map(v -> (DeliveryOutcome) new DeliveryOutcome.NotRecorded());
           }
           Claimed c = ar.result();
+          if (c.opened().overQuota() != null) {
+            return overQuota(wire, c.open(), c.opened().overQuota());
+          }
           if (c.opened().earlier() != null) {
             return resubmitted(wire, c.open(), c.opened().earlier(), envelope.submission());
           }
@@ -145,6 +148,17 @@ public final class RelayContract {
         answer.metric());
     return services.resubmissions().record(earlier, answer, open.id(), s).compose(v -> wire.abort())
         .map(v -> (DeliveryOutcome) new DeliveryOutcome.Resubmitted(open.id(), earlier.id(), answer));
+  }
+
+  /**
+   * The open's count refused it (docs/design.md §8.9): nothing was opened, so nothing goes downstream; the smarthost's
+   * transaction is abandoned before DATA. Never fails.
+   */
+  private Future<DeliveryOutcome> overQuota(WireTransaction wire, Open open, LedgerMessages.OverQuota quota) {
+    services.outcomes().deliveryAbandoned(open.id());
+    AuditLog.of(AuditEvent.QUOTA_REFUSED).with("attempt_id", open.id()).with("user", open.authUser())
+        .with("quota", quota.quota()).with("limit", quota.limit()).with("resets_at", quota.resetsAt()).log();
+    return wire.abort().map(v -> (DeliveryOutcome) new DeliveryOutcome.OverQuota(open.id(), open.authUser(), quota));
   }
 
   private Future<Opened> openLedger(Open open, Opening opening) {

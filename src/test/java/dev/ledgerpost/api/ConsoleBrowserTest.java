@@ -76,6 +76,8 @@ class ConsoleBrowserTest {
       // The stale watch's period as these tests count it; it must outlast a delivery (downstream timeouts).
       .with("stale.threshold", "10m").with("downstream.replyTimeout", "2m").with("downstream.dataTimeout", "5m")
       .with("node.id", "relay-1") // a name for the pictures, not this host's
+      .with("tenants.file", dev.ledgerpost.testing.Credentials.write("tenants-", "tenants.yaml",
+          "users:\n  shop:\n    messagesPerHour: 50\n  newsletter:\n    messagesPerDay: 1000\n").toString())
       .configure((g, o) -> gatewayLog = g.closeAfter(LogCapture.of(org.slf4j.Logger.ROOT_LOGGER_NAME)))
       .afterStart(g -> {
         url = g.databaseUrl();
@@ -436,6 +438,27 @@ class ConsoleBrowserTest {
 
   @Test
   @Order(9)
+  void theQuotasPageShowsWhoIsLimitedFirst() throws Exception {
+    // shop used up its hour (as the open's count would have written it); newsletter sent nothing yet.
+    try (java.sql.Connection c = dev.ledgerpost.testing.TestDatabase.connect(url);
+         java.sql.PreparedStatement st = c.prepareStatement("INSERT INTO quota_usage (user_name, hour_start, hour_used, "
+             + "hour_refused, day_start, day_used) VALUES ('shop', ?, 50, 3, ?, 50)")) {
+      st.setObject(1, java.time.OffsetDateTime.ofInstant(clock.instant().truncatedTo(ChronoUnit.HOURS), java.time.ZoneOffset.UTC));
+      st.setObject(2, java.time.OffsetDateTime.ofInstant(clock.instant().truncatedTo(ChronoUnit.DAYS), java.time.ZoneOffset.UTC));
+      st.executeUpdate();
+    }
+    signedIn("#/quotas");
+    WebElement first = wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#quotas-rows tr:first-child")));
+    assertThat(first.getAttribute("data-user")).isEqualTo("shop");
+    assertThat(first.getAttribute("class")).contains("limited");
+    assertThat(first.getText()).contains("50 / 50", "3 / 0");
+    assertThat(text(driver, By.id("quotas-summary"))).isEqualTo("1 user(s) limited now.");
+    assertThat(driver.findElement(By.cssSelector("#quotas-rows tr[data-user='newsletter']")).getText()).contains("0 / 1000", "own");
+    chrome.screenshot(SHOTS.resolve("quotas.png"));
+  }
+
+  @Test
+  @Order(10)
   void theBrowserSawNoPolicyViolationOrScriptErrorAndTheGatewayLoggedNoToken() {
     // A cut connection's failed requests are expected; anything the page's policy refused or a script threw is not.
     assertThat(chrome.pageProblems()).isEmpty();

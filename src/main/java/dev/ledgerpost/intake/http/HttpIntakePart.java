@@ -1,6 +1,7 @@
 package dev.ledgerpost.intake.http;
 
 import dev.ledgerpost.operate.suppression.Suppressions;
+import dev.ledgerpost.operate.quota.QuotaGate;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
@@ -40,7 +41,7 @@ public final class HttpIntakePart implements Part {
     tokens = a.get(EventTokens.class);
     hub = a.get(NotifyHub.class);
     setup = new SendApi.Setup(config, a.get(ApiKeys.class), a.hostname(), a.get(Smarthosts.class), a.metrics(),
-        a.get(Suppressions.class), a.get(Capture.class));
+        a.get(Suppressions.class), a.get(Capture.class), a.get(QuotaGate.class));
     setup = a.find(FaultInjector.class).map(setup::with).orElse(setup);
     return Future.succeededFuture();
   }

@@ -10,8 +10,10 @@ import dev.ledgerpost.intake.http.SendEnd.Verdict;
 import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
 import dev.ledgerpost.relay.idempotency.IdempotencyMessages.Claimed;
+import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.ledger.MessageStatus;
 import dev.ledgerpost.platform.tenants.FaultRule;
+import dev.ledgerpost.platform.tenants.TenantPolicy;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -178,11 +180,48 @@ final class SendAnswers {
       }
 
       @Override
+      public Decided overQuota(DeliveryOutcome.OverQuota o) {
+        // Nothing recorded, nothing sent: the key is free for the same request once the window resets.
+        return new Decided(SendAnswers.overQuota(op, o.user(), o.quota(), Instant.now()), KeyFate.RELEASE);
+      }
+
+      @Override
       public Decided resubmitted(DeliveryOutcome.Resubmitted r) {
         // The send API never claims a fingerprint (its Idempotency-Key does that job), so no send ends here.
         throw new IllegalStateException("a send was answered as an SMTP resubmission of " + r.earlierId());
       }
     });
+  }
+
+  /**
+   * The user's hourly or daily quota is used up (docs/design.md §8.9 "Quotas"): {@code 429} with Retry-After the
+   * seconds until its window resets, and the quota named in the problem ({@code quota}, {@code limit}, {@code resetsAt}).
+   * {@code op} null: refused before a request body was read, by this node's copy of the counters.
+   */
+  static SendAnswer overQuota(UUID op, String user, LedgerMessages.OverQuota q, Instant now) {
+    long wait = Math.max(1, (Duration.between(now, q.resetsAt()).toMillis() + 999) / 1000);
+    return problem(429, "Too Many Requests", "quota " + q.quota() + " of " + q.limit() + " used up for " + user
+        + "; nothing was recorded or sent; retry after " + q.resetsAt().truncatedTo(ChronoUnit.SECONDS), op,
+        (int) Math.min(Integer.MAX_VALUE, wait), new JsonObject().put("quota", q.quota()).put("limit", q.limit())
+        .put("resetsAt", q.resetsAt().truncatedTo(ChronoUnit.SECONDS).toString()));
+  }
+
+  /**
+   * A message beyond the user's recipientsPerMessage ({@code 422}) or messageSize ({@code 413}) quota, before anything
+   * is claimed or sent: permanent for this request. Null when within both.
+   */
+  static SendAnswer overLimits(PreparedSend p, String user, TenantPolicy policy) {
+    if (policy.recipientsPerMessage() > 0 && p.recipients().size() > policy.recipientsPerMessage()) {
+      return problem(422, "Unprocessable Content", p.recipients().size() + " recipients: quota recipientsPerMessage of "
+          + policy.recipientsPerMessage() + " for " + user + "; nothing was sent", null, null,
+          new JsonObject().put("quota", "recipientsPerMessage").put("limit", policy.recipientsPerMessage()));
+    }
+    if (policy.messageSize() > 0 && p.message().size() > policy.messageSize()) {
+      return problem(413, "Content Too Large", "message of " + p.message().size() + " octets: quota messageSize of "
+          + policy.messageSize() + " for " + user + "; nothing was sent", null, null,
+          new JsonObject().put("quota", "messageSize").put("limit", policy.messageSize()));
+    }
+    return null;
   }
 
   /** A 4xx and a 5xx among the verdicts: 5xx wins, a resend of the same request would be refused again. */

@@ -33,6 +33,8 @@ import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.ApiKeys.ApiKey;
 import dev.ledgerpost.intake.http.InvalidSend;
 import dev.ledgerpost.operate.suppression.Suppressions;
+import dev.ledgerpost.operate.quota.QuotaGate;
+import dev.ledgerpost.ledger.LedgerMessages;
 import io.vertx.core.json.JsonArray;
 import dev.ledgerpost.intake.http.PreparedSend;
 import dev.ledgerpost.platform.auth.RateLimiter;
@@ -75,17 +77,24 @@ public final class SendApi {
    * cap hold per process, however many instances run.
    */
   public record Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
-      RateLimiter limiter, Set<UUID> running, Suppressions suppressions, Capture capture, FaultInjector faults) {
+      RateLimiter limiter, Set<UUID> running, Suppressions suppressions, Capture capture, QuotaGate quotas,
+      FaultInjector faults) {
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
         RateLimiter limiter, Set<UUID> running, Suppressions suppressions, Capture capture) {
-      this(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, capture, FaultInjector.none());
+      this(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, capture, QuotaGate.none(),
+          FaultInjector.none());
     }
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
         Suppressions suppressions, Capture capture) {
+      this(config, keys, hostname, smarthosts, metrics, suppressions, capture, QuotaGate.none());
+    }
+
+    public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
+        Suppressions suppressions, Capture capture, QuotaGate quotas) {
       this(config, keys, hostname, smarthosts, metrics, new RateLimiter(), java.util.concurrent.ConcurrentHashMap.newKeySet(),
-          suppressions, capture);
+          suppressions, capture, quotas, FaultInjector.none());
     }
 
     public Setup(GatewayConfig config, ApiKeys keys, String hostname, Smarthosts smarthosts, GatewayMetrics metrics,
@@ -95,7 +104,7 @@ public final class SendApi {
 
     /** The same set-up with the captured users' fault rules (docs/design.md §8.11). */
     public Setup with(FaultInjector rules) {
-      return new Setup(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, capture, rules);
+      return new Setup(config, keys, hostname, smarthosts, metrics, limiter, running, suppressions, capture, quotas, rules);
     }
   }
 
@@ -103,6 +112,7 @@ public final class SendApi {
   private final Bus bus;
   private final Suppressions suppressions;
   private final FaultInjector faults;
+  private final QuotaGate quotas;
   private final ApiKeys keys;
   private final RateLimiter limiter;
   private final ContractValidation contract;
@@ -128,6 +138,7 @@ public final class SendApi {
     this.running = setup.running();
     this.suppressions = setup.suppressions();
     this.faults = setup.faults();
+    this.quotas = setup.quotas();
     this.limiter = setup.limiter();
     GatewayConfig config = setup.config();
     GatewayConfig.Downstream downstream = config.downstream();
@@ -181,6 +192,12 @@ public final class SendApi {
       SendAnswers.shuttingDown().write(ctx);
       return;
     }
+    // This node's copy of the counters (docs/design.md §8.9): before the body is read; the open's own count decides.
+    Optional<LedgerMessages.OverQuota> over = quotas.overQuota(key.get().user());
+    if (over.isPresent()) {
+      SendAnswers.overQuota(null, key.get().user(), over.get(), quotas.now()).write(ctx);
+      return;
+    }
     ctx.put(API_KEY, key.get());
     ctx.next();
   }
@@ -205,6 +222,11 @@ public final class SendApi {
     vertx.executeBlocking(() -> PreparedSend.prepare(body, op, hostname, limits), false).onComplete(ar -> {
       if (ar.failed()) {
         refuse(ctx, ar.cause());
+        return;
+      }
+      SendAnswer overLimit = SendAnswers.overLimits(ar.result(), key.user(), quotas.policy(key.user()));
+      if (overLimit != null) {
+        overLimit.write(ctx);
         return;
       }
       JsonArray suppressed = suppressed(ar.result(), key);

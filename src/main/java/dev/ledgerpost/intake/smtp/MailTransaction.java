@@ -70,6 +70,11 @@ final class MailTransaction {
   }
 
   /** A recipient refused before it goes downstream (too many, or another route); null when it may go. */
+  /** RCPTs given so far (those refused here included), for the user's recipientsPerMessage quota. */
+  int recipients() {
+    return recipients;
+  }
+
   Reply refusal(String to, int maxRecipients) {
     if (recipients >= maxRecipients) {
       return Replies.TOO_MANY_RECIPIENTS;

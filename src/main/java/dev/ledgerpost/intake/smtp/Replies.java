@@ -5,7 +5,9 @@ import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.DownstreamReply;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.platform.tenants.FaultRule;
+import dev.ledgerpost.ledger.LedgerMessages;
 import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -177,6 +179,35 @@ public final class Replies {
     return Reply.of(250, "2.0.0", octets + " octets received");
   }
 
+  /**
+   * The user's hourly or daily sending quota is used up (docs/design.md §8.9 "Quotas"): at MAIL by this node's copy of
+   * the counters, or at the final dot by the open's own count (then nothing was recorded or sent). Temporary: the
+   * client's queue tries again, and the text names the quota and the time its window resets, to the second.
+   */
+  public static Reply overQuota(String user, LedgerMessages.OverQuota q) {
+    return Reply.of(451, "4.7.1", "Quota " + q.quota() + " of " + q.limit() + " used up for " + user + "; resets at "
+        + q.resetsAt().truncatedTo(ChronoUnit.SECONDS) + ", try again then");
+  }
+
+  /**
+   * More recipients than the user's recipientsPerMessage: {@code 452 4.5.3} as for smtp.maxRecipients (RFC 5321
+   * §4.5.3.1.10: the client sends the rest in another transaction, each message within the quota).
+   */
+  public static Reply tooManyRecipientsFor(String user, long limit) {
+    return Reply.of(452, "4.5.3", "Too many recipients: quota recipientsPerMessage of " + limit + " for " + who(user)
+        + "; send the rest in a new transaction");
+  }
+
+  /** A message over the user's messageSize (SIZE= at MAIL, or the body as it comes): permanent, as smtp.maxMessageSize's. */
+  public static Reply tooBigFor(String user, long limit) {
+    return Reply.of(552, "5.3.4", "Message size exceeds quota messageSize of " + limit + " octets for " + who(user));
+  }
+
+  /** Mail without a user (the relay networks') has the tenants file's defaults. */
+  private static String who(String user) {
+    return user == null ? "mail without a user" : user;
+  }
+
   /** A downstream verdict on MAIL or RCPT, passed on with its class, enhanced code and text. */
   public static Reply mirror(DownstreamReply r, String defaultDetail) {
     String text = r.sanitizedText();
@@ -241,6 +272,11 @@ public final class Replies {
       @Override
       public Reply resubmitted(DeliveryOutcome.Resubmitted r) {
         return forResubmission(r);
+      }
+
+      @Override
+      public Reply overQuota(DeliveryOutcome.OverQuota o) {
+        return Replies.overQuota(o.user(), o.quota());
       }
     });
   }

@@ -2,6 +2,7 @@ package dev.ledgerpost.intake.smtp;
 
 import dev.ledgerpost.intake.smtp.auth.AuthThrottle;
 import dev.ledgerpost.intake.smtp.auth.UserQuota;
+import dev.ledgerpost.operate.quota.QuotaGate;
 import dev.ledgerpost.intake.smtp.tls.TlsMaterial;
 import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.platform.auth.HtpasswdAuthenticator;
@@ -58,7 +59,7 @@ public final class SmtpPart implements Part {
     SmtpSession.Authenticator users = a.find(HtpasswdAuthenticator.class).<SmtpSession.Authenticator>map(u -> u::verify)
         .orElse(null);
     return new SmtpVerticle.Shared(config, a.hostname(), tls, users, connections, a.get(Smarthosts.class), a.metrics(),
-        guards.with(a.get(Suppressions.class)).with(faults(a)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean(),
+        guards.with(a.get(Suppressions.class)).with(faults(a)).with(a.get(QuotaGate.class)), new AddressConnections(config.smtp().maxConnectionsPerAddress()), new AtomicBoolean(),
         a.get(Capture.class));
   }
 

@@ -4,6 +4,8 @@ import dev.ledgerpost.intake.smtp.auth.AuthThrottle;
 import dev.ledgerpost.intake.smtp.auth.SaslMechanism;
 import dev.ledgerpost.intake.smtp.auth.UserQuota;
 import dev.ledgerpost.ledger.Intake;
+import dev.ledgerpost.ledger.LedgerMessages;
+import dev.ledgerpost.operate.quota.QuotaGate;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
@@ -96,21 +98,22 @@ public final class SmtpSession {
 
   /**
    * The per-process policies every session consults (thread-safe, shared by all event loops), its timer, this
-   * node's copy of the suppression list (docs/design.md §8.8), and the captured users' fault rules (§8.11).
+   * node's copy of the suppression list (docs/design.md §8.8), the users' sending quotas (§8.9) and the captured users'
+   * fault rules (§8.11).
    */
   public record Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays, Suppressions suppressions,
-      Faults faults) {
+      QuotaGate quotas, Faults faults) {
     public Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays) {
       this(throttle, senders, quota, delays, Suppressions.none());
     }
 
     public Guards(AuthThrottle throttle, SenderPolicy senders, UserQuota quota, Delays delays, Suppressions suppressions) {
-      this(throttle, senders, quota, delays, suppressions, Faults.NONE);
+      this(throttle, senders, quota, delays, suppressions, QuotaGate.none(), Faults.NONE);
     }
 
     /** The same guards with these fault rules. */
     public Guards with(Faults rules) {
-      return new Guards(throttle, senders, quota, delays, suppressions, rules);
+      return new Guards(throttle, senders, quota, delays, suppressions, quotas, rules);
     }
 
     public static Guards none() {
@@ -119,7 +122,12 @@ public final class SmtpSession {
 
     /** The same guards over the suppression list's copy, which exists once its part has started. */
     public Guards with(Suppressions list) {
-      return new Guards(throttle, senders, quota, delays, list, faults);
+      return new Guards(throttle, senders, quota, delays, list, quotas, faults);
+    }
+
+    /** The same guards over the quotas' gate, which exists once the quota part has started. */
+    public Guards with(QuotaGate gate) {
+      return new Guards(throttle, senders, quota, delays, suppressions, gate, faults);
     }
   }
 
@@ -326,14 +334,19 @@ public final class SmtpSession {
     if (notAllowed != null) {
       return reply(notAllowed);
     }
-    EnvelopeArgument.Sender sender = EnvelopeArgument.sender(args.substring(5), utf8, settings.maxMessageSize(), offered);
+    EnvelopeArgument.Sender sender = EnvelopeArgument.sender(args.substring(5), utf8, maxMessageSize(), offered);
     if (sender.refusal() != null) {
-      return reply(sender.refusal());
+      return reply(sender.refusal() == Replies.TOO_BIG ? tooBig() : sender.refusal());
     }
     String from = sender.from();
     Reply notOwned = auth.senderRefusal(from);
     if (notOwned != null) {
       return reply(notOwned);
+    }
+    // This node's copy of the counters (docs/design.md §8.9): refused before the smarthost is asked; the open decides.
+    Optional<LedgerMessages.OverQuota> over = setup.guards().quotas().overQuota(auth.user());
+    if (over.isPresent()) {
+      return reply(Replies.overQuota(auth.user(), over.get()));
     }
     Submission submission = new Submission(Intake.SMTP, clientIp, helo, auth.user(), tls, esmtp, tlsCipher,
         sender.parameters().smtpUtf8(), auth.user() == null ? setup.policy().relayRule(clientIp) : null);
@@ -372,6 +385,10 @@ public final class SmtpSession {
     if (refusal != null) {
       return reply(refusal);
     }
+    long perMessage = setup.guards().quotas().policy(auth.user()).recipientsPerMessage();
+    if (perMessage > 0 && txn.recipients() >= perMessage) {
+      return reply(Replies.tooManyRecipientsFor(auth.user(), perMessage));
+    }
     // Before the smarthost hears of it: a suppressed recipient costs no downstream RCPT, and the others proceed.
     Optional<SuppressionMessages.Entry> suppressed = setup.guards().suppressions()
         .refusal(recipient.to(), auth.user(), GatewayMetrics.Channel.SMTP);
@@ -408,7 +425,7 @@ public final class SmtpSession {
     if (txn.binaryMime()) {
       return reply(Replies.BINARYMIME_NEEDS_BDAT);
     }
-    data = new DataReader(settings.maxMessageSize(), crlf, txn.declaredSize(), settings.stripControlHeaders());
+    data = new DataReader(maxMessageSize(), crlf, txn.declaredSize(), settings.stripControlHeaders());
     return Future.succeededFuture(new Step(Replies.START_DATA, Action.READ_DATA));
   }
 
@@ -451,7 +468,7 @@ public final class SmtpSession {
       String badTags = finished.finishTags();
       refusal = badTags == null ? null : Replies.badTags(badTags); // before the ledger is opened: nothing recorded, nothing sent
     }
-    return afterTransaction(finish(current, refusal, finished::result));
+    return afterTransaction(finish(current, refusal == Replies.TOO_BIG ? tooBig() : refusal, finished::result));
   }
 
   /**
@@ -497,6 +514,18 @@ public final class SmtpSession {
     return setup.guards().delays().after(rule.delay()).compose(v -> ended ? Future.succeededFuture(GONE) : command.get());
   }
 
+  /** smtp.maxMessageSize, or the user's messageSize quota when that is smaller (docs/design.md §8.9). */
+  private long maxMessageSize() {
+    long own = setup.guards().quotas().policy(auth.user()).messageSize();
+    return own > 0 && own < settings.maxMessageSize() ? own : settings.maxMessageSize();
+  }
+
+  /** The 552 of a message over {@link #maxMessageSize()}: naming the user's quota when that is the limit it passed. */
+  private Reply tooBig() {
+    long own = setup.guards().quotas().policy(auth.user()).messageSize();
+    return own > 0 && own < settings.maxMessageSize() ? Replies.tooBigFor(auth.user(), own) : Replies.TOO_BIG;
+  }
+
   private Future<Step> afterTransaction(Future<Reply> reply) {
     return reply.map(r -> draining ? new Step(r, Action.CLOSE) : Step.reply(r));
   }
@@ -516,7 +545,7 @@ public final class SmtpSession {
       return close(Replies.BDAT_SYNTAX);
     }
     Reply refusal = helo == null ? Replies.NEED_HELO : chunks.failed() != null ? chunks.failed() : bodyRefusal();
-    chunks.begin(command, refusal, () -> new ChunkReader(settings.maxMessageSize(), txn.binaryMime(), txn.declaredSize()));
+    chunks.begin(command, refusal, () -> new ChunkReader(maxMessageSize(), txn.binaryMime(), txn.declaredSize()));
     return Future.succeededFuture(new Step(null, Action.READ_CHUNK));
   }
 
@@ -542,9 +571,9 @@ public final class SmtpSession {
     if (chunks.tooBig()) {
       abortTransaction();
       if (!last) {
-        chunks.fail(Replies.TOO_BIG); // RFC 3030 §2: the rest of the chunks are dropped with the same answer
+        chunks.fail(tooBig()); // RFC 3030 §2: the rest of the chunks are dropped with the same answer
       }
-      return afterTransaction(Future.succeededFuture(Replies.TOO_BIG));
+      return afterTransaction(Future.succeededFuture(tooBig()));
     }
     if (!last) {
       return reply(Replies.chunkReceived(chunks.size()));
@@ -553,6 +582,9 @@ public final class SmtpSession {
     MailTransaction current = txn;
     txn = null;
     Reply refusal = Replies.forBody(finished.problem());
+    if (refusal == Replies.TOO_BIG) {
+      refusal = tooBig();
+    }
     if (refusal == null && !finished.relayableBy(current.relay())) {
       refusal = Replies.BODY_NOT_RELAYABLE; // before the ledger is opened: nothing is recorded, nothing sent
     }

@@ -139,7 +139,9 @@ final class ConfigKeys {
     key("capture.maxMessageSize", "10MB", v -> positiveLong(ByteSizes.parse(str(v))), "Largest message a captured user or send key may have kept (bytes or KB/MB); a bigger one is refused with 552 5.3.4 (HTTP 422) and recorded FAILED_PERM, never relayed.");
     key("capture.retention", "7d", ConfigKeys::positiveDuration, "How long a captured message's bytes are kept; then the CAPTURE_EXPIRY job deletes them (its ledger row stays, CAPTURED).");
     key("tenants.file", "", ConfigKeys::text, "Tenants file (YAML): `defaults` and per-user entries under `users` with messagesPerHour, messagesPerDay, recipientsPerMessage, messageSize (0 = no limit) and capture, and for captured users fault rules (faults, faultSeed); empty = no limits. Read again on SIGHUP; a bad file then keeps the previous one.");
-    key("webhooks.endpoints", "", ListValues::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, not subject to the API's URL rules; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale, message.resubmitted, suppression.added, suppression.removed, message.attempt.exhausted, endpoint.disabled; default all), `user` (only that user's messages) and `tags` (only the events of messages carrying one of these tags).");
+    key("tenants.approachingAt", 0.8, ConfigKeys::fraction, "Fraction of a user's messagesPerHour or messagesPerDay at which one quota.approaching event is written per window (above 0, at most 1).");
+    key("tenants.refreshInterval", "2s", ConfigKeys::positiveDuration, "How often each node reads the quota counters (today's rows, one statement) for its early refusal at MAIL and in the send API; the open's own count is exact whatever this is.");
+    key("webhooks.endpoints", "", ListValues::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, not subject to the API's URL rules; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale, message.resubmitted, suppression.added, suppression.removed, message.attempt.exhausted, endpoint.disabled, quota.approaching, quota.exceeded; default all), `user` (only that user's messages) and `tags` (only the events of messages carrying one of these tags).");
     key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ListValues::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
     key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");
     key("webhooks.concurrency", 4, v -> positiveInt(v), "Webhook requests in flight at once per endpoint, across every node on the ledger.");
@@ -241,6 +243,20 @@ final class ConfigKeys {
       throw new IllegalArgumentException(n + " must be a percentage from 0 to 100");
     }
     return n;
+  }
+
+  /** A fraction above 0 and at most 1, e.g. 0.8. */
+  static Object fraction(Object v) {
+    double d;
+    try {
+      d = v instanceof Number n ? n.doubleValue() : Double.parseDouble(str(v));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("'" + v + "' is not a number");
+    }
+    if (!(d > 0) || d > 1) {
+      throw new IllegalArgumentException("'" + v + "' must be above 0 and at most 1");
+    }
+    return d;
   }
 
   /** A rate in events per second, e.g. 10 or 0.5. */

@@ -231,7 +231,7 @@ public record GatewayConfig(
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
       "message.stale", "message.resubmitted", "suppression.added", "suppression.removed", "message.attempt.exhausted",
-      "endpoint.disabled");
+      "endpoint.disabled", "quota.approaching", "quota.exceeded");
 
   /**
    * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline
@@ -306,8 +306,12 @@ public record GatewayConfig(
     }
   }
 
-  /** The tenants file (docs/design.md §8.9): each user's quotas and whether its mail is captured; empty = none. */
-  public record Tenants(String file) {}
+  /**
+   * The tenants file (docs/design.md §8.9): each user's quotas and whether its mail is captured; empty = none.
+   * {@code approachingAt}: the fraction of an hourly or daily quota at which quota.approaching is written;
+   * {@code refreshInterval}: how often each node reads the counters for its early refusal at MAIL.
+   */
+  public record Tenants(String file, double approachingAt, Duration refreshInterval) {}
 
   /**
    * Capture mode (docs/design.md §8.10): the largest message a captured user or send key may have kept, and how long its

@@ -49,7 +49,9 @@ public enum AuditEvent {
   SUPPRESSION_REMOVED(Level.NOTICE, null, "suppression", "scope", "removed_by"),
   SUPPRESSION_IMPORTED(Level.NOTICE, "each entry has its suppression.added event", "added", "renewed", "added_by"),
   WEBHOOK_ENDPOINT_DISABLED(Level.NOTICE, "nothing is sent to the webhook endpoint until it is enabled again; its "
-      + "endpoint.disabled event tells its owner", "endpoint", "kind", "delivery", "error");
+      + "endpoint.disabled event tells its owner", "endpoint", "kind", "delivery", "error"),
+  QUOTA_REFUSED(Level.NOTICE, "nothing was recorded or sent; the quota.exceeded event is written once per window",
+      "attempt_id", "user", "quota", "limit", "resets_at");
 
   /** CRITICAL: an ERROR line starting "CRITICAL"; NOTICE: an INFO line. */
   public enum Level { CRITICAL, NOTICE }

@@ -14,7 +14,7 @@ public interface GatewayMetrics {
 
   enum TxKind { OPEN, SETTLE }
 
-  enum Outcome { ACCEPTED, DEFERRED, REJECTED, LOST_BEFORE_DOT, UNKNOWN, NOT_RECORDED, RESUBMISSION, CAPTURED }
+  enum Outcome { ACCEPTED, DEFERRED, REJECTED, LOST_BEFORE_DOT, UNKNOWN, NOT_RECORDED, RESUBMISSION, CAPTURED, OVER_QUOTA }
 
   /** What a recognised resubmission got (docs/contract.md §1.13). */
   enum Resubmission { ALREADY_RELAYED, IN_PROGRESS, HELD, RELAYED }

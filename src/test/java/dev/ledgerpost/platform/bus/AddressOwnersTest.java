@@ -61,7 +61,8 @@ class AddressOwnersTest {
         Map.entry("capacity", Set.of("CapacityVerticle")),
         Map.entry("standby", Set.of("StandbyVerticle")),
         Map.entry("webhook", Set.of("WebhookVerticle")),
-        Map.entry("reconcile", Set.of("ReconcileVerticle"))));
+        Map.entry("reconcile", Set.of("ReconcileVerticle")),
+        Map.entry("quota", Set.of("QuotaVerticle"))));
     // One deployment per prefix, too: no part is deployed twice, and no address is served from outside a verticle.
     served.forEach((deployment, addresses) -> assertThat(deployment).as("%s", addresses).isNotEmpty());
     assertThat(served).hasSize(servers.size());
