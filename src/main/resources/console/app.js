@@ -1,5 +1,5 @@
 // The console's shell: sign-in, the header (connection state, attention badge), and a hash router over the
-// views. Routes: #/live[?filters], #/attention, #/message/<id>, #/bulk, #/endpoints, #/quotas.
+// views. Routes: #/live[?filters], #/attention, #/message/<id>, #/bulk, #/endpoints, #/quotas, #/usage.
 
 import {api, onUnauthorized, ProblemError, session, Unreachable} from './api.js';
 import {announce, throttle} from './dom.js';
@@ -10,6 +10,7 @@ import * as message from './message.js';
 import * as bulk from './bulk.js';
 import * as endpoints from './endpoints.js';
 import * as quotas from './quotas.js';
+import * as usage from './usage.js';
 
 const $ = (id) => document.getElementById(id);
 const BADGE_EVERY_MS = 5000;
@@ -132,6 +133,7 @@ const ROUTES = [
   {pattern: /^#\/bulk$/, nav: 'bulk', view: bulk},
   {pattern: /^#\/endpoints$/, nav: 'endpoints', view: endpoints},
   {pattern: /^#\/quotas$/, nav: 'quotas', view: quotas},
+  {pattern: /^#\/usage$/, nav: 'usage', view: usage},
 ];
 
 function route() {

@@ -13,6 +13,7 @@ import dev.ledgerpost.operate.erasure.ErasureVerticle;
 import dev.ledgerpost.operate.reconcile.ReconcilePart;
 import dev.ledgerpost.operate.resolutions.ResolutionsPart;
 import dev.ledgerpost.operate.retention.RetentionVerticle;
+import dev.ledgerpost.operate.stats.StatsVerticle;
 import dev.ledgerpost.operate.stale.StalePart;
 import dev.ledgerpost.operate.standby.StandbyPart;
 import dev.ledgerpost.platform.auth.AdminToken;
@@ -76,7 +77,7 @@ public final class Gateway {
     if (config.ledger().requireSynchronousStandby()) { // no gauge at all where nobody asked (docs/design.md §8.7)
       parts.add(new StandbyPart());
     }
-    parts.addAll(List.of(new WebhookPart(), RetentionVerticle.part(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
+    parts.addAll(List.of(new WebhookPart(), RetentionVerticle.part(), StatsVerticle.part(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
         new ApiPart(), new SmtpPart()));
     return parts;
   }

@@ -459,6 +459,19 @@ class ConsoleBrowserTest {
 
   @Test
   @Order(10)
+  void theUsagePageDrawsTheMessagesOfTheLast30DaysPerUser() {
+    // the mail of the tests before: stacked bars per day (the page's policy allows them: no inline style), totals per user
+    signedIn("#/usage");
+    wait(WAIT).until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#usage-chart svg rect.usage-bar")));
+    List<WebElement> rows = driver.findElements(By.cssSelector("#usage-totals tbody tr"));
+    assertThat(rows).isNotEmpty();
+    long total = rows.stream().mapToLong(r -> Long.parseLong(r.findElements(By.tagName("td")).get(1).getText())).sum();
+    assertThat(total).isPositive();
+    chrome.screenshot(SHOTS.resolve("usage.png"));
+  }
+
+  @Test
+  @Order(11)
   void theBrowserSawNoPolicyViolationOrScriptErrorAndTheGatewayLoggedNoToken() {
     // A cut connection's failed requests are expected; anything the page's policy refused or a script threw is not.
     assertThat(chrome.pageProblems()).isEmpty();

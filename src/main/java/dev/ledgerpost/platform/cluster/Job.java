@@ -29,7 +29,9 @@ public enum Job {
   /** Deletes captured messages' bytes past capture.retention (docs/design.md §8.10; a bounded DELETE). */
   CAPTURE_EXPIRY(12),
   /** Deletes refused recipients (recipient_refusals) past suppression.refusalRetention (a bounded DELETE). Key 14: clear of the others' next. */
-  REFUSAL_RETENTION(14);
+  REFUSAL_RETENTION(14),
+  /** Rolls closed hours of the ledger up for the usage statistics (its writes also take an advisory lock, docs/design.md §8.12). */
+  STATS_ROLLUP(15);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

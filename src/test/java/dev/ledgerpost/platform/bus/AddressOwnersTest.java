@@ -52,6 +52,7 @@ class AddressOwnersTest {
         Map.entry("resolutions", Set.of("ResolutionsVerticle")),
         Map.entry("erasure", Set.of("ErasureVerticle")),
         Map.entry("suppression", Set.of("SuppressionVerticle")), Map.entry("capture", Set.of("CaptureVerticle")),
+        Map.entry("stats", Set.of("StatsVerticle")),
         Map.entry("chaos", Set.of("ChaosVerticle")),
         Map.entry("outbox", Set.of("OutboxVerticle")),
         Map.entry("archive", Set.of("ArchiveVerticle")),

@@ -1,0 +1,45 @@
+package dev.ledgerpost.operate.stats;
+
+import java.time.Instant;
+import java.util.List;
+
+/** The usage statistics' addresses (docs/design.md §8.12), served on {@link StatsVerticle}'s context. */
+public final class StatsMessages {
+  public static final String QUERY = "stats.query";
+  /** One roll-up pass now (the job's, whether or not this node leads it): for tests and tools. */
+  public static final String ROLLUP = "stats.rollup";
+
+  private StatsMessages() {}
+
+  /** What a count may be grouped by besides its bucket. */
+  public enum Dimension {
+    STATUS("status"), USER("user"), TAG("tag");
+
+    final String name;
+
+    Dimension(String name) {
+      this.name = name;
+    }
+
+    public String label() {
+      return name;
+    }
+  }
+
+  /**
+   * Counts of [since, until) per bucket ({@code hours}: 1 or 24; both bounds on a bucket's edge), grouped by
+   * {@code groupBy} (in this order in each row), of one user's messages only when {@code user} is not null.
+   */
+  public record StatsQuery(Instant since, Instant until, int hours, List<Dimension> groupBy, String user) {}
+
+  /** One bucket's counts; {@code keys} holds the values of the query's groupBy, in its order (null: no user). */
+  public record Row(Instant bucket, List<String> keys, long messages, long recipients, long bytes) {}
+
+  /** The rows by bucket, then by the groupBy values. */
+  public record Answer(List<Row> rows) {}
+
+  /** A pass as of {@code now}: prune, fold closed rows, roll closed hours (at most {@code maxHours}). */
+  public record Rollup(Instant now, int maxHours) {}
+
+  public record RolledUp(int pruned, int folded, int rolled) {}
+}
