@@ -7,8 +7,8 @@ import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.tenants.TenantPolicy;
-import dev.ledgerpost.platform.web.Bearer;
 import dev.ledgerpost.platform.web.ContractValidation;
+import dev.ledgerpost.platform.web.AdminOrSendKey;
 import dev.ledgerpost.platform.web.Problem;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -17,7 +17,6 @@ import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -27,33 +26,17 @@ import java.util.TreeMap;
  * request, not from this node's copy: what every node sees.
  */
 record QuotaApi(Bus bus, QuotaGate gate) {
-  private static final String OWN_USER = "ledgerpost.quotaUser";
-
   void mount(Router router, EventTokens tokens, ApiKeys keys, ContractValidation contract) {
-    router.get("/api/v1/tenants").handler(ctx -> authenticate(ctx, tokens, keys)).handler(contract::handle).handler(this::list);
-    router.get("/api/v1/tenants/:user").handler(ctx -> authenticate(ctx, tokens, keys)).handler(contract::handle)
+    router.get("/api/v1/tenants").handler(AdminOrSendKey.handler(tokens, keys)).handler(contract::handle).handler(this::list);
+    router.get("/api/v1/tenants/:user").handler(AdminOrSendKey.handler(tokens, keys)).handler(contract::handle)
         .handler(this::one);
   }
 
-  private static void authenticate(RoutingContext ctx, EventTokens tokens, ApiKeys keys) {
-    String token = Bearer.token(ctx.request());
-    if (token != null && tokens.isAdmin(token)) {
-      ctx.next();
-      return;
-    }
-    Optional<ApiKeys.ApiKey> key = keys.authenticate(token);
-    if (key.isPresent()) {
-      ctx.put(OWN_USER, key.get().user());
-      ctx.next();
-      return;
-    }
-    Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required: the admin token or a send API key");
-  }
 
   private void list(RoutingContext ctx) {
-    if (ctx.get(OWN_USER) != null) {
+    if (AdminOrSendKey.user(ctx) != null) {
       Problem.send(ctx, 403, "Forbidden", "the list of tenants is the admin token's; a send API key reads /api/v1/tenants/"
-          + ctx.get(OWN_USER));
+          + AdminOrSendKey.user(ctx));
       return;
     }
     Problem.answer(ctx, bus.request(QuotaMessages.USAGE, new UsageQuery(null), UsageList.class), rows -> {
@@ -69,7 +52,7 @@ record QuotaApi(Bus bus, QuotaGate gate) {
 
   private void one(RoutingContext ctx) {
     String user = ctx.pathParam("user");
-    String own = ctx.get(OWN_USER);
+    String own = AdminOrSendKey.user(ctx);
     if (own != null && !own.equals(user)) {
       Problem.send(ctx, 403, "Forbidden", "a send API key reads the usage of its own user only (" + own + ")");
       return;

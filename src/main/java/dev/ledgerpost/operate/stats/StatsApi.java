@@ -5,9 +5,9 @@ import dev.ledgerpost.operate.stats.StatsMessages.StatsQuery;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
-import dev.ledgerpost.platform.web.Bearer;
 import dev.ledgerpost.platform.web.ContractValidation;
 import dev.ledgerpost.platform.web.Input;
+import dev.ledgerpost.platform.web.AdminOrSendKey;
 import dev.ledgerpost.platform.web.Problem;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -15,7 +15,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Clock;
-import java.util.Optional;
 
 /**
  * {@code GET /api/v1/stats} (docs/design.md §8.12): counts of messages, recipients and bytes per bucket, as JSON or, with
@@ -23,32 +22,15 @@ import java.util.Optional;
  * only: the user filter is forced to it, and another user's is 403.
  */
 record StatsApi(Bus bus, Clock clock) {
-  /** Set by {@link #authenticate} for a send API key: the one user it may see. */
-  static final String OWN_USER = "ledgerpost.statsUser";
-
   void mount(Router router, EventTokens tokens, ApiKeys keys, ContractValidation contract) {
-    router.route(HttpMethod.GET, "/api/v1/stats").handler(ctx -> authenticate(ctx, tokens, keys))
+    router.route(HttpMethod.GET, "/api/v1/stats").handler(AdminOrSendKey.handler(tokens, keys))
         .handler(contract::handle).handler(this::stats);
   }
 
-  private static void authenticate(RoutingContext ctx, EventTokens tokens, ApiKeys keys) {
-    String token = Bearer.token(ctx.request());
-    if (token != null && tokens.isAdmin(token)) {
-      ctx.next();
-      return;
-    }
-    Optional<ApiKeys.ApiKey> key = keys.authenticate(token);
-    if (key.isPresent()) {
-      ctx.put(OWN_USER, key.get().user());
-      ctx.next();
-      return;
-    }
-    Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required: the admin token or a send API key");
-  }
 
   private void stats(RoutingContext ctx) {
     Input in = Input.of(ctx);
-    String own = ctx.get(OWN_USER);
+    String own = AdminOrSendKey.user(ctx);
     String user = in.string("user");
     if (own != null && user != null && !user.isEmpty() && !user.equals(own)) {
       Problem.send(ctx, 403, "Forbidden", "a send API key sees the statistics of its own user only (" + own + ")");

@@ -10,10 +10,10 @@ import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.part.HttpFace;
-import dev.ledgerpost.platform.web.Bearer;
 import dev.ledgerpost.platform.web.ContractValidation;
 import dev.ledgerpost.platform.web.Input;
 import dev.ledgerpost.platform.web.Operator;
+import dev.ledgerpost.platform.web.AdminOrSendKey;
 import dev.ledgerpost.platform.web.Problem;
 import dev.ledgerpost.platform.web.RecordJson;
 import io.vertx.core.Handler;
@@ -25,7 +25,6 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -36,9 +35,6 @@ import java.util.UUID;
  * resolution (the X-Operator header or the body's operator), for a send key by default its user.
  */
 public record SuppressionApi(Bus bus) {
-  /** Set by {@link #authenticate} for a send API key: the one scope it may see and change. */
-  static final String OWN_SCOPE = "ledgerpost.suppressionScope";
-
   /**
    * Open routes (before the admin check): each authenticates itself (the admin token, or a send API key), then reads its
    * body and is checked against the contract as every admin route is, then runs.
@@ -54,29 +50,21 @@ public record SuppressionApi(Bus bus) {
 
   private static void route(Router router, HttpMethod method, String path, EventTokens tokens, ApiKeys keys,
       ContractValidation contract, Handler<RoutingContext> handler) {
-    router.route(method, path).handler(ctx -> authenticate(ctx, tokens, keys)); // a route's body handler must be its first
+    router.route(method, path).handler(AdminOrSendKey.handler(tokens, keys)); // a route's body handler must be its first
     router.route(method, path).handler(BodyHandler.create(false).setBodyLimit(HttpFace.ADMIN_BODY_LIMIT))
         .handler(contract::handle).handler(handler);
   }
 
-  private static void authenticate(RoutingContext ctx, EventTokens tokens, ApiKeys keys) {
-    String token = Bearer.token(ctx.request());
-    if (token != null && tokens.isAdmin(token)) {
-      ctx.next();
-      return;
-    }
-    Optional<ApiKeys.ApiKey> key = keys.authenticate(token);
-    if (key.isPresent()) {
-      ctx.put(OWN_SCOPE, Suppressions.scopeOf(key.get().user()));
-      ctx.next();
-      return;
-    }
-    Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required: the admin token or a send API key");
+
+  /** A send API key's one scope ({@code user:<its user>}); null for the admin token, which manages every scope. */
+  private static String ownScope(RoutingContext ctx) {
+    String user = AdminOrSendKey.user(ctx);
+    return user == null ? null : Suppressions.scopeOf(user);
   }
 
   /** A send key's request for another scope than its own: 403, and true. */
   private static boolean foreign(RoutingContext ctx, String scope) {
-    String own = ctx.get(OWN_SCOPE);
+    String own = ownScope(ctx);
     if (own != null && scope != null && !scope.equals(own)) {
       Problem.send(ctx, 403, "Forbidden", "a send API key manages the entries of its own user only (scope " + own + ")");
       return true;
@@ -89,7 +77,7 @@ public record SuppressionApi(Bus bus) {
     if (foreign(ctx, in.string("scope"))) {
       return;
     }
-    String own = ctx.get(OWN_SCOPE);
+    String own = ownScope(ctx);
     ListQuery q = new ListQuery(in.string("address"), own != null ? own : in.string("scope"), in.number("limit").intValue(),
         in.number("offset").intValue());
     Problem.answer(ctx, bus.request(SuppressionMessages.LIST, q, Page.class), SuppressionApi::json);
@@ -101,7 +89,7 @@ public record SuppressionApi(Bus bus) {
    */
   private void refusals(RoutingContext ctx) {
     Input in = Input.of(ctx);
-    String own = ctx.get(OWN_SCOPE);
+    String own = ownScope(ctx);
     String user = in.string("user");
     if (foreign(ctx, user == null ? null : Suppressions.scopeOf(user))) {
       return;
@@ -126,7 +114,7 @@ public record SuppressionApi(Bus bus) {
   private void add(RoutingContext ctx) {
     Input in = Input.of(ctx);
     JsonObject body = in.body();
-    String own = ctx.get(OWN_SCOPE);
+    String own = ownScope(ctx);
     String scope = body.getString("scope", own != null ? own : Suppressions.GLOBAL);
     if (foreign(ctx, scope)) {
       return;
@@ -147,7 +135,7 @@ public record SuppressionApi(Bus bus) {
   /** {@code address,scope,reason} lines (text/plain: the contract's validator reads no text/csv), all added or none. */
   private void importCsv(RoutingContext ctx) {
     Input in = Input.of(ctx);
-    String own = ctx.get(OWN_SCOPE);
+    String own = ownScope(ctx);
     List<Add> entries = new ArrayList<>();
     try {
       String header = in.header(Operator.HEADER);
@@ -181,7 +169,7 @@ public record SuppressionApi(Bus bus) {
       Problem.send(ctx, 400, "Bad Request", "not a suppression id: " + in.path("id"));
       return;
     }
-    remove(ctx, new Remove(id, null, null, ctx.get(OWN_SCOPE), operator(ctx, in)));
+    remove(ctx, new Remove(id, null, null, ownScope(ctx), operator(ctx, in)));
   }
 
   private void removeByAddress(RoutingContext ctx) {
@@ -189,7 +177,7 @@ public record SuppressionApi(Bus bus) {
     if (foreign(ctx, in.string("scope"))) {
       return;
     }
-    remove(ctx, new Remove(null, in.string("address"), in.string("scope"), ctx.get(OWN_SCOPE), operator(ctx, in)));
+    remove(ctx, new Remove(null, in.string("address"), in.string("scope"), ownScope(ctx), operator(ctx, in)));
   }
 
   private void remove(RoutingContext ctx, Remove r) {
@@ -199,7 +187,7 @@ public record SuppressionApi(Bus bus) {
   /** Removing names who did it when the X-Operator header says so; else "admin", or a send key's scope. */
   private static String operator(RoutingContext ctx, Input in) {
     String header = in.header(Operator.HEADER);
-    String own = ctx.get(OWN_SCOPE);
+    String own = ownScope(ctx);
     return header != null && !header.isBlank() ? header.trim() : own != null ? own : "admin";
   }
 

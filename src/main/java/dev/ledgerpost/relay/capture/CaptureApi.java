@@ -3,9 +3,9 @@ package dev.ledgerpost.relay.capture;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
-import dev.ledgerpost.platform.web.Bearer;
 import dev.ledgerpost.platform.web.ContractValidation;
 import dev.ledgerpost.platform.web.Input;
+import dev.ledgerpost.platform.web.AdminOrSendKey;
 import dev.ledgerpost.platform.web.Problem;
 import dev.ledgerpost.relay.capture.CaptureMessages.Captured;
 import io.vertx.core.Future;
@@ -16,7 +16,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.nio.charset.StandardCharsets;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.function.BiConsumer;
 
@@ -26,10 +25,7 @@ import java.util.function.BiConsumer;
  * nothing ({@link #HTML_POLICY}). The admin token reads every capture; a send API key only its own user's: another
  * user's capture is 404, as one that never was (or whose retention passed).
  */
-record CaptureApi(Bus bus) {
-  /** Set for a send API key: the one user whose captures it may read. */
-  static final String OWN_USER = "ledgerpost.captureUser";
-  /**
+record CaptureApi(Bus bus) {  /**
    * What the HTML part may do when a browser opens it: nothing from the network (no image, font, style sheet or frame:
    * a remote image is a read receipt), inline styles and data: images only, no script at all (sandbox without
    * allow-scripts), and an opaque origin, so it cannot read the console's storage or call the API as it.
@@ -44,24 +40,10 @@ record CaptureApi(Bus bus) {
 
   private static void route(Router router, String path, EventTokens tokens, ApiKeys keys, ContractValidation contract,
       Handler<RoutingContext> handler) {
-    router.get(path).handler(ctx -> authenticate(ctx, tokens, keys));
+    router.get(path).handler(AdminOrSendKey.handler(tokens, keys));
     router.get(path).handler(contract::handle).handler(handler);
   }
 
-  private static void authenticate(RoutingContext ctx, EventTokens tokens, ApiKeys keys) {
-    String token = Bearer.token(ctx.request());
-    if (token != null && tokens.isAdmin(token)) {
-      ctx.next();
-      return;
-    }
-    Optional<ApiKeys.ApiKey> key = keys.authenticate(token);
-    if (key.isPresent()) {
-      ctx.put(OWN_USER, key.get().user());
-      ctx.next();
-      return;
-    }
-    Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required: the admin token or a send API key");
-  }
 
   private void read(RoutingContext ctx, BiConsumer<RoutingContext, Captured> answer) {
     UUID id;
@@ -71,7 +53,7 @@ record CaptureApi(Bus bus) {
       Problem.send(ctx, 400, "Bad Request", "not a message id: " + ctx.pathParam("id"));
       return;
     }
-    Future<Captured> captured = bus.request(CaptureMessages.GET, new CaptureMessages.Get(id, ctx.get(OWN_USER)), Captured.class);
+    Future<Captured> captured = bus.request(CaptureMessages.GET, new CaptureMessages.Get(id, AdminOrSendKey.user(ctx)), Captured.class);
     captured.onSuccess(c -> answer.accept(ctx, c)).onFailure(e -> Problem.ledgerFailure(ctx, e));
   }
 
