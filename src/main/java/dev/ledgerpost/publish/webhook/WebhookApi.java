@@ -4,9 +4,9 @@ import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.EventTokens;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.part.HttpFace;
-import dev.ledgerpost.platform.web.Bearer;
 import dev.ledgerpost.platform.web.ContractValidation;
 import dev.ledgerpost.platform.web.Input;
+import dev.ledgerpost.platform.web.AdminOrSendKey;
 import dev.ledgerpost.platform.web.Problem;
 import io.vertx.core.Handler;
 import io.vertx.core.http.HttpMethod;
@@ -36,8 +36,6 @@ import java.util.function.Function;
  */
 public final class WebhookApi {
   private static final Set<String> STATES = Set.of("PENDING", "ATTEMPTED", "DELIVERED", "FAILED");
-  /** Set once the caller is known: the send key's user, absent for the admin token. */
-  private static final String SCOPE = "ledgerpost.webhookScope";
 
   private final Bus bus;
   private final EventTokens tokens;
@@ -73,29 +71,15 @@ public final class WebhookApi {
 
   /** Authentication first (a route's body handler must be its first handler, so it is a route of its own), then as every admin route. */
   private void route(Router router, HttpMethod method, String path, Handler<RoutingContext> handler) {
-    router.route(method, path).handler(this::authenticate);
+    router.route(method, path).handler(AdminOrSendKey.handler(tokens, keys));
     router.route(method, path).handler(BodyHandler.create(false).setBodyLimit(HttpFace.ADMIN_BODY_LIMIT))
         .handler(contract::handle).handler(handler);
   }
 
-  private void authenticate(RoutingContext ctx) {
-    String token = Bearer.token(ctx.request());
-    if (token != null && tokens.isAdmin(token)) {
-      ctx.next();
-      return;
-    }
-    var key = keys.authenticate(token);
-    if (key.isPresent()) {
-      ctx.put(SCOPE, key.get().user());
-      ctx.next();
-      return;
-    }
-    Problem.unauthorized(ctx, "ledgerpost", "a valid bearer token is required (the admin token or a send API key)");
-  }
 
   /** The send key's user, or null for the admin token. */
   private static String scope(RoutingContext ctx) {
-    return ctx.get(SCOPE);
+    return AdminOrSendKey.user(ctx);
   }
 
   private void endpoints(RoutingContext ctx) {
