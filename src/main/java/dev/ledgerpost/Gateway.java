@@ -16,6 +16,7 @@ import dev.ledgerpost.operate.retention.RetentionVerticle;
 import dev.ledgerpost.operate.stats.StatsVerticle;
 import dev.ledgerpost.operate.stale.StalePart;
 import dev.ledgerpost.operate.standby.StandbyPart;
+import dev.ledgerpost.operate.tracking.TrackingPart;
 import dev.ledgerpost.platform.auth.AdminToken;
 import dev.ledgerpost.platform.auth.AuthPart;
 import dev.ledgerpost.platform.tenants.TenantsPart;
@@ -66,7 +67,7 @@ public final class Gateway {
 
   /** The parts in start order; a part finds what the ones before it provide. */
   private static List<Part> parts(GatewayConfig config) {
-    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new TenantsPart(), new LedgerPart(), IdempotencyVerticle.part(), new ResolutionsPart(),
+    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new TenantsPart(), new TrackingPart(), new LedgerPart(), IdempotencyVerticle.part(), new ResolutionsPart(),
         ErasureVerticle.part(), SuppressionVerticle.part(), QuotaVerticle.part()));
     if (config.observability().chaosEnabled()) { // in the tests' build and "mvn -Pchaos package" only (src/chaos)
       parts.add(Part.onClassPath("chaos", "chaos.enabled: this build has no chaos mode; test environments build one with "

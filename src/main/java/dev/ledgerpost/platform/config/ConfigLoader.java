@@ -352,7 +352,8 @@ public final class ConfigLoader {
         section(GatewayConfig.Reconcile.class, "reconcile.", v),
         section(GatewayConfig.Suppression.class, "suppression.", v),
         section(GatewayConfig.Tenants.class, "tenants.", v),
-        section(GatewayConfig.Capture.class, "capture.", v));
+        section(GatewayConfig.Capture.class, "capture.", v),
+        section(GatewayConfig.Tracking.class, "tracking.", v));
   }
 
   /**

@@ -7,7 +7,7 @@ import java.util.List;
 public record GatewayConfig(
     Smtp smtp, Http http, Downstream downstream, Ledger ledger, Auth auth, Api api, Delivery delivery, Notify notifications,
     Observability observability, Retry retry, Stale stale, Node node, Webhooks webhooks, Reconcile reconcile,
-    Suppression suppression, Tenants tenants, Capture capture) {
+    Suppression suppression, Tenants tenants, Capture capture, Tracking tracking) {
 
   public enum StartTls { NONE, OPTIONAL, REQUIRED }
 
@@ -321,4 +321,7 @@ public record GatewayConfig(
    * bytes are kept.
    */
   public record Capture(long maxMessageSize, Duration retention) {}
+
+  /** Downstream tracking (docs/design.md §8.13): the operator's bounce classification rules, tried before the shipped ones; empty = none. */
+  public record Tracking(String rulesFile) {}
 }
