@@ -67,7 +67,7 @@ public final class Gateway {
 
   /** The parts in start order; a part finds what the ones before it provide. */
   private static List<Part> parts(GatewayConfig config) {
-    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new TenantsPart(), new TrackingPart(), new LedgerPart(), IdempotencyVerticle.part(), new ResolutionsPart(),
+    List<Part> parts = new ArrayList<>(List.of(new AuthPart(), new TenantsPart(), new LedgerPart(), IdempotencyVerticle.part(), new ResolutionsPart(),
         ErasureVerticle.part(), SuppressionVerticle.part(), QuotaVerticle.part()));
     if (config.observability().chaosEnabled()) { // in the tests' build and "mvn -Pchaos package" only (src/chaos)
       parts.add(Part.onClassPath("chaos", "chaos.enabled: this build has no chaos mode; test environments build one with "
@@ -78,7 +78,7 @@ public final class Gateway {
     if (config.ledger().requireSynchronousStandby()) { // no gauge at all where nobody asked (docs/design.md §8.7)
       parts.add(new StandbyPart());
     }
-    parts.addAll(List.of(new WebhookPart(), RetentionVerticle.part(), StatsVerticle.part(), new ReconcilePart(), new HubPart(), new HttpIntakePart(),
+    parts.addAll(List.of(new WebhookPart(), RetentionVerticle.part(), StatsVerticle.part(), new ReconcilePart(), new TrackingPart(), new HubPart(), new HttpIntakePart(),
         new ApiPart(), new SmtpPart()));
     return parts;
   }

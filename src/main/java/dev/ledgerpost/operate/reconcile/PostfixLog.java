@@ -36,10 +36,13 @@ import java.util.zip.GZIPInputStream;
  * lines of {@code smtp}, {@code lmtp}, {@code local} and the other delivery agents ({@code to=<...>, status=...}),
  * and a {@code reject}/{@code milter-reject} after the final dot (the smarthost refused it).
  *
+ * <p>The line grammar ({@link #parse}, {@link #delivery}, {@link #queued}) is also what downstream tracking's follower
+ * reads the log with (docs/design.md §8.13): one grammar for both readers.
+ *
  * <p>Blocking: called on a worker. Only queue ids that concern the rows asked about are collected (their Message-ID
  * or sender), in two passes over the files, so memory stays small whatever the size of the log.
  */
-final class PostfixLog {
+public final class PostfixLog {
   /** Lines kept per queue id: a message deferred for days logs an attempt every few minutes. */
   static final int MAX_LINES = 50;
   /** Files read at most: the live one and its most recent rotations. */
@@ -64,7 +67,40 @@ final class PostfixLog {
   private PostfixLog() {}
 
   /** One parsed line: when, which Postfix program, the queue id (null for lines without one) and what follows it. */
-  record Line(Instant at, String program, String queueId, String text, String raw) {}
+  public record Line(Instant at, String program, String queueId, String text, String raw) {}
+
+  /**
+   * A delivery agent's line about one recipient: {@code to=<...>} (and {@code orig_to=<...>} when the address was
+   * rewritten), the {@code relay=} that answered ({@code none}: null), {@code dsn=} and {@code status=} (sent, deferred,
+   * bounced, expired...), and the parenthesised account after the status (the remote reply or Postfix's own words).
+   */
+  public record Delivery(String to, String origTo, String relay, String dsn, String status, String detail) {}
+
+  private static final Pattern RELAY = Pattern.compile("\\brelay=([^,\\s]+)");
+  private static final Pattern DSN = Pattern.compile("\\bdsn=([245]\\.\\d{1,3}\\.\\d{1,3}),");
+
+  /** What a delivery agent's line says, or null when {@code l} is no such line. */
+  public static Delivery delivery(Line l) {
+    if (l.queueId() == null) {
+      return null;
+    }
+    Matcher d = DELIVERY.matcher(l.text());
+    if (!d.matches()) {
+      return null;
+    }
+    // Only what precedes the status: the reply after it may hold anything, "relay=" and "dsn=" too.
+    String head = l.text().substring(0, d.start(3));
+    Matcher relay = RELAY.matcher(head);
+    Matcher dsn = DSN.matcher(head);
+    String r = relay.find() ? relay.group(1) : null;
+    return new Delivery(d.group(1), d.group(2) == null || d.group(2).isEmpty() ? null : d.group(2),
+        r == null || r.equals("none") ? null : r, dsn.find() ? dsn.group(1) : null, d.group(3), d.group(4));
+  }
+
+  /** Whether {@code l} is qmgr's line of a message that entered the queue ({@code from=<...>, size=..., nrcpt=...}). */
+  public static boolean queued(Line l) {
+    return l.queueId() != null && QUEUED.matcher(l.text()).find();
+  }
 
   /** Everything one queue id's lines say. */
   static final class Record {
@@ -117,7 +153,7 @@ final class PostfixLog {
   record Wanted(Set<String> messageIds, Set<String> senders, Instant from, Instant to) {}
 
   /** Parses one line; null when it is not a Postfix line (or not one this reader understands). */
-  static Line parse(String raw, ZoneId zone, ZonedDateTime reference) {
+  public static Line parse(String raw, ZoneId zone, ZonedDateTime reference) {
     if (raw.length() > MAX_LINE) {
       return null;
     }

@@ -1,15 +1,20 @@
 package dev.ledgerpost.operate.tracking;
 
+import dev.ledgerpost.platform.config.GatewayConfig;
+import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
+import java.nio.file.Path;
 
 /**
- * Downstream tracking (docs/design.md §8.13). This slice reads the bounce classification rules before anything takes
- * mail (a bad {@code tracking.rulesFile} is a configuration error, one line a bad rule, exit status 2) and provides
- * the {@link Classifier} to what records tracking facts.
+ * Downstream tracking (docs/design.md §8.13): reads the bounce classification rules before anything takes mail (a bad
+ * {@code tracking.rulesFile} is a configuration error, one line a bad rule, exit status 2), and where
+ * {@code tracking.postfixLog} names a file, deploys its follower ({@link TrackingVerticle}).
  */
 public final class TrackingPart implements Part {
+  private Classifier classifier;
+
   @Override
   public String name() {
     return "tracking";
@@ -17,11 +22,17 @@ public final class TrackingPart implements Part {
 
   @Override
   public void prepare(Assembly a) {
-    a.provide(Classifier.class, BounceRules.load(a.config().tracking().rulesFile()));
+    classifier = BounceRules.load(a.config().tracking().rulesFile());
+    a.provide(Classifier.class, classifier);
   }
 
   @Override
   public Future<Void> start(Assembly a) {
-    return Future.succeededFuture();
+    GatewayConfig.Tracking config = a.config().tracking();
+    if (config.postfixLog().isEmpty()) {
+      return Future.succeededFuture();
+    }
+    return a.deploy(new TrackingVerticle(Path.of(config.postfixLog()), config.pollInterval(), a.config().ledger().retention(),
+        a.get(Database.class), classifier, a.nodeId(), a.clock()));
   }
 }

@@ -33,7 +33,7 @@ final class ConfigKeys {
    */
   static final Set<String> PATHS = Set.of("smtp.tls.certFile", "smtp.tls.keyFile", "ledger.dataDir", "auth.usersFile",
       "auth.sendersFile", "ledger.diskPath", "api.keysFile", "notify.tokensFile", "retry.journalDir", "ledger.archiveDir",
-      "ledger.erasureKeyFile", "ledger.archiveKeyFile", "tenants.file", "tracking.rulesFile");
+      "ledger.erasureKeyFile", "ledger.archiveKeyFile", "tenants.file", "tracking.rulesFile", "tracking.postfixLog");
 
   /** {@code LEDGERPOST_TEST_*} variables belong to the tests and benchmarks; every other unknown LEDGERPOST_ variable is an error. */
   static final String ENV_PREFIX = "LEDGERPOST_";
@@ -145,6 +145,8 @@ final class ConfigKeys {
     key("tenants.approachingAt", 0.8, ConfigKeys::fraction, "Fraction of a user's messagesPerHour or messagesPerDay at which one quota.approaching event is written per window (above 0, at most 1).");
     key("tenants.refreshInterval", "2s", ConfigKeys::positiveDuration, "How often each node reads the quota counters (today's rows, one statement) for its early refusal at MAIL and in the send API; the open's own count is exact whatever this is.");
     key("tracking.rulesFile", "", ConfigKeys::text, "Bounce classification rules (docs/design.md §8.13), one a line: `name category codes [text]` (codes: enhanced status code patterns such as `5.1.1,*.2.2,5.7.*`, or `-`; text: a case-insensitive regular expression, or nothing); tried before the shipped table, first match wins. Empty = the shipped table alone. A bad line stops the start (exit status 2) naming its line.");
+    key("tracking.postfixLog", "", ConfigKeys::text, "The smarthost's Postfix log (syslog's or Postfix's own maillog_file) this node follows for what happened to each recipient after the smarthost's 250 (docs/design.md §8.13): its delivery lines (status=sent, deferred, bounced, expired) of queue ids our rows were given are recorded as tracking facts, across rotation by rename and by copytruncate, resuming after a restart where it stopped. Time stamps without an offset are in this host's zone. Empty = no follower.");
+    key("tracking.pollInterval", "1s", ConfigKeys::positiveDuration, "How often the follower of tracking.postfixLog reads what was added to the log.");
     key("webhooks.endpoints", "", ListValues::webhookEndpoints, "Webhook endpoints (a YAML list; a JSON array in the variable), each `name`, `url` (http or https; fixed here, not subject to the API's URL rules; redirects are not followed), `secret` (`whsec_<base64>`, or a list of them: every one signs) or `secretFile` (one such secret a line, read again on SIGHUP), optional `events` (of message.pending, message.settled, message.resolved, message.stale, message.resubmitted, suppression.added, suppression.removed, message.attempt.exhausted, endpoint.disabled, quota.approaching, quota.exceeded; default all), `user` (only that user's messages) and `tags` (only the events of messages carrying one of these tags).");
     key("webhooks.retrySchedule", "0s, 5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h", ListValues::retrySchedule, "Delay before each attempt of a webhook delivery (a list; the first counts from when the event is recorded, each next from the failed attempt before it), each lengthened by up to 10% at random; after the last attempt fails the delivery is FAILED.");
     key("webhooks.timeout", "15s", ConfigKeys::positiveDuration, "Time one webhook attempt may take, connecting included; then it is abandoned and retried.");

@@ -322,6 +322,9 @@ public record GatewayConfig(
    */
   public record Capture(long maxMessageSize, Duration retention) {}
 
-  /** Downstream tracking (docs/design.md §8.13): the operator's bounce classification rules, tried before the shipped ones; empty = none. */
-  public record Tracking(String rulesFile) {}
+  /**
+   * Downstream tracking (docs/design.md §8.13): the operator's bounce classification rules, tried before the shipped
+   * ones (empty: none); the Postfix log this node follows (empty: none) and how often it reads it.
+   */
+  public record Tracking(String rulesFile, String postfixLog, Duration pollInterval) {}
 }

@@ -90,6 +90,12 @@ public interface GatewayMetrics {
   /** Refused recipients not recorded: the log's queue was full, or their batch's INSERT failed. */
   default void refusalsLost(int count) {}
 
+  /**
+   * A tracking fact recorded (docs/design.md §8.13): its state ({@code delivered}, {@code deferred}, {@code bounced},
+   * {@code expired}) and category (null for a delivery). Both come from closed lists: the series are bounded.
+   */
+  default void trackingFact(String state, String category) {}
+
   /** A fault rule fired: its reply was given instead of the gateway's own, or its delay was waited. */
   default void faultInjected(FaultStage stage, FaultKind kind) {}
 

@@ -178,6 +178,13 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   }
 
   @Override
+  public void trackingFact(String state, String category) {
+    // Made on first use (Micrometer answers the registered one after): the states and categories are closed lists.
+    Counter.builder("ledgerpost.tracking").description("Tracking facts recorded, by state and bounce category")
+        .tag("state", state).tag("category", category == null ? "none" : category).register(registry).increment();
+  }
+
+  @Override
   public void faultInjected(FaultStage stage, FaultKind kind) {
     faults.get(stage.name() + kind.name()).increment();
   }

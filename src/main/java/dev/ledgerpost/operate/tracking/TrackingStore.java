@@ -1,0 +1,236 @@
+package dev.ledgerpost.operate.tracking;
+
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.db.TransactionPolicy;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Tracking's SQL (docs/design.md §8.13, docs/data-model.md §5.24), on the follower's context over the shared handle. One
+ * batch is one transaction: the queue ids it has not mapped yet are mapped to our rows, its delivery lines become facts
+ * of the recipients they name (a line read twice adds nothing: the unique key), and the follower's position is saved
+ * with them, so a restart neither loses a fact nor records one twice.
+ */
+final class TrackingStore {
+  /**
+   * Where a queue id's row is looked for around the time Postfix first logged it: the ledger id is issued before the
+   * DATA (for the send API, before MAIL), and qmgr logs the queue id once the body is in, so the id is older by up to
+   * the body's transfer; after it by the two clocks' difference at most.
+   */
+  static final String BEFORE = "3 minutes";
+  static final String AFTER = "1 minute";
+
+  /**
+   * Postfix keeps a message at most 5 days (maximal_queue_lifetime) and may reuse a short queue id after that: a
+   * mapping older than this before a batch's first line is another message's.
+   */
+  static final java.time.Duration QUEUE_LIFETIME = java.time.Duration.ofDays(6);
+  private static final String MAPPED =
+      "SELECT queue_id, message_id, seen_at FROM tracking_queue_ids WHERE queue_id = ANY($1) AND seen_at > $2";
+  /** Queue ids are letters and digits only (the parser's grammar), so one is never a pattern of its own. */
+  private static final String MAP = """
+      INSERT INTO tracking_queue_ids (queue_id, message_id, seen_at)
+      SELECT DISTINCT ON (q.queue_id) q.queue_id, m.id, q.seen_at
+        FROM unnest($1::text[], $2::timestamptz[]) AS q(queue_id, seen_at)
+        JOIN messages m ON m.id >= ledger_id_lowest(q.seen_at - interval '%s')
+                       AND m.id < ledger_id_lowest(q.seen_at + interval '%s')
+                       AND m.downstream_reply ~ ('queued as ' || q.queue_id || '([^0-9A-Za-z]|$)')
+       ORDER BY q.queue_id, m.id DESC
+      ON CONFLICT DO NOTHING
+      RETURNING queue_id, message_id, seen_at""".formatted(BEFORE, AFTER);
+  private static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
+  private static final String INSERT = """
+      INSERT INTO delivery_facts (message_id, idx, state, at, remote_host, dsn, reply, category, rule, source, evidence,
+                                  queue_id, event_key)
+      SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
+                           $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[])
+      ON CONFLICT (message_id, idx, source, event_key) DO NOTHING
+      RETURNING state, category""";
+  private static final String POSITION = "SELECT file_key, position FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
+  private static final String SAVE = """
+      INSERT INTO tracking_log_positions (node_id, path, file_key, position) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (node_id, path) DO UPDATE SET file_key = EXCLUDED.file_key, position = EXCLUDED.position, updated_at = now()""";
+  /** Retention: facts and mappings of message ids below the cut-off, a bounded batch at a time. */
+  private static final String PRUNE_FACTS = """
+      DELETE FROM delivery_facts WHERE id IN (SELECT id FROM delivery_facts WHERE message_id < $1 LIMIT $2)""";
+  private static final String PRUNE_QUEUE_IDS = """
+      DELETE FROM tracking_queue_ids WHERE (queue_id, message_id) IN
+        (SELECT queue_id, message_id FROM tracking_queue_ids WHERE message_id < $1 LIMIT $2)""";
+
+  /** A queue id's first sighting in the log: where its row is looked for. */
+  record Sighting(String queueId, Instant at) {}
+
+  /** What a batch did: the facts recorded (state and category each) and the delivery lines no row of ours was found for. */
+  record Recorded(List<String[]> facts, List<Fact> unmatched) {}
+
+  private final Pool pool;
+  private final TransactionPolicy policy;
+
+  TrackingStore(Database db) {
+    this.pool = db.pool();
+    this.policy = db.policy();
+  }
+
+  Future<LogFollower.Position> position(String node, String path) {
+    return pool.preparedQuery(POSITION).execute(Tuple.of(node, path)).map(rows -> {
+      if (rows.size() == 0) {
+        return null;
+      }
+      Row r = rows.iterator().next();
+      return new LogFollower.Position(r.getString("file_key"), r.getLong("position"));
+    });
+  }
+
+  /**
+   * One batch: {@code sightings} the first lines of queue ids, {@code facts} the delivery lines, {@code at} the position
+   * after them (null: none to save).
+   */
+  Future<Recorded> record(String node, String path, List<Sighting> sightings, List<Fact> facts, LogFollower.Position at) {
+    return policy.run("tracking", () -> pool.withTransaction(c -> recordIn(c, node, path, sightings, facts, at)));
+  }
+
+  private Future<Recorded> recordIn(SqlConnection c, String node, String path, List<Sighting> sightings, List<Fact> facts,
+      LogFollower.Position at) {
+    Set<String> queueIds = new LinkedHashSet<>();
+    sightings.forEach(s -> queueIds.add(s.queueId()));
+    facts.forEach(f -> queueIds.add(f.queueId()));
+    Map<String, List<Mapping>> mapped = new HashMap<>();
+    Future<Void> done = queueIds.isEmpty() ? Future.succeededFuture()
+        : c.preparedQuery(MAPPED).execute(Tuple.tuple().addValue(queueIds.toArray(new String[0]))
+            .addValue(oldest(sightings, facts).minus(QUEUE_LIFETIME).atOffset(ZoneOffset.UTC))).compose(rows -> {
+          rows.forEach(r -> add(mapped, r));
+          return map(c, sightings, facts, mapped);
+        });
+    List<String[]> recorded = new ArrayList<>();
+    List<Fact> unmatched = new ArrayList<>();
+    done = done.compose(v -> facts(c, facts, mapped, recorded, unmatched));
+    if (at != null) {
+      done = done.compose(v -> c.preparedQuery(SAVE).execute(Tuple.of(node, path, at.fileKey(), at.offset())).mapEmpty());
+    }
+    return done.map(v -> new Recorded(recorded, unmatched));
+  }
+
+  private record Mapping(UUID messageId, Instant seenAt) {}
+
+  private static Instant oldest(List<Sighting> sightings, List<Fact> facts) {
+    Instant t = Instant.MAX;
+    for (Sighting s : sightings) {
+      t = s.at().isBefore(t) ? s.at() : t;
+    }
+    for (Fact f : facts) {
+      t = f.at().isBefore(t) ? f.at() : t;
+    }
+    return t;
+  }
+
+  private static void add(Map<String, List<Mapping>> mapped, Row r) {
+    mapped.computeIfAbsent(r.getString("queue_id"), k -> new ArrayList<>())
+        .add(new Mapping(r.getUUID("message_id"), r.getOffsetDateTime("seen_at").toInstant()));
+  }
+
+  /** Maps the queue ids not mapped yet from the rows settled around their first sighting (or their line's time). */
+  private static Future<Void> map(SqlConnection c, List<Sighting> sightings, List<Fact> facts, Map<String, List<Mapping>> mapped) {
+    Map<String, Instant> first = new LinkedHashMap<>();
+    sightings.forEach(s -> first.putIfAbsent(s.queueId(), s.at()));
+    facts.forEach(f -> first.putIfAbsent(f.queueId(), f.at()));
+    first.keySet().removeAll(mapped.keySet());
+    if (first.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    OffsetDateTime[] times = first.values().stream().map(t -> t.atOffset(ZoneOffset.UTC)).toArray(OffsetDateTime[]::new);
+    return c.preparedQuery(MAP).execute(Tuple.tuple().addValue(first.keySet().toArray(new String[0])).addValue(times))
+        .onSuccess(rows -> rows.forEach(r -> add(mapped, r))).mapEmpty();
+  }
+
+  /** The recipient each delivery line names, among the rows its queue id maps to; then one insert of them all. */
+  private static Future<Void> facts(SqlConnection c, List<Fact> facts, Map<String, List<Mapping>> mapped, List<String[]> recorded,
+      List<Fact> unmatched) {
+    Map<Fact, UUID> rowOf = new LinkedHashMap<>();
+    for (Fact f : facts) {
+      UUID row = rowAt(mapped.get(f.queueId()), f.at());
+      if (row == null) {
+        unmatched.add(f);
+      } else {
+        rowOf.put(f, row);
+      }
+    }
+    if (rowOf.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    UUID[] rows = rowOf.values().stream().distinct().toArray(UUID[]::new);
+    return c.preparedQuery(RECIPIENTS).execute(Tuple.tuple().addValue(rows)).compose(recipients -> {
+      Map<UUID, List<Row>> byMessage = new HashMap<>();
+      recipients.forEach(r -> byMessage.computeIfAbsent(r.getUUID("message_id"), k -> new ArrayList<>()).add(r));
+      List<Object[]> columns = new ArrayList<>();
+      for (Map.Entry<Fact, UUID> e : rowOf.entrySet()) {
+        Fact f = e.getKey();
+        Integer idx = byMessage.getOrDefault(e.getValue(), List.of()).stream()
+            .filter(r -> f.concerns(r.getString("address"))).map(r -> r.getInteger("idx")).findFirst().orElse(null);
+        if (idx == null) {
+          continue; // a recipient Postfix added (an alias's expansion, a BCC map): not one of ours
+        }
+        columns.add(new Object[] {e.getValue(), idx, f.state(), f.at().atOffset(ZoneOffset.UTC), f.remoteHost(), f.dsn(),
+            f.reply(), f.category(), f.rule(), Fact.SOURCE, f.evidence(), f.queueId(), Buffer.buffer(f.eventKey())});
+      }
+      if (columns.isEmpty()) {
+        return Future.succeededFuture();
+      }
+      return c.preparedQuery(INSERT).execute(arrays(columns)).onSuccess(inserted -> inserted.forEach(r ->
+          recorded.add(new String[] {r.getString("state"), r.getString("category")}))).mapEmpty();
+    });
+  }
+
+  /** The newest mapping seen at or before the line (Postfix reuses short queue ids over days), else the newest. */
+  private static UUID rowAt(List<Mapping> mappings, Instant at) {
+    if (mappings == null || mappings.isEmpty()) {
+      return null;
+    }
+    Mapping best = null;
+    for (Mapping m : mappings) {
+      if (!m.seenAt().isAfter(at) && (best == null || m.seenAt().isAfter(best.seenAt()))) {
+        best = m;
+      }
+    }
+    if (best == null) {
+      best = mappings.stream().max((a, b) -> a.seenAt().compareTo(b.seenAt())).orElseThrow();
+    }
+    return best.messageId();
+  }
+
+  private static Tuple arrays(List<Object[]> columns) {
+    int n = columns.size();
+    Object[][] cols = {new UUID[n], new Integer[n], new String[n], new OffsetDateTime[n], new String[n], new String[n],
+        new String[n], new String[n], new String[n], new String[n], new String[n], new String[n], new Buffer[n]};
+    for (int i = 0; i < n; i++) {
+      for (int j = 0; j < cols.length; j++) {
+        cols[j][i] = columns.get(i)[j];
+      }
+    }
+    Tuple t = Tuple.tuple();
+    for (Object[] col : cols) {
+      t.addValue(col);
+    }
+    return t;
+  }
+
+  /** Deletes up to {@code limit} facts and as many mappings of message ids below {@code cutoff}; answers the facts deleted. */
+  Future<Integer> prune(UUID cutoff, int limit) {
+    return pool.preparedQuery(PRUNE_FACTS).execute(Tuple.of(cutoff, limit))
+        .compose(facts -> pool.preparedQuery(PRUNE_QUEUE_IDS).execute(Tuple.of(cutoff, limit)).map(q -> facts.rowCount()));
+  }
+}

@@ -1,0 +1,182 @@
+package dev.ledgerpost.operate.tracking;
+
+import dev.ledgerpost.operate.reconcile.PostfixLog;
+import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.db.LedgerIds;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Postfix log follower (docs/design.md §8.13): every {@code tracking.pollInterval} it reads the lines added to
+ * {@code tracking.postfixLog} (on a worker: {@link LogFollower}), parses them with the reconcile part's grammar
+ * ({@link PostfixLog}), and records the delivery lines of queue ids that are our rows' as facts, with the position
+ * after them, in one transaction ({@link TrackingStore}). Lines of queue ids we never relayed are ignored. A pass never
+ * overlaps another; a pass that failed reads its lines again from the last saved position (the facts' unique key makes
+ * that harmless). Every node with the setting follows its own file.
+ */
+final class TrackingVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(TrackingVerticle.class);
+  /**
+   * How long a delivery line whose row is not found is tried again: the smarthost may log the delivery before our settle
+   * of its 250 has committed the reply that names the queue id. After that it is not ours.
+   */
+  static final Duration UNMATCHED_GRACE = Duration.ofSeconds(60);
+  private static final int MAX_UNMATCHED = 10_000;
+  /** Queue ids whose first line was seen, and when: a delivery days later still finds its row by that time. */
+  private static final int MAX_FIRST_SEEN = 100_000;
+  private static final Duration PRUNE_INTERVAL = Duration.ofHours(1);
+  private static final int PRUNE_BATCH = 10_000;
+
+  private final Path path;
+  private final Duration interval;
+  private final Duration retention;
+  private final Database db;
+  private final Classifier classifier;
+  private final String node;
+  private final Clock clock;
+  private final ZoneId zone = ZoneId.systemDefault();
+  private final Map<String, Instant> firstSeen = new LinkedHashMap<>(1024, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Instant> eldest) {
+      return size() > MAX_FIRST_SEEN;
+    }
+  };
+  /** Delivery lines not matched yet, with the time they were first tried. */
+  private List<Map.Entry<Fact, Instant>> unmatched = new ArrayList<>();
+  private TrackingStore store;
+  private LogFollower follower;
+  private LogFollower.Position saved;
+  private boolean busy;
+  /** Whether the last pass failed: the log says so once per outage, and once when it is over. */
+  private boolean failing;
+  private long timer = -1;
+  private long pruneTimer = -1;
+
+  TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock) {
+    this.path = path;
+    this.interval = interval;
+    this.retention = retention;
+    this.db = db;
+    this.classifier = classifier;
+    this.node = node;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    store = new TrackingStore(db);
+    return store.position(node, path.toString()).onSuccess(p -> {
+      saved = p;
+      follower = new LogFollower(path, p);
+      timer = vertx.setPeriodic(interval.toMillis(), t -> pass());
+      pruneTimer = vertx.setPeriodic(PRUNE_INTERVAL.toMillis(), t -> prune());
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(timer);
+    vertx.cancelTimer(pruneTimer);
+    LogFollower f = follower;
+    return vertx.executeBlocking(() -> {
+      f.close();
+      return null;
+    });
+  }
+
+  /** One read and its facts; never overlaps itself. Answers once the batch is recorded (or failed). */
+  Future<Void> pass() {
+    if (busy) {
+      return Future.succeededFuture();
+    }
+    busy = true;
+    LogFollower f = follower;
+    return vertx.executeBlocking(f::poll).compose(this::record).map(v -> {
+      if (failing) {
+        failing = false;
+        LOG.info("tracking: {} is followed again", path);
+      }
+      return v;
+    }).otherwise(e -> {
+      if (!failing) {
+        failing = true;
+        LOG.warn("tracking: {} not followed ({}); tried again every {}, from the last saved position", path, e.getMessage(),
+            interval);
+      } else {
+        LOG.debug("tracking: {} still not followed: {}", path, e.getMessage());
+      }
+      LogFollower.Position from = saved;
+      vertx.executeBlocking(() -> {
+        f.close();
+        return null;
+      });
+      follower = new LogFollower(path, from);
+      return null;
+    }).onComplete(ar -> busy = false);
+  }
+
+  private Future<Void> record(LogFollower.Chunk chunk) {
+    ZonedDateTime reference = ZonedDateTime.now(clock.withZone(zone));
+    Map<String, Instant> seen = new LinkedHashMap<>();
+    List<Fact> facts = new ArrayList<>();
+    for (String raw : chunk.lines()) {
+      PostfixLog.Line l = PostfixLog.parse(raw, zone, reference);
+      if (l == null || l.queueId() == null) {
+        continue;
+      }
+      if (!firstSeen.containsKey(l.queueId())) {
+        seen.putIfAbsent(l.queueId(), l.at());
+      }
+      PostfixLog.Delivery d = PostfixLog.delivery(l);
+      Fact fact = d == null ? null : Fact.of(l, d, classifier);
+      if (fact != null) {
+        facts.add(fact);
+      }
+    }
+    List<TrackingStore.Sighting> sightings = new ArrayList<>();
+    seen.forEach((q, at) -> sightings.add(new TrackingStore.Sighting(q, at)));
+    List<Fact> all = new ArrayList<>(facts);
+    unmatched.forEach(e -> all.add(e.getKey()));
+    if (all.isEmpty() && sightings.isEmpty() && (chunk.position() == null || chunk.position().equals(saved))) {
+      return Future.succeededFuture();
+    }
+    // Nothing of this pass is kept before its transaction commits: a failed one is read again as it was.
+    return store.record(node, path.toString(), sightings, all, chunk.position()).map(r -> {
+      saved = chunk.position() == null ? saved : chunk.position();
+      firstSeen.putAll(seen);
+      Instant now = clock.instant();
+      Map<Fact, Instant> triedAt = new LinkedHashMap<>();
+      unmatched.forEach(e -> triedAt.put(e.getKey(), e.getValue()));
+      List<Map.Entry<Fact, Instant>> still = new ArrayList<>();
+      for (Fact f : r.unmatched()) {
+        Instant first = triedAt.getOrDefault(f, now);
+        if (Duration.between(first, now).compareTo(UNMATCHED_GRACE) < 0 && still.size() < MAX_UNMATCHED) {
+          still.add(Map.entry(f, first));
+        }
+      }
+      unmatched = still;
+      for (String[] fact : r.facts()) {
+        db.metrics().trackingFact(fact[0], fact[1]);
+      }
+      return null;
+    });
+  }
+
+  /** Retention (docs/data-model.md §5.24): facts of rows past ledger.retention, a bounded batch a pass. */
+  private void prune() {
+    store.prune(LedgerIds.lowest(clock.instant().minus(retention)), PRUNE_BATCH)
+        .onFailure(e -> LOG.warn("tracking: facts past ledger.retention not deleted this time: {}", e.getMessage()));
+  }
+}
