@@ -54,13 +54,30 @@ final class TrackingStore {
       ON CONFLICT DO NOTHING
       RETURNING queue_id, message_id, seen_at""".formatted(BEFORE, AFTER);
   private static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
+  /**
+   * The facts and, in the same statement, each new one's event (docs/design.md §6.1: an event commits with the fact it
+   * reports): {@code recipient.delivered}, {@code recipient.deferred}, or {@code recipient.bounced} for a bounce and an
+   * expiry alike (its {@code state} tells them apart). A fact already recorded (the conflict) has no new event either.
+   */
   private static final String INSERT = """
-      INSERT INTO delivery_facts (message_id, idx, state, at, remote_host, dsn, reply, category, rule, source, evidence,
-                                  queue_id, event_key)
-      SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
-                           $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[])
-      ON CONFLICT (message_id, idx, source, event_key) DO NOTHING
-      RETURNING state, category""";
+      WITH f AS (
+        INSERT INTO delivery_facts (message_id, idx, state, at, remote_host, dsn, reply, category, rule, source, evidence,
+                                    queue_id, event_key)
+        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
+                             $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[])
+        ON CONFLICT (message_id, idx, source, event_key) DO NOTHING
+        RETURNING id, message_id, idx, state, at, remote_host, dsn, reply, category, rule, source, queue_id),
+      e AS (
+        INSERT INTO outbox (event_id, message_id, type, payload)
+        SELECT f.message_id::text || ':tracking:' || f.id, f.message_id,
+               CASE f.state WHEN 'delivered' THEN 'recipient.delivered' WHEN 'deferred' THEN 'recipient.deferred'
+                            ELSE 'recipient.bounced' END,
+               jsonb_build_object('id', f.message_id, 'recipient', r.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
+                                  'remoteHost', f.remote_host, 'dsn', f.dsn, 'reply', f.reply, 'category', f.category,
+                                  'rule', f.rule, 'source', f.source, 'queueId', f.queue_id)
+          FROM f JOIN recipients r ON r.message_id = f.message_id AND r.idx = f.idx
+         WHERE f.state <> 'queued')
+      SELECT state, category FROM f""";
   private static final String POSITION = "SELECT file_key, position FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
   private static final String SAVE = """
       INSERT INTO tracking_log_positions (node_id, path, file_key, position) VALUES ($1, $2, $3, $4)

@@ -170,6 +170,9 @@ final class TrackingVerticle extends VerticleBase {
       for (String[] fact : r.facts()) {
         db.metrics().trackingFact(fact[0], fact[1]);
       }
+      if (!r.facts().isEmpty()) {
+        db.outboxWritten(); // their events: publish them now rather than at the next poll
+      }
       return null;
     });
   }

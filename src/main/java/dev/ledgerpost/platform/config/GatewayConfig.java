@@ -231,7 +231,8 @@ public record GatewayConfig(
   /** The events an endpoint may ask for. */
   public static final List<String> WEBHOOK_EVENTS = List.of("message.pending", "message.settled", "message.resolved",
       "message.stale", "message.resubmitted", "suppression.added", "suppression.removed", "message.attempt.exhausted",
-      "endpoint.disabled", "quota.approaching", "quota.exceeded");
+      "endpoint.disabled", "quota.approaching", "quota.exceeded", "recipient.delivered", "recipient.deferred",
+      "recipient.bounced");
 
   /**
    * One webhook endpoint of the configuration file (the API's own endpoints are rows, docs/design.md §6.6). {@code secrets} are inline

@@ -139,6 +139,19 @@ class TrackingFollowerTest {
     assertThat(factRows().subList(3, 7)).extracting(r -> r.split("\\|")[0] + "|" + r.split("\\|")[1] + "|" + r.split("\\|")[5])
         .containsExactly("0|deferred|mailbox_full", "0|deferred|policy", "1|bounced|spam_block", "1|expired|connection");
 
+    // Each fact's event, written with it (a line read again wrote none).
+    String url = gateway.databaseUrl();
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(7);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.delivered'")).isEqualTo(1);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.deferred'")).isEqualTo(3);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.bounced'")).isEqualTo(3);
+    assertThat(LedgerRows.string(url, "SELECT payload->>'recipient' || ' ' || (payload->>'category') || ' ' || (payload->>'rule') || ' '"
+        + " || (payload->>'dsn') || ' ' || (payload->>'state') FROM outbox WHERE type = 'recipient.bounced' AND payload->>'dsn' = '5.1.1'"))
+        .isEqualTo("B@Example.org invalid_recipient invalid-codes 5.1.1 bounced");
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%' AND message_id <> '" + id + "'")).isZero();
+    Poll.until(WAIT, "the events published", () -> LedgerRows.count(url,
+        "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%' AND pub_seq IS NOT NULL") == 7);
+
     String metrics = gateway.get("/metrics", null).body();
     assertThat(metrics).contains("ledgerpost_tracking_total{category=\"invalid_recipient\",state=\"bounced\"} 1.0")
         .contains("ledgerpost_tracking_total{category=\"none\",state=\"delivered\"} 1.0")
