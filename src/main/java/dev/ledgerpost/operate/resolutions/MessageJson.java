@@ -1,5 +1,6 @@
 package dev.ledgerpost.operate.resolutions;
 
+import dev.ledgerpost.operate.tracking.TrackingMessages;
 import dev.ledgerpost.operate.reconcile.ProposalJson;
 
 import dev.ledgerpost.ledger.LedgerMessages;
@@ -44,11 +45,29 @@ public final class MessageJson {
         .put("metadata", new JsonObject(new java.util.LinkedHashMap<>(s.tags().metadata())));
   }
 
-  /** The ledger's detail of a message with the reconcile part's proposals for it (newest first). */
-  public static JsonObject detail(MessageDetail d, List<ProposalView> proposalList) {
+  /**
+   * The ledger's detail of a message with the reconcile part's proposals for it (newest first) and, per recipient, its
+   * tracking facts in the order recorded (docs/design.md §8.13): what happened after the smarthost, beside its status.
+   */
+  public static JsonObject detail(MessageDetail d, List<ProposalView> proposalList, List<TrackingMessages.FactView> facts) {
     JsonArray recipients = new JsonArray();
-    for (RecipientView r : d.recipients()) {
+    for (int i = 0; i < d.recipients().size(); i++) {
+      RecipientView r = d.recipients().get(i);
+      int idx = i;
+      JsonArray delivery = new JsonArray();
+      facts.stream().filter(f -> f.position() == idx).forEach(f -> delivery.add(new JsonObject()
+          .put("state", f.state())
+          .put("at", f.at().toString())
+          .put("remoteHost", f.remoteHost())
+          .put("dsn", f.dsn())
+          .put("reply", f.reply())
+          .put("category", f.category())
+          .put("rule", f.rule())
+          .put("source", f.source())
+          .put("queueId", f.queueId())
+          .put("evidence", f.evidence())));
       recipients.add(new JsonObject()
+          .put("delivery", delivery)
           .put("address", r.address())
           .put("status", r.status().name())
           .put("rcptReply", r.rcptReply())

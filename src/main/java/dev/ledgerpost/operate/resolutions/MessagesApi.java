@@ -6,6 +6,7 @@ import dev.ledgerpost.ledger.LedgerMessages.ListQuery;
 import dev.ledgerpost.ledger.LedgerMessages.MessageDetail;
 import dev.ledgerpost.ledger.LedgerMessages.MessagePage;
 import dev.ledgerpost.ledger.MessageStatus;
+import dev.ledgerpost.operate.tracking.TrackingMessages;
 import dev.ledgerpost.operate.reconcile.ReconcileMessages;
 import dev.ledgerpost.operate.reconcile.ReconcileMessages.ProposalView;
 import dev.ledgerpost.platform.bus.Bus;
@@ -56,7 +57,14 @@ public record MessagesApi(Bus bus) {
   private void detail(RoutingContext ctx) {
     UUID id = UUID.fromString(Input.of(ctx).path("id"));
     Future<MessageDetail> detail = bus.request(LedgerMessages.GET, new Get(id), MessageDetail.class);
-    Problem.answer(ctx, detail.compose(d -> proposals(bus, id).map(p -> MessageJson.detail(d, p))), json -> json);
+    Problem.answer(ctx, detail.compose(d -> proposals(bus, id).compose(p -> facts(bus, id).map(f -> MessageJson.detail(d, p, f)))),
+        json -> json);
+  }
+
+  /** What happened to the message's recipients after the smarthost, in the order recorded (docs/design.md §8.13). */
+  public static Future<List<TrackingMessages.FactView>> facts(Bus bus, UUID id) {
+    return bus.request(TrackingMessages.OF_MESSAGE, new TrackingMessages.OfMessage(id), TrackingMessages.Facts.class)
+        .map(TrackingMessages.Facts::items);
   }
 
   /** The reconcile proposals of one message, newest first (docs/design.md §8.4). */

@@ -9,8 +9,9 @@ import java.nio.file.Path;
 
 /**
  * Downstream tracking (docs/design.md §8.13): reads the bounce classification rules before anything takes mail (a bad
- * {@code tracking.rulesFile} is a configuration error, one line a bad rule, exit status 2), and where
- * {@code tracking.postfixLog} names a file, deploys its follower ({@link TrackingVerticle}).
+ * {@code tracking.rulesFile} is a configuration error, one line a bad rule, exit status 2), and deploys
+ * {@link TrackingVerticle}: the facts' reads and retention, and where {@code tracking.postfixLog} names a file, its
+ * follower.
  */
 public final class TrackingPart implements Part {
   private Classifier classifier;
@@ -29,10 +30,8 @@ public final class TrackingPart implements Part {
   @Override
   public Future<Void> start(Assembly a) {
     GatewayConfig.Tracking config = a.config().tracking();
-    if (config.postfixLog().isEmpty()) {
-      return Future.succeededFuture();
-    }
-    return a.deploy(new TrackingVerticle(Path.of(config.postfixLog()), config.pollInterval(), a.config().ledger().retention(),
+    Path log = config.postfixLog().isEmpty() ? null : Path.of(config.postfixLog());
+    return a.deploy(new TrackingVerticle(log, config.pollInterval(), a.config().ledger().retention(),
         a.get(Database.class), classifier, a.nodeId(), a.clock()));
   }
 }

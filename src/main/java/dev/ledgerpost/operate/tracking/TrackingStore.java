@@ -78,6 +78,10 @@ final class TrackingStore {
           FROM f JOIN recipients r ON r.message_id = f.message_id AND r.idx = f.idx
          WHERE f.state <> 'queued')
       SELECT state, category FROM f""";
+  private static final String OF_MESSAGE = """
+      SELECT f.idx, (SELECT count(*) FROM recipients r WHERE r.message_id = f.message_id AND r.idx < f.idx) AS position,
+             f.state, f.at, f.remote_host, f.dsn, f.reply, f.category, f.rule, f.source, f.evidence, f.queue_id
+        FROM delivery_facts f WHERE f.message_id = $1 ORDER BY f.id""";
   private static final String POSITION = "SELECT file_key, position FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
   private static final String SAVE = """
       INSERT INTO tracking_log_positions (node_id, path, file_key, position) VALUES ($1, $2, $3, $4)
@@ -101,6 +105,17 @@ final class TrackingStore {
   TrackingStore(Database db) {
     this.pool = db.pool();
     this.policy = db.policy();
+  }
+
+  /** Every fact of one message, in the order they were recorded (the message detail shows them per recipient). */
+  Future<TrackingMessages.Facts> ofMessage(UUID id) {
+    return pool.preparedQuery(OF_MESSAGE).execute(Tuple.of(id)).map(rows -> {
+      List<TrackingMessages.FactView> out = new ArrayList<>();
+      rows.forEach(r -> out.add(new TrackingMessages.FactView(r.getInteger("idx"), r.getLong("position").intValue(), r.getString("state"),
+          r.getOffsetDateTime("at").toInstant(), r.getString("remote_host"), r.getString("dsn"), r.getString("reply"),
+          r.getString("category"), r.getString("rule"), r.getString("source"), r.getString("evidence"), r.getString("queue_id"))));
+      return new TrackingMessages.Facts(List.copyOf(out));
+    });
   }
 
   Future<LogFollower.Position> position(String node, String path) {

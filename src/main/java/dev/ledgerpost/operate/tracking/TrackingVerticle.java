@@ -1,6 +1,7 @@
 package dev.ledgerpost.operate.tracking;
 
 import dev.ledgerpost.operate.reconcile.PostfixLog;
+import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.db.LedgerIds;
 import io.vertx.core.Future;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * ({@link PostfixLog}), and records the delivery lines of queue ids that are our rows' as facts, with the position
  * after them, in one transaction ({@link TrackingStore}). Lines of queue ids we never relayed are ignored. A pass never
  * overlaps another; a pass that failed reads its lines again from the last saved position (the facts' unique key makes
- * that harmless). Every node with the setting follows its own file.
+ * that harmless). Every node with the setting follows its own file. Without it the verticle only serves the facts
+ * recorded ({@link TrackingMessages#OF_MESSAGE}) and their retention.
  */
 final class TrackingVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(TrackingVerticle.class);
@@ -77,11 +79,15 @@ final class TrackingVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = new TrackingStore(db);
+    Bus.of(vertx).serve(TrackingMessages.OF_MESSAGE, TrackingMessages.OfMessage.class, q -> store.ofMessage(q.messageId()));
+    pruneTimer = vertx.setPeriodic(PRUNE_INTERVAL.toMillis(), t -> prune());
+    if (path == null) {
+      return Future.succeededFuture(); // no log to follow: the facts recorded before are still served and retained
+    }
     return store.position(node, path.toString()).onSuccess(p -> {
       saved = p;
       follower = new LogFollower(path, p);
       timer = vertx.setPeriodic(interval.toMillis(), t -> pass());
-      pruneTimer = vertx.setPeriodic(PRUNE_INTERVAL.toMillis(), t -> prune());
     });
   }
 
@@ -90,6 +96,9 @@ final class TrackingVerticle extends VerticleBase {
     vertx.cancelTimer(timer);
     vertx.cancelTimer(pruneTimer);
     LogFollower f = follower;
+    if (f == null) {
+      return Future.succeededFuture();
+    }
     return vertx.executeBlocking(() -> {
       f.close();
       return null;

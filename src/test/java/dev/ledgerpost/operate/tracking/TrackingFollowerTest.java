@@ -152,6 +152,23 @@ class TrackingFollowerTest {
     Poll.until(WAIT, "the events published", () -> LedgerRows.count(url,
         "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%' AND pub_seq IS NOT NULL") == 7);
 
+    // The detail shows each recipient's facts, in the order recorded, beside a status tracking never changed.
+    var detail = gateway.get("/api/v1/messages/" + id);
+    assertThat(detail.statusCode()).as(detail.body()).isEqualTo(200);
+    io.vertx.core.json.JsonArray recipients = new io.vertx.core.json.JsonObject(detail.body()).getJsonArray("recipients");
+    assertThat(recipients.getJsonObject(0).getString("status")).isEqualTo("ACCEPTED");
+    assertThat(recipients.getJsonObject(0).getJsonArray("delivery").stream()
+        .map(f -> ((io.vertx.core.json.JsonObject) f).getString("state") + "/" + ((io.vertx.core.json.JsonObject) f).getString("category")))
+        .containsExactly("deferred/connection", "delivered/null", "deferred/mailbox_full", "deferred/policy");
+    io.vertx.core.json.JsonObject bounced = recipients.getJsonObject(1).getJsonArray("delivery").getJsonObject(0);
+    assertThat(bounced.getString("state")).isEqualTo("bounced");
+    assertThat(bounced.getString("dsn")).isEqualTo("5.1.1");
+    assertThat(bounced.getString("remoteHost")).isEqualTo("mx.example.org[192.0.2.2]:25");
+    assertThat(bounced.getString("rule")).isEqualTo("invalid-codes");
+    assertThat(bounced.getString("queueId")).isEqualTo(queueId);
+    assertThat(bounced.getString("evidence")).as("the line, its control character a space").isEqualTo(bounce.strip().replace('\u0007', ' '));
+    assertThat(recipients.getJsonObject(1).getJsonArray("delivery")).hasSize(3);
+
     String metrics = gateway.get("/metrics", null).body();
     assertThat(metrics).contains("ledgerpost_tracking_total{category=\"invalid_recipient\",state=\"bounced\"} 1.0")
         .contains("ledgerpost_tracking_total{category=\"none\",state=\"delivered\"} 1.0")

@@ -51,7 +51,7 @@ class AddressOwnersTest {
         Map.entry("idempotency", Set.of("IdempotencyVerticle")),
         Map.entry("resolutions", Set.of("ResolutionsVerticle")),
         Map.entry("erasure", Set.of("ErasureVerticle")),
-        Map.entry("suppression", Set.of("SuppressionVerticle")), Map.entry("capture", Set.of("CaptureVerticle")),
+        Map.entry("suppression", Set.of("SuppressionVerticle")), Map.entry("tracking", Set.of("TrackingVerticle")), Map.entry("capture", Set.of("CaptureVerticle")),
         Map.entry("stats", Set.of("StatsVerticle")),
         Map.entry("chaos", Set.of("ChaosVerticle")),
         Map.entry("outbox", Set.of("OutboxVerticle")),
