@@ -47,6 +47,10 @@ public final class Ledger {
          AND (#{tag}::text IS NULL OR m.tags @> ARRAY[#{tag}::text])
          AND (#{recipient}::text IS NULL
               OR EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND lower(r.address) = lower(#{recipient})))
+         AND ((#{delivery}::text IS NULL AND #{category}::text IS NULL)
+              OR EXISTS (SELECT 1 FROM delivery_facts f WHERE f.message_id = m.id
+                            AND (#{delivery}::text IS NULL OR f.state = #{delivery})
+                            AND (#{category}::text IS NULL OR f.category = #{category})))
          AND (#{cursorId}::uuid IS NULL OR m.id < #{cursorId}::uuid)
        ORDER BY m.id DESC
        LIMIT #{limit}""";
@@ -58,7 +62,9 @@ public final class Ledger {
    * is received), so the scan starts there. A recipient is looked up per row by the recipients' primary
    * key (no index on addresses on the hot table): give a time range with it on a long ledger. A tag ({@code tags @>
    * ARRAY[tag]}) may be served by the partial GIN index messages_tags_idx (docs/data-model.md §5.17): the planner takes
-   * it for a rare tag, and the primary key, newest first, for a common one (its array statistics tell which).
+   * it for a rare tag, and the primary key, newest first, for a common one (its array statistics tell which). A
+   * tracking filter ({@code delivery}, {@code category}: docs/design.md §8.13) is looked up per row through the facts'
+   * unique index, which begins with the message id: give a time range with it on a long ledger, as with a recipient.
    */
   private static final String LIST = "SELECT " + SUMMARY_COLUMNS + """
 
@@ -128,6 +134,8 @@ public final class Ledger {
     // A minute on: for an id issued in the millisecond of `until`, and for a wall clock stepped back between an id and its open.
     p.put("untilId", q.until() == null ? null : LedgerIds.lowest(q.until().toInstant().plus(java.time.Duration.ofMinutes(1))));
     p.put("recipient", q.recipient());
+    p.put("delivery", q.delivery());
+    p.put("category", q.category());
     p.put("limit", q.limit() + 1);
     Cursor cursor = Cursor.decode(q.cursor());
     p.put("cursorId", cursor == null ? null : cursor.id());

@@ -172,8 +172,17 @@ public final class LedgerMessages {
    * its own, so {@code since} should bound it.
    */
   /** {@code tag}: only messages carrying it (docs/data-model.md §5.17), null for any. */
+  /**
+   * {@code delivery} and {@code category}: only messages with a tracking fact of that state and/or bounce category
+   * (docs/design.md §8.13); null: any.
+   */
   public record ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
-      int limit, String cursor, String messageId, String tag) {
+      int limit, String cursor, String messageId, String tag, String delivery, String category) {
+    public ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
+        int limit, String cursor, String messageId, String tag) {
+      this(status, sender, recipient, since, until, limit, cursor, messageId, tag, null, null);
+    }
+
     public ListQuery(MessageStatus status, String sender, String recipient, OffsetDateTime since, OffsetDateTime until,
         int limit, String cursor, String messageId) {
       this(status, sender, recipient, since, until, limit, cursor, messageId, null);

@@ -50,7 +50,7 @@ public record MessagesApi(Bus bus) {
     ListQuery query = new ListQuery(status == null ? null : MessageStatus.valueOf(status),
         sender == null || sender.isEmpty() ? null : sender, recipient == null || recipient.isEmpty() ? null : recipient, since,
         until, in.number("limit").intValue(), in.string("cursor"), messageId == null || messageId.isEmpty() ? null : messageId,
-        tag == null || tag.isEmpty() ? null : tag);
+        tag == null || tag.isEmpty() ? null : tag, in.string("delivery"), in.string("category"));
     Problem.answer(ctx, bus.request(LedgerMessages.LIST, query, MessagePage.class), MessageJson::page);
   }
 

@@ -80,6 +80,14 @@ class TrackingFollowerTest {
     return out;
   }
 
+  private List<String> listed(String query) throws Exception {
+    var r = gateway.get("/api/v1/messages" + query);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    List<String> ids = new ArrayList<>();
+    new io.vertx.core.json.JsonObject(r.body()).getJsonArray("items").forEach(m -> ids.add(((io.vertx.core.json.JsonObject) m).getString("id")));
+    return ids;
+  }
+
   @Test
   void deliveryLinesOfOurQueueIdsBecomeFactsAcrossRotationsAndOnlyOnce() throws Exception {
     String queueId;
@@ -168,6 +176,19 @@ class TrackingFollowerTest {
     assertThat(bounced.getString("queueId")).isEqualTo(queueId);
     assertThat(bounced.getString("evidence")).as("the line, its control character a space").isEqualTo(bounce.strip().replace('\u0007', ' '));
     assertThat(recipients.getJsonObject(1).getJsonArray("delivery")).hasSize(3);
+
+    // The list's tracking filters: a second message, relayed but without news, is in neither.
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      assertThat(c.sendMail("sender@example.com", List.of("c@example.net"), "Subject: t2\r\n\r\nbody")).startsWith("250");
+    }
+    assertThat(listed("")).hasSize(2);
+    assertThat(listed("?delivery=bounced")).containsExactly(id.toString());
+    assertThat(listed("?delivery=bounced&category=invalid_recipient")).containsExactly(id.toString());
+    assertThat(listed("?category=mailbox_full")).containsExactly(id.toString());
+    assertThat(listed("?delivery=delivered&category=dns")).isEmpty();
+    assertThat(listed("?delivery=queued")).isEmpty();
+    assertThat(gateway.get("/api/v1/messages?delivery=lost").statusCode()).isEqualTo(400);
 
     String metrics = gateway.get("/metrics", null).body();
     assertThat(metrics).contains("ledgerpost_tracking_total{category=\"invalid_recipient\",state=\"bounced\"} 1.0")
