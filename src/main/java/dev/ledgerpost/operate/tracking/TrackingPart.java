@@ -2,6 +2,7 @@ package dev.ledgerpost.operate.tracking;
 
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
@@ -15,6 +16,7 @@ import java.nio.file.Path;
  */
 public final class TrackingPart implements Part {
   private Classifier classifier;
+  private TrackingVerticle verticle;
 
   @Override
   public String name() {
@@ -27,11 +29,21 @@ public final class TrackingPart implements Part {
     a.provide(Classifier.class, classifier);
   }
 
+  /** Where a log is followed: the age of the oldest relayed row without news (docs/design.md §8.13). */
+  @Override
+  public void gauges(GatewayMetrics metrics) {
+    if (verticle != null && verticle.follows()) {
+      metrics.gauge("ledgerpost.tracking.oldest.without.news.age.seconds",
+          "Age of the oldest relayed (SENT) ledger entry without any tracking fact", verticle::oldestWithoutNewsSeconds);
+    }
+  }
+
   @Override
   public Future<Void> start(Assembly a) {
     GatewayConfig.Tracking config = a.config().tracking();
     Path log = config.postfixLog().isEmpty() ? null : Path.of(config.postfixLog());
-    return a.deploy(new TrackingVerticle(log, config.pollInterval(), a.config().ledger().retention(),
-        a.get(Database.class), classifier, a.nodeId(), a.clock()));
+    verticle = new TrackingVerticle(log, config.pollInterval(), a.config().ledger().retention(), a.get(Database.class),
+        classifier, a.nodeId(), a.clock());
+    return a.deploy(verticle);
   }
 }

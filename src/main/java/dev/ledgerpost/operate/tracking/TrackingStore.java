@@ -1,6 +1,7 @@
 package dev.ledgerpost.operate.tracking;
 
 import dev.ledgerpost.platform.db.Database;
+import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.platform.db.TransactionPolicy;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -82,6 +83,13 @@ final class TrackingStore {
       SELECT f.idx, (SELECT count(*) FROM recipients r WHERE r.message_id = f.message_id AND r.idx < f.idx) AS position,
              f.state, f.at, f.remote_host, f.dsn, f.reply, f.category, f.rule, f.source, f.evidence, f.queue_id
         FROM delivery_facts f WHERE f.message_id = $1 ORDER BY f.id""";
+  private static final String LAST_FACT = "SELECT message_id FROM delivery_facts ORDER BY id DESC LIMIT 1";
+  /** The first relayed row from {@code $1} on with no fact at all: stops at it (the primary key, oldest first). */
+  private static final String OLDEST_WITHOUT_NEWS = """
+      SELECT m.received_at FROM messages m
+       WHERE m.id >= $1 AND m.status = 'SENT'
+         AND NOT EXISTS (SELECT 1 FROM delivery_facts f WHERE f.message_id = m.id)
+       ORDER BY m.id LIMIT 1""";
   private static final String POSITION = "SELECT file_key, position FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
   private static final String SAVE = """
       INSERT INTO tracking_log_positions (node_id, path, file_key, position) VALUES ($1, $2, $3, $4)
@@ -258,6 +266,23 @@ final class TrackingStore {
       t.addValue(col);
     }
     return t;
+  }
+
+  /**
+   * When the oldest relayed row without any fact was received, or null when there is none. Read from a minute before
+   * the row of the newest fact (the rows before it have had their news: a few in flight when the smarthost's log is
+   * followed, all of them since when it stopped being readable), or from {@code horizon} when there is no fact yet: a
+   * few rows' reads however long the ledger.
+   */
+  Future<Instant> oldestWithoutNews(Instant horizon) {
+    return pool.query(LAST_FACT).execute().compose(last -> {
+      Instant from = horizon;
+      if (last.size() > 0) {
+        Instant newest = LedgerIds.instant(last.iterator().next().getUUID("message_id")).minus(java.time.Duration.ofMinutes(1));
+        from = newest;
+      }
+      return pool.preparedQuery(OLDEST_WITHOUT_NEWS).execute(Tuple.of(LedgerIds.lowest(from)));
+    }).map(rows -> rows.size() == 0 ? null : rows.iterator().next().getOffsetDateTime("received_at").toInstant());
   }
 
   /** Deletes up to {@code limit} facts and as many mappings of message ids below {@code cutoff}; answers the facts deleted. */

@@ -40,6 +40,10 @@ final class TrackingVerticle extends VerticleBase {
   private static final int MAX_FIRST_SEEN = 100_000;
   private static final Duration PRUNE_INTERVAL = Duration.ofHours(1);
   private static final int PRUNE_BATCH = 10_000;
+  /** The age of the oldest row without news is read every this many polls. */
+  static final int NEWS_EVERY = 10;
+  /** With no fact yet, rows are looked at back to this long ago: the gauge is at most this. */
+  static final Duration NEWS_HORIZON = Duration.ofHours(1);
 
   private final Path path;
   private final Duration interval;
@@ -65,6 +69,10 @@ final class TrackingVerticle extends VerticleBase {
   private boolean failing;
   private long timer = -1;
   private long pruneTimer = -1;
+  private long newsTimer = -1;
+  /** When the oldest relayed row without news was received (null: none), as last read; the gauge reads it. */
+  private volatile Instant oldestWithoutNews;
+  private boolean readingNews;
 
   TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock) {
     this.path = path;
@@ -88,6 +96,7 @@ final class TrackingVerticle extends VerticleBase {
       saved = p;
       follower = new LogFollower(path, p);
       timer = vertx.setPeriodic(interval.toMillis(), t -> pass());
+      newsTimer = vertx.setPeriodic(interval.multipliedBy(NEWS_EVERY).toMillis(), t -> readNews());
     });
   }
 
@@ -95,6 +104,7 @@ final class TrackingVerticle extends VerticleBase {
   public Future<?> stop() {
     vertx.cancelTimer(timer);
     vertx.cancelTimer(pruneTimer);
+    vertx.cancelTimer(newsTimer);
     LogFollower f = follower;
     if (f == null) {
       return Future.succeededFuture();
@@ -103,6 +113,11 @@ final class TrackingVerticle extends VerticleBase {
       f.close();
       return null;
     });
+  }
+
+  /** Whether this node follows a log. */
+  boolean follows() {
+    return path != null;
   }
 
   /** One read and its facts; never overlaps itself. Answers once the batch is recorded (or failed). */
@@ -184,6 +199,25 @@ final class TrackingVerticle extends VerticleBase {
       }
       return null;
     });
+  }
+
+  /**
+   * The age in seconds of the oldest relayed row (SENT) without any fact, 0 when there is none: a smarthost whose log
+   * stopped being readable, or stopped saying anything of ours, shows as a growing age.
+   */
+  double oldestWithoutNewsSeconds() {
+    Instant t = oldestWithoutNews;
+    return t == null ? 0 : Math.max(0, Duration.between(t, clock.instant()).toMillis() / 1000.0);
+  }
+
+  private void readNews() {
+    if (readingNews) {
+      return;
+    }
+    readingNews = true;
+    store.oldestWithoutNews(clock.instant().minus(NEWS_HORIZON)).onSuccess(t -> oldestWithoutNews = t)
+        .onFailure(e -> LOG.debug("tracking: the oldest row without news not read: {}", e.getMessage()))
+        .onComplete(ar -> readingNews = false);
   }
 
   /** Retention (docs/data-model.md §5.24): facts of rows past ledger.retention, a bounded batch a pass. */

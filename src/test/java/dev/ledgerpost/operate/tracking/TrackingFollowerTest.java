@@ -80,6 +80,16 @@ class TrackingFollowerTest {
     return out;
   }
 
+  /** The gauge of the oldest relayed row without news, as scraped. */
+  private double newsAge() throws Exception {
+    for (String l : gateway.get("/metrics", null).body().split("\n")) {
+      if (l.startsWith("ledgerpost_tracking_oldest_without_news_age_seconds ")) {
+        return Double.parseDouble(l.substring(l.indexOf(' ') + 1));
+      }
+    }
+    throw new AssertionError("no ledgerpost_tracking_oldest_without_news_age_seconds");
+  }
+
   private List<String> listed(String query) throws Exception {
     var r = gateway.get("/api/v1/messages" + query);
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
@@ -177,6 +187,9 @@ class TrackingFollowerTest {
     assertThat(bounced.getString("evidence")).as("the line, its control character a space").isEqualTo(bounce.strip().replace('\u0007', ' '));
     assertThat(recipients.getJsonObject(1).getJsonArray("delivery")).hasSize(3);
 
+    // Every relayed row has had news: the age of the oldest without is 0; the second one's grows until it has some.
+    Poll.until(WAIT, "no row without news", () -> newsAge() == 0);
+
     // The list's tracking filters: a second message, relayed but without news, is in neither.
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();
@@ -189,6 +202,8 @@ class TrackingFollowerTest {
     assertThat(listed("?delivery=delivered&category=dns")).isEmpty();
     assertThat(listed("?delivery=queued")).isEmpty();
     assertThat(gateway.get("/api/v1/messages?delivery=lost").statusCode()).isEqualTo(400);
+    Poll.until(WAIT, "the second row without news", () -> newsAge() > 0);
+    assertThat(newsAge()).isLessThan(600);
 
     String metrics = gateway.get("/metrics", null).body();
     assertThat(metrics).contains("ledgerpost_tracking_total{category=\"invalid_recipient\",state=\"bounced\"} 1.0")
