@@ -33,8 +33,6 @@ final class TrackingStore {
    * DATA (for the send API, before MAIL), and qmgr logs the queue id once the body is in, so the id is older by up to
    * the body's transfer; after it by the two clocks' difference at most.
    */
-  static final String BEFORE = "3 minutes";
-  static final String AFTER = "1 minute";
 
   /**
    * Postfix keeps a message at most 5 days (maximal_queue_lifetime) and may reuse a short queue id after that: a
@@ -43,17 +41,22 @@ final class TrackingStore {
   static final java.time.Duration QUEUE_LIFETIME = java.time.Duration.ofDays(6);
   private static final String MAPPED =
       "SELECT queue_id, message_id, seen_at FROM tracking_queue_ids WHERE queue_id = ANY($1) AND seen_at > $2";
-  /** Queue ids are letters and digits only (the parser's grammar), so one is never a pattern of its own. */
+  /**
+   * One range scan of the rows issued around the batch's sightings (the primary key, from 3 minutes before the first to
+   * a minute after the last), each row's queue id read from its reply and joined to the queue ids asked for: a batch
+   * costs one scan of those minutes whatever number of queue ids it asks about, ours or not.
+   */
   private static final String MAP = """
       INSERT INTO tracking_queue_ids (queue_id, message_id, seen_at)
       SELECT DISTINCT ON (q.queue_id) q.queue_id, m.id, q.seen_at
-        FROM unnest($1::text[], $2::timestamptz[]) AS q(queue_id, seen_at)
-        JOIN messages m ON m.id >= ledger_id_lowest(q.seen_at - interval '%s')
-                       AND m.id < ledger_id_lowest(q.seen_at + interval '%s')
-                       AND m.downstream_reply ~ ('queued as ' || q.queue_id || '([^0-9A-Za-z]|$)')
+        FROM (SELECT id, substring(downstream_reply from 'queued as ([0-9A-Za-z]+)') AS queue_id
+                FROM messages WHERE id >= $3 AND id < $4 AND downstream_reply IS NOT NULL) m
+        JOIN unnest($1::text[], $2::timestamptz[]) AS q(queue_id, seen_at) ON q.queue_id = m.queue_id
        ORDER BY q.queue_id, m.id DESC
       ON CONFLICT DO NOTHING
-      RETURNING queue_id, message_id, seen_at""".formatted(BEFORE, AFTER);
+      RETURNING queue_id, message_id, seen_at""";
+  static final java.time.Duration BEFORE = java.time.Duration.ofMinutes(3);
+  static final java.time.Duration AFTER = java.time.Duration.ofMinutes(1);
   private static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
   /**
    * The facts and, in the same statement, each new one's event (docs/design.md §6.1: an event commits with the fact it
@@ -193,7 +196,10 @@ final class TrackingStore {
       return Future.succeededFuture();
     }
     OffsetDateTime[] times = first.values().stream().map(t -> t.atOffset(ZoneOffset.UTC)).toArray(OffsetDateTime[]::new);
-    return c.preparedQuery(MAP).execute(Tuple.tuple().addValue(first.keySet().toArray(new String[0])).addValue(times))
+    Instant lo = first.values().stream().min(Instant::compareTo).orElseThrow().minus(BEFORE);
+    Instant hi = first.values().stream().max(Instant::compareTo).orElseThrow().plus(AFTER);
+    return c.preparedQuery(MAP).execute(Tuple.tuple().addValue(first.keySet().toArray(new String[0])).addValue(times)
+            .addValue(LedgerIds.lowest(lo)).addValue(LedgerIds.lowest(hi)))
         .onSuccess(rows -> rows.forEach(r -> add(mapped, r))).mapEmpty();
   }
 

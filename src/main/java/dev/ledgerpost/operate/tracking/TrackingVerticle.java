@@ -36,6 +36,7 @@ final class TrackingVerticle extends VerticleBase {
    */
   static final Duration UNMATCHED_GRACE = Duration.ofSeconds(60);
   private static final int MAX_UNMATCHED = 10_000;
+  static final Duration RETRY_INTERVAL = Duration.ofSeconds(2);
   /** Queue ids whose first line was seen, and when: a delivery days later still finds its row by that time. */
   private static final int MAX_FIRST_SEEN = 100_000;
   private static final Duration PRUNE_INTERVAL = Duration.ofHours(1);
@@ -73,6 +74,7 @@ final class TrackingVerticle extends VerticleBase {
   /** When the oldest relayed row without news was received (null: none), as last read; the gauge reads it. */
   private volatile Instant oldestWithoutNews;
   private boolean readingNews;
+  private Instant lastRetry;
 
   TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock) {
     this.path = path;
@@ -171,8 +173,13 @@ final class TrackingVerticle extends VerticleBase {
     }
     List<TrackingStore.Sighting> sightings = new ArrayList<>();
     seen.forEach((q, at) -> sightings.add(new TrackingStore.Sighting(q, at)));
+    Instant now = clock.instant();
+    // The lines not matched yet are tried again every RETRY_INTERVAL, not every poll: each try is a scan of minutes of rows.
+    boolean retry = lastRetry == null || Duration.between(lastRetry, now).compareTo(RETRY_INTERVAL) >= 0;
+    List<Map.Entry<Fact, Instant>> retried = retry ? unmatched : List.of();
+    List<Map.Entry<Fact, Instant>> carried = retry ? List.of() : unmatched;
     List<Fact> all = new ArrayList<>(facts);
-    unmatched.forEach(e -> all.add(e.getKey()));
+    retried.forEach(e -> all.add(e.getKey()));
     if (all.isEmpty() && sightings.isEmpty() && (chunk.position() == null || chunk.position().equals(saved))) {
       return Future.succeededFuture();
     }
@@ -180,10 +187,12 @@ final class TrackingVerticle extends VerticleBase {
     return store.record(node, path.toString(), sightings, all, chunk.position()).map(r -> {
       saved = chunk.position() == null ? saved : chunk.position();
       firstSeen.putAll(seen);
-      Instant now = clock.instant();
+      if (retry) {
+        lastRetry = now;
+      }
       Map<Fact, Instant> triedAt = new LinkedHashMap<>();
-      unmatched.forEach(e -> triedAt.put(e.getKey(), e.getValue()));
-      List<Map.Entry<Fact, Instant>> still = new ArrayList<>();
+      retried.forEach(e -> triedAt.put(e.getKey(), e.getValue()));
+      List<Map.Entry<Fact, Instant>> still = new ArrayList<>(carried);
       for (Fact f : r.unmatched()) {
         Instant first = triedAt.getOrDefault(f, now);
         if (Duration.between(first, now).compareTo(UNMATCHED_GRACE) < 0 && still.size() < MAX_UNMATCHED) {
