@@ -18,7 +18,8 @@ import java.util.List;
  * postlog} rotation) is read to its end through the handle still open, then the new file at the path from its start;
  * a file cut short in place (logrotate's {@code copytruncate}) is read again from its start. A line still being written
  * (no newline yet) waits for the next poll. The position names the file by its device and inode, so that a restart
- * resumes where the last run stopped only in the same file.
+ * resumes where the last run stopped only in the same file; renamed meanwhile, that file is found among the path's
+ * uncompressed rotated siblings and its end read first.
  *
  * <p>Blocking: called on a worker, one poll at a time. Not thread-safe.
  */
@@ -78,6 +79,9 @@ final class LogFollower implements AutoCloseable {
     if (key == null) {
       return false;
     }
+    if (resume != null && !resume.fileKey().equals(key) && openRotated()) {
+      return true; // the file of the last run, renamed while we were away: its end first, then the new one
+    }
     try {
       channel = FileChannel.open(path, StandardOpenOption.READ);
     } catch (NoSuchFileException e) {
@@ -87,6 +91,41 @@ final class LogFollower implements AutoCloseable {
     offset = resume != null && resume.fileKey().equals(key) && resume.offset() <= channel.size() ? resume.offset() : 0;
     resume = null;
     return true;
+  }
+
+  /**
+   * The file the last run was reading, found among the path's rotated siblings ({@code mail.log.1}, {@code
+   * mail.log-20261204}; not compressed ones) by its device and inode, opened at the recorded offset.
+   */
+  private boolean openRotated() throws IOException {
+    Path dir = path.toAbsolutePath().getParent();
+    String name = path.getFileName().toString();
+    if (dir == null) {
+      return false;
+    }
+    List<Path> siblings;
+    try (var list = Files.list(dir)) {
+      siblings = list.filter(p -> {
+        String n = p.getFileName().toString();
+        return (n.startsWith(name + ".") || n.startsWith(name + "-")) && !n.matches(".*\\.(gz|xz|bz2|zst|lz4)$");
+      }).toList();
+    }
+    for (Path p : siblings) {
+      Object key;
+      try {
+        key = Files.readAttributes(p, BasicFileAttributes.class).fileKey();
+      } catch (IOException e) {
+        continue;
+      }
+      if (key != null && key.toString().equals(resume.fileKey()) && Files.size(p) >= resume.offset()) {
+        channel = FileChannel.open(p, StandardOpenOption.READ);
+        fileKey = resume.fileKey();
+        offset = resume.offset();
+        resume = null;
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The device and inode of the file at the path now, or null when there is none. */

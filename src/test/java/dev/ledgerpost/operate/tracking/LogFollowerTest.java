@@ -67,7 +67,12 @@ class LogFollowerTest {
     Files.move(log, dir.resolve("mail.log.1"));
     append(log, "d\n");
     try (LogFollower f = new LogFollower(log, at)) {
-      assertThat(f.poll().lines()).as("another file: from its start").containsExactly("d");
+      assertThat(f.poll().lines()).as("the last run's file, rotated meanwhile: its end first").containsExactly("c");
+      assertThat(f.poll().lines()).as("then the new file from its start").containsExactly("d");
+    }
+    Files.delete(dir.resolve("mail.log.1"));
+    try (LogFollower f = new LogFollower(log, at)) {
+      assertThat(f.poll().lines()).as("that file gone: the new one from its start").containsExactly("d");
     }
     try (LogFollower f = new LogFollower(log, new LogFollower.Position(at.fileKey(), 1 << 20))) {
       assertThat(f.poll().lines()).as("a position past the end is no position").containsExactly("d");
