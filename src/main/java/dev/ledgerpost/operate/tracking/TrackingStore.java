@@ -291,6 +291,15 @@ final class TrackingStore {
     }).map(rows -> rows.size() == 0 ? null : rows.iterator().next().getOffsetDateTime("received_at").toInstant());
   }
 
+  /**
+   * {@link #prune} one batch after another while a batch comes back full, at most {@code batches} of them; answers the
+   * facts deleted.
+   */
+  Future<Long> pruneAll(UUID cutoff, int limit, int batches) {
+    return prune(cutoff, limit).compose(n -> n < limit || batches <= 1 ? Future.succeededFuture((long) n)
+        : pruneAll(cutoff, limit, batches - 1).map(rest -> n + rest));
+  }
+
   /** Deletes up to {@code limit} facts and as many mappings of message ids below {@code cutoff}; answers the facts deleted. */
   Future<Integer> prune(UUID cutoff, int limit) {
     return pool.preparedQuery(PRUNE_FACTS).execute(Tuple.of(cutoff, limit))

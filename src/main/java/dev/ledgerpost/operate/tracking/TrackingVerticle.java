@@ -41,6 +41,7 @@ final class TrackingVerticle extends VerticleBase {
   private static final int MAX_FIRST_SEEN = 100_000;
   private static final Duration PRUNE_INTERVAL = Duration.ofHours(1);
   private static final int PRUNE_BATCH = 10_000;
+  private static final int PRUNE_BATCHES = 1_000;
   /** The age of the oldest row without news is read every this many polls. */
   static final int NEWS_EVERY = 10;
   /** With no fact yet, rows are looked at back to this long ago: the gauge is at most this. */
@@ -75,6 +76,7 @@ final class TrackingVerticle extends VerticleBase {
   private volatile Instant oldestWithoutNews;
   private boolean readingNews;
   private Instant lastRetry;
+  private boolean pruning;
 
   TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock) {
     this.path = path;
@@ -229,9 +231,19 @@ final class TrackingVerticle extends VerticleBase {
         .onComplete(ar -> readingNews = false);
   }
 
-  /** Retention (docs/data-model.md §5.24): facts of rows past ledger.retention, a bounded batch a pass. */
+  /**
+   * Retention (docs/data-model.md §5.24): facts of rows past ledger.retention, in bounded batches, one after another
+   * while a batch comes back full (an hour of a busy ledger's facts is millions), at most {@link #PRUNE_BATCHES} a pass.
+   */
   private void prune() {
-    store.prune(LedgerIds.lowest(clock.instant().minus(retention)), PRUNE_BATCH)
-        .onFailure(e -> LOG.warn("tracking: facts past ledger.retention not deleted this time: {}", e.getMessage()));
+    if (pruning) {
+      return;
+    }
+    pruning = true;
+    store.pruneAll(LedgerIds.lowest(clock.instant().minus(retention)), PRUNE_BATCH, PRUNE_BATCHES)
+        .onFailure(e -> LOG.warn("tracking: facts past ledger.retention not deleted this time: {}", e.getMessage()))
+        .onComplete(ar -> pruning = false);
   }
+
+
 }

@@ -51,9 +51,16 @@ class TrackingRetentionTest {
       Database db = Database.open(vertx, DatabaseTarget.fromUrl(url, Duration.ofSeconds(10)), 2, "test", new GatewayMetrics() {});
       TrackingStore store = new TrackingStore(db);
       UUID cutoff = LedgerIds.lowest(now.minus(Duration.ofDays(400)));
-      assertThat(GatewayHarness.await(store.prune(cutoff, 2))).isEqualTo(2);
+      assertThat(GatewayHarness.await(store.prune(cutoff, 2))).as("one bounded batch").isEqualTo(2);
       assertThat(GatewayHarness.await(store.prune(cutoff, 2))).isEqualTo(1);
       assertThat(GatewayHarness.await(store.prune(cutoff, 2))).isZero();
+      try (Connection c = TestDatabase.connect(url)) {
+        for (int i = 10; i < 15; i++) {
+          fact(c, old, i);
+        }
+      }
+      assertThat(GatewayHarness.await(store.pruneAll(cutoff, 2, 2))).as("at most two batches").isEqualTo(4);
+      assertThat(GatewayHarness.await(store.pruneAll(cutoff, 2, 100))).as("batches while they come back full").isEqualTo(1);
       GatewayHarness.await(db.close());
     } finally {
       GatewayHarness.await(vertx.close());
