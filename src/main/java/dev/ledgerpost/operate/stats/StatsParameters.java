@@ -79,8 +79,8 @@ final class StatsParameters {
         case "user" -> Dimension.USER;
         case "tag" -> Dimension.TAG;
         case "category" -> throw new Refused(422, "groupBy=category needs the tracking facts (bounce categories: "
-            + "delivered, bounced and why, issue 30), which this gateway does not record yet; group by status for the "
-            + "smarthost's verdicts");
+            + "delivered, bounced and why, docs/design.md §8.13), which are per recipient and not in these counts; list "
+            + "the messages with GET /api/v1/messages?category=..., or group by status for the smarthost's verdicts");
         default -> throw new Refused(400, "unknown groupBy '" + cut(part.trim()) + "': a comma-separated list of status, user, tag");
       };
       if (out.contains(d)) {
