@@ -123,13 +123,13 @@ public final class Gateway {
             ProcessHandle.current().pid()));
   }
 
-  /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */
   /** The gateway's meters; the per-user ones only when metrics.perUser asks for them (their labels are capped). */
   private MicrometerGatewayMetrics metrics(PrometheusMeterRegistry registry) {
     GatewayConfig.Observability o = config.observability();
     return new MicrometerGatewayMetrics(registry, o.metricsPerUser() ? o.metricsPerUserMax() : 0);
   }
 
+  /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */
   private static String relayingTo(GatewayConfig.Downstream d) {
     return d.fallback().isEmpty() ? d.primary().toString() : d.primary() + " (fallback "
         + d.fallback().stream().map(Object::toString).collect(Collectors.joining(", ")) + ")";
