@@ -306,9 +306,12 @@ class SuppressionTest {
       expect(c.command("RCPT TO:<imp1@example.com>"), "550 5.1.1");
     }
 
-    HttpResponse<String> bad = importCsv("imp3@example.com,,fine\nnot-an-address,,x\n");
+    HttpResponse<String> bad = importCsv("address,scope,reason\n# a comment\nimp3@example.com,,fine\nnot-an-address,,x\n"
+        + "imp4@example.com,nobody,y\n");
     assertThat(bad.statusCode()).as(bad.body()).isEqualTo(400);
-    assertThat(bad.body()).contains("entry 2");
+    assertThat(new JsonObject(bad.body()).getString("detail")).as("the file's line numbers, every bad one").isEqualTo(
+        "line 4: address not-an-address is not a mailbox (local-part@domain); line 5: scope must be `global` or "
+            + "`user:<name>`; nothing was imported");
     assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM suppressions WHERE address = 'imp3@example.com'"))
         .isZero();
     for (String a : List.of("imp1@example.com", "imp2@example.com")) {
