@@ -168,6 +168,8 @@ class LedgerExportApiTest {
     Files.copy(data, copy);
     Files.copy(ARCHIVE.resolve("ledger-20250602T080000Z-20250602T081000Z.manifest.json"),
         copy.resolveSibling("ledger-20250602T080000Z-20250602T081000Z.manifest.json"));
+    Files.copy(ARCHIVE.resolve("ledger-20250602T080000Z-20250602T081000Z.suppressions.jsonl.gz"),
+        copy.resolveSibling("ledger-20250602T080000Z-20250602T081000Z.suppressions.jsonl.gz"));
 
     CommandLineRun untouched = run("ledger", "verify", "--key-file", KEY_FILE.toString(), copy.toString());
     assertThat(untouched.exit()).as(untouched.err()).isZero();
