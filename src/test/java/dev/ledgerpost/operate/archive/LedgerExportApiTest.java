@@ -117,6 +117,8 @@ class LedgerExportApiTest {
     assertThat(export.exit()).as(export.err()).isZero();
     Path data = ARCHIVE.resolve("ledger-20250602T083000Z-20250602T083100Z.jsonl.gz");
     assertThat(export.out()).contains("exported 0 row(s)", data.toString());
+    assertThat(export.out()).as("the list beside it").contains("suppression list: 0 entr(ies) in "
+        + ARCHIVE.resolve("ledger-20250602T083000Z-20250602T083100Z.suppressions.jsonl.gz"));
 
     CommandLineRun whole = run("ledger", "export", "--from", "2025-06-02T07:00:00Z", "--to", "2025-06-02T08:03:30Z",
         "--api", api(), "--token", "test-admin-token");

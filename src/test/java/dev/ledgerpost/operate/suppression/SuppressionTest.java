@@ -171,6 +171,7 @@ class SuppressionTest {
 
   @Test
   void erasureRemovesTheAddressesEntries() throws Exception {
+    JsonObject kept = add("kept.after.erasure@example.com", "global", "bounced", 201);
     add("erase.me@example.com", "global", "bounced", 201);
     add("erase.me@example.com", "user:dave", "bounced for dave", 201);
     HttpResponse<String> r = gateway.post("/api/v1/erasures", new JsonObject().put("address", "erase.me@example.com").encode(),
@@ -185,6 +186,24 @@ class SuppressionTest {
         return c.command("RCPT TO:<erase.me@example.com>").startsWith("250");
       }
     });
+
+    // A ledger export after it carries the list as the table holds it: the other entries, nothing of the erased address.
+    java.nio.file.Path dir = GatewayHarness.tempDir("archive-");
+    dev.ledgerpost.operate.archive.Manifest m = GatewayHarness.await(dev.ledgerpost.operate.archive.LedgerArchive.export(
+        gateway.vertx(), gateway.gateway().part(dev.ledgerpost.ledger.LedgerPart.class).target(),
+        new dev.ledgerpost.operate.archive.ArchiveKey.Location(dir.resolve("archive-key"), true), dir.resolve("archive"),
+        dev.ledgerpost.platform.db.LedgerIds.lowest(Instant.EPOCH), dev.ledgerpost.platform.db.LedgerIds.lowest(CLOCK.instant()),
+        "after-erasure", "n"));
+    assertThat(m.erasures()).isPositive();
+    String list;
+    try (var in = new java.util.zip.GZIPInputStream(java.nio.file.Files.newInputStream(dir.resolve("archive")
+        .resolve(m.suppressions().file())))) {
+      list = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    assertThat(list).contains("\"id\":\"" + kept.getString("id") + "\"", "kept.after.erasure@example.com")
+        .doesNotContainIgnoringCase("erase.me");
+    assertThat(list.lines().count()).isEqualTo(m.suppressions().rows());
+    remove(kept.getString("id"));
   }
 
   @Test
