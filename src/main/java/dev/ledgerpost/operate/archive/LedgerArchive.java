@@ -87,9 +87,6 @@ public final class LedgerArchive {
       new Table("stale_raises", "message_id", "message_id"),
       new Table("resubmissions", "message_id", "seq"));
 
-  /** The suppression list (docs/data-model.md §5.16): in every export, whole, as a file of its own. */
-  static final String SUPPRESSIONS = "suppressions";
-
   private LedgerArchive() {}
 
   /**
@@ -221,9 +218,9 @@ public final class LedgerArchive {
         channel.force(true);
         bytes = channel.size();
       }
-      if (exists(c, SUPPRESSIONS)) {
+      if (exists(c, SuppressionListFile.TABLE)) {
         // The same snapshot: the list beside the rows is the one of that instant, erasures already applied to both.
-        suppressions = writeList(copy, list, name + Manifest.SUPPRESSIONS_SUFFIX);
+        suppressions = SuppressionListFile.write(copy, list, name + Manifest.SUPPRESSIONS_SUFFIX);
       }
       try (PreparedStatement st = c.prepareStatement(
           "SELECT min(received_at), max(received_at) FROM messages WHERE id >= ? AND id < ?")) {
@@ -240,28 +237,6 @@ public final class LedgerArchive {
     return new Manifest(Manifest.FORMAT_VERSION, name, name + Manifest.DATA_SUFFIX, fromId, toId, receivedFrom, receivedTo,
         rows, HexFormat.of().formatHex(sha.digest()), bytes, clock.instant(), nodeId, schema, ledgerId, erasures, null, null,
         suppressions);
-  }
-
-  /** The suppression list through gzip into {@code list}, fsynced, as {@code file}. */
-  private static Manifest.Part writeList(CopyManager copy, FileChannel list, String file) throws IOException, SQLException {
-    MessageDigest sha = sha256();
-    BufferedOutputStream out = new BufferedOutputStream(new DigestOutputStream(Channels.newOutputStream(list), sha), 1 << 16);
-    try (GZIPOutputStream gz = new GZIPOutputStream(out, 1 << 16)) { // closing it closes the channel
-      long rows = copy.copyOut(suppressionsSql(), gz);
-      gz.finish();
-      out.flush();
-      list.force(true);
-      return new Manifest.Part(file, rows, HexFormat.of().formatHex(sha.digest()), list.size());
-    }
-  }
-
-  /**
-   * The list's lines, {@code {"table":"suppressions","row":<row_to_json>}} by scope and address (its unique key), with
-   * COPY as in {@link #copySql}: every column the table holds, and nothing else.
-   */
-  static String suppressionsSql() {
-    return "COPY (SELECT '{\"table\":\"" + SUPPRESSIONS + "\",\"row\":' || row_to_json(t)::text || '}' FROM " + SUPPRESSIONS
-        + " t ORDER BY scope, address) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')";
   }
 
   /**
@@ -419,7 +394,7 @@ public final class LedgerArchive {
         return content;
       }
       if (listFile != null) {
-        String list = checkList(listFile, manifest.suppressions());
+        String list = SuppressionListFile.check(listFile, manifest.suppressions());
         if (list != null) {
           return mismatch(manifest, list);
         }
@@ -503,55 +478,6 @@ public final class LedgerArchive {
     return new Verification(Verification.Outcome.OK, "OK " + data + ": " + manifest.totalRows() + " row(s) " + manifest.rows()
         + " of messages [" + manifest.fromId() + ", " + manifest.toId() + "), received " + orNone(manifest.receivedFrom())
         + " to " + orNone(manifest.receivedTo()) + ", sha256 " + digest, manifest);
-  }
-
-  /**
-   * The suppression list's file against its part of the manifest: size, SHA-256 (over every byte, read to the end as
-   * {@link #check} does), that it decompresses, that each line is a {@code suppressions} row with an address, and the
-   * count. Null when it matches, else one line saying what does not.
-   */
-  private static String checkList(Path file, Manifest.Part part) throws IOException {
-    long size = Files.size(file);
-    if (size != part.bytes()) {
-      return file + " is " + size + " bytes, the manifest says " + part.bytes() + (size < part.bytes() ? " (truncated)" : "");
-    }
-    MessageDigest sha = sha256();
-    long rows = 0;
-    String damage = null;
-    try (InputStream raw = new DigestInputStream(Files.newInputStream(file), sha)) {
-      try {
-        BufferedReader lines = new BufferedReader(new InputStreamReader(new GZIPInputStream(raw, 1 << 16),
-            StandardCharsets.UTF_8.newDecoder()), 1 << 16);
-        for (String line = lines.readLine(); line != null && damage == null; line = lines.readLine()) {
-          rows++;
-          damage = notAnEntry(line, rows);
-        }
-      } catch (ZipException | java.io.EOFException | java.nio.charset.CharacterCodingException e) {
-        damage = "does not decompress to its end: " + e.getMessage();
-      }
-      raw.transferTo(OutputStream.nullOutputStream());
-    }
-    String digest = HexFormat.of().formatHex(sha.digest());
-    if (!digest.equalsIgnoreCase(part.sha256())) {
-      return "checksum mismatch: the sha256 of " + file + " is " + digest + ", the manifest says " + part.sha256();
-    }
-    if (damage != null) {
-      return file + ": " + damage;
-    }
-    return rows == part.rows() ? null : SUPPRESSIONS + ": " + rows + " row(s) in " + file + ", the manifest says " + part.rows();
-  }
-
-  private static String notAnEntry(String line, long n) {
-    try {
-      JsonObject json = new JsonObject(line);
-      JsonObject row = json.getJsonObject("row");
-      if (!SUPPRESSIONS.equals(json.getString("table")) || row == null || row.getString("address") == null) {
-        return "line " + n + " is not a {\"table\": \"" + SUPPRESSIONS + "\", \"row\"} object with an address";
-      }
-      return null;
-    } catch (DecodeException | ClassCastException e) {
-      return "line " + n + " is not JSON: " + e.getMessage();
-    }
   }
 
   /**
