@@ -32,14 +32,18 @@ sink_start() {
 }
 sink_count() { tr '\r' '\n' < "$work/sink.out" | { grep -o 'mesg=[0-9]*' || true; } | tail -1 | cut -d= -f2; }
 
+# The load relay_rate sends unless RELAY_CLIENT names another function with the same arguments (PORT N SIZE SESSIONS).
+smtp_source_client() {
+  timeout "$RUN_LIMIT" smtp-source -s "$4" -l "$3" -m "$2" -d -f bench@example.com -t sink@example.net \
+    "127.0.0.1:$1" >/dev/null 2>&1 || true
+}
 # relay_rate PORT N SIZE SESSIONS -> messages per second, end to end (first sent .. last counted at the sink), or
 # ERR(got/n) when the sink did not count them all within $RUN_LIMIT seconds.
 relay_rate() {
   local port=$1 n=$2 size=$3 sessions=$4 t0 t1 got
   sink_start
   t0=$(date +%s.%N)
-  timeout "$RUN_LIMIT" smtp-source -s "$sessions" -l "$size" -m "$n" -d -f bench@example.com -t sink@example.net \
-    "127.0.0.1:$port" >/dev/null 2>&1 || true
+  ${RELAY_CLIENT:-smtp_source_client} "$port" "$n" "$size" "$sessions"
   local until=$((SECONDS + RUN_LIMIT))
   while :; do
     got=$(sink_count); got=${got:-0}
@@ -50,4 +54,39 @@ relay_rate() {
   t1=$(date +%s.%N)
   [ "$got" -ge "$n" ] || { echo "ERR($got/$n)"; return; }
   python3 -c "print(f'{$n/($t1-$t0):.0f}')"
+}
+
+# A feature's cost, two gateways side by side (bench/resubmission.sh, bench/quota.sh): for each mode M, JPID[M] is its
+# JVM's pid, PGPID[M] its PostgreSQL's postmaster and PSQL[M] a psql to it. CPU in clock ticks (100 per second).
+ticks_jvm() { awk '{print $14 + $15}' "/proc/${JPID[$1]}/stat"; }
+ticks_pg() {
+  local pid=${PGPID[$1]} t
+  t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat")
+  for c in $(pgrep -P "$pid"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || echo 0))); done
+  echo "$t"
+}
+lsn() { ${PSQL[$1]} -c "SELECT pg_current_wal_lsn()"; }
+wal_bytes() { ${PSQL[$1]} -c "SELECT coalesce(sum(record_size + fpi_size), 0) FROM pg_get_wal_stats('$2', '$3', true)"; }
+
+# cost_summary FILE A B: from FILE's rows "round mode msg_s jvm_ms pg_ms wal_B ...", the median rate of each mode, each
+# round's A/B ratio (A's run beside B's in the same round: a drift of the machine falls on both of a pair) and their
+# median, and the median CPU-ms and WAL bytes per message of each.
+cost_summary() {
+  python3 - "$@" <<'PY'
+import statistics, sys
+path, a, b = sys.argv[1:4]
+rows = [l.split() for l in open(path) if l[:1].isdigit()]
+def med(mode, col):
+    vals = [float(r[col]) for r in rows if r[1] == mode and not r[2].startswith("ERR")]
+    return statistics.median(vals) if vals else float("nan")
+by = {(r[0], r[1]): r[2] for r in rows}
+pairs = [(float(by[(n, a)]), float(by[(n, b)])) for n in sorted({r[0] for r in rows}, key=int)
+         if (n, a) in by and (n, b) in by and not by[(n, a)].startswith("ERR") and not by[(n, b)].startswith("ERR")]
+ratios = sorted(x / y for x, y in pairs)
+paired = statistics.median(ratios) if ratios else float("nan")
+print(f"median rate: {a} {med(a, 2):.0f}/s, {b} {med(b, 2):.0f}/s; per round {a}/{b} {', '.join(f'{r:.3f}' for r in ratios)}; "
+      f"median of the rounds' ratios {paired:.3f} (cost {100 * (1 - paired):.1f} %)")
+print(f"median CPU-ms per message: JVM {a} {med(a, 3):.3f} {b} {med(b, 3):.3f}; "
+      f"PostgreSQL {a} {med(a, 4):.3f} {b} {med(b, 4):.3f}; WAL bytes {a} {med(a, 5):.0f} {b} {med(b, 5):.0f}")
+PY
 }

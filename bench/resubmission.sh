@@ -46,15 +46,6 @@ for mode in detect off; do
   ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
 done
 
-ticks_jvm() { awk '{print $14 + $15}' "/proc/${JPID[$1]}/stat"; }
-ticks_pg() {
-  local pid=${PGPID[$1]} t
-  t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat")
-  for c in $(pgrep -P "$pid"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || echo 0))); done
-  echo "$t"
-}
-lsn() { ${PSQL[$1]} -c "SELECT pg_current_wal_lsn()"; }
-wal_bytes() { ${PSQL[$1]} -c "SELECT coalesce(sum(record_size + fpi_size), 0) FROM pg_get_wal_stats('$2', '$3', true)"; }
 rows() { ${PSQL[$1]} -c "SELECT count(*) FROM messages"; }
 claims() { ${PSQL[$1]} -c "SELECT count(*) FROM resubmission_claims"; }
 
@@ -88,21 +79,4 @@ for r in $(seq 1 "$ROUNDS"); do
       "$(awk "BEGIN {print ($p1 - $p0) * 10 / $N}")" "$((wal / N))" "$((c1 - c0))" | tee -a "$out"
   done
 done
-python3 - "$out" <<'PY' | tee -a "$out"
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit()]
-def med(mode, col):
-    vals = [float(r[col]) for r in rows if r[1] == mode and not r[2].startswith("ERR")]
-    return statistics.median(vals) if vals else float("nan")
-d, o = med("detect", 2), med("off", 2)
-# Each round's detect run beside the off run that follows it: a drift of the machine falls on both of a pair.
-by = {(r[0], r[1]): r[2] for r in rows}
-pairs = [(float(by[(n, "detect")]), float(by[(n, "off")])) for n in sorted({r[0] for r in rows}, key=int)
-         if (n, "detect") in by and (n, "off") in by and not by[(n, "detect")].startswith("ERR") and not by[(n, "off")].startswith("ERR")]
-ratios = sorted(a / b for a, b in pairs)
-paired = statistics.median(ratios) if ratios else float("nan")
-print(f"median rate: detect {d:.0f}/s, off {o:.0f}/s; per round detect/off {', '.join(f'{r:.3f}' for r in ratios)}; "
-      f"median of the rounds' ratios {paired:.3f} (cost {100 * (1 - paired):.1f} %)")
-print(f"median CPU-ms per message: JVM detect {med('detect', 3):.3f} off {med('off', 3):.3f}; "
-      f"PostgreSQL detect {med('detect', 4):.3f} off {med('off', 4):.3f}; WAL bytes detect {med('detect', 5):.0f} off {med('off', 5):.0f}")
-PY
+cost_summary "$out" detect off | tee -a "$out"

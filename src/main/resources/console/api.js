@@ -43,7 +43,8 @@ export function onUnauthorized(fn) {
   listeners.add(fn);
 }
 
-export async function api(path, {method = 'GET', body, headers = {}, token = session.token} = {}) {
+/** body: sent as JSON; text: sent as text/plain (the suppression list's CSV import). */
+export async function api(path, {method = 'GET', body, text, headers = {}, token = session.token} = {}) {
   const init = {
     method,
     cache: 'no-store',
@@ -52,6 +53,9 @@ export async function api(path, {method = 'GET', body, headers = {}, token = ses
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
+  } else if (text !== undefined) {
+    init.headers['Content-Type'] = 'text/plain'; // as the contract lists it, without a charset
+    init.body = text;
   }
   let res;
   try {

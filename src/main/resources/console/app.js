@@ -1,5 +1,6 @@
 // The console's shell: sign-in, the header (connection state, attention badge), and a hash router over the
-// views. Routes: #/live[?filters], #/attention, #/message/<id>, #/bulk, #/endpoints, #/quotas, #/usage.
+// views. Routes: #/live[?filters], #/attention, #/message/<id>, #/bulk, #/endpoints, #/quotas, #/usage,
+// #/suppressions.
 
 import {api, onUnauthorized, ProblemError, session, Unreachable} from './api.js';
 import {announce, throttle} from './dom.js';
@@ -11,6 +12,7 @@ import * as bulk from './bulk.js';
 import * as endpoints from './endpoints.js';
 import * as quotas from './quotas.js';
 import * as usage from './usage.js';
+import * as suppressions from './suppressions.js';
 
 const $ = (id) => document.getElementById(id);
 const BADGE_EVERY_MS = 5000;
@@ -134,6 +136,7 @@ const ROUTES = [
   {pattern: /^#\/endpoints$/, nav: 'endpoints', view: endpoints},
   {pattern: /^#\/quotas$/, nav: 'quotas', view: quotas},
   {pattern: /^#\/usage$/, nav: 'usage', view: usage},
+  {pattern: /^#\/suppressions$/, nav: 'suppressions', view: suppressions},
 ];
 
 function route() {

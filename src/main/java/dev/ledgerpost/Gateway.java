@@ -105,7 +105,7 @@ public final class Gateway {
   /** Names and every part's files on a worker, before any part starts (node.id may need the host's name). */
   private Future<Void> boot(PrometheusMeterRegistry registry, Clock clock) {
     return vertx.executeBlocking(() -> {
-          assembly = new Assembly(vertx, config, new MicrometerGatewayMetrics(registry), clock, config.node().effectiveId(),
+          assembly = new Assembly(vertx, config, metrics(registry), clock, config.node().effectiveId(),
               config.smtp().hostname().isEmpty() ? localHostname() : config.smtp().hostname(), parts);
           assembly.provide(PrometheusMeterRegistry.class, registry);
           parts.forEach(part -> part.prepare(assembly));
@@ -122,6 +122,12 @@ public final class Gateway {
             + "relaying to {} (PID {}; SIGHUP reloads credentials)", nodeId(), smtpPort(), httpPort(),
             config.smtp().effectiveInstances(), config.http().effectiveInstances(), relayingTo(config.downstream()),
             ProcessHandle.current().pid()));
+  }
+
+  /** The gateway's meters; the per-user ones only when metrics.perUser asks for them (their labels are capped). */
+  private MicrometerGatewayMetrics metrics(PrometheusMeterRegistry registry) {
+    GatewayConfig.Observability o = config.observability();
+    return new MicrometerGatewayMetrics(registry, o.metricsPerUser() ? o.metricsPerUserMax() : 0);
   }
 
   /** "127.0.0.1:2526", or "127.0.0.1:2526 (fallback 10.0.0.2:25, 10.0.0.3:25)". */

@@ -36,6 +36,12 @@ final class LedgerExportCommand extends MessagesCommand.ApiCall {
     long total = m.getJsonObject("rows", new JsonObject()).stream().mapToLong(e -> ((Number) e.getValue()).longValue()).sum();
     out.printf("exported %d row(s) %s to %s (%d bytes, sha256 %s); manifest %s%n", total, m.getJsonObject("rows"),
         m.getString("path"), m.getLong("bytes"), m.getString("sha256"), m.getString("manifestPath"));
+    JsonObject list = m.getJsonObject("suppressions");
+    if (list != null) { // format 3: the suppression list beside it
+      out.printf("suppression list: %d entr(ies) in %s (%d bytes, sha256 %s)%n", list.getLong("rows"),
+          java.nio.file.Path.of(m.getString("path")).resolveSibling(list.getString("file")), list.getLong("bytes"),
+          list.getString("sha256"));
+    }
     return 0;
   }
 }

@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "verify", mixinStandardHelpOptions = true, version = "ledgerpost 0.1.0",
     description = "Check an export (its .jsonl.gz or its .manifest.json): the manifest's MAC under the archive key, the "
         + "size and SHA-256, that it decompresses whole, that every row's message id is in the manifest's range, and "
-        + "the rows per table. Exit status 0 ok, 1 mismatch, 2 unreadable or usage, 3 not authenticated (no key).")
+        + "the rows per table; and the suppression list's file beside it (.suppressions.jsonl.gz: size, SHA-256, "
+        + "entries). Exit status 0 ok, 1 mismatch, 2 unreadable or usage, 3 not authenticated (no key).")
 final class LedgerVerifyCommand implements Callable<Integer> {
   static final int MISMATCH = 1;
   static final int UNREADABLE = 2;
@@ -38,7 +39,7 @@ final class LedgerVerifyCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "FILE", description = "The export's .jsonl.gz, or its .manifest.json.")
+  @Parameters(index = "0", paramLabel = "FILE", description = "The export's .jsonl.gz, its .suppressions.jsonl.gz, or its .manifest.json.")
   Path file;
 
   @Option(names = "--key-file", paramLabel = "FILE",

@@ -115,7 +115,10 @@ public final class RelayContract {
           services.outcomes().deliveryAbandoned(open.id()); // its row, if any, is the stale watch's to raise
           return Future.failedFuture(e);
         })
-        .onSuccess(outcome -> services.metrics().delivery(outcome.metric(), System.nanoTime() - started));
+        .onSuccess(outcome -> {
+          services.metrics().delivery(outcome.metric(), System.nanoTime() - started);
+          services.metrics().userMessage(open.authUser(), outcome.metric());
+        });
   }
 
   /** The open that was made, and its answer. */
@@ -156,6 +159,7 @@ public final class RelayContract {
    */
   private Future<DeliveryOutcome> overQuota(WireTransaction wire, Open open, LedgerMessages.OverQuota quota) {
     services.outcomes().deliveryAbandoned(open.id());
+    services.metrics().userQuotaRefusal(open.authUser());
     AuditLog.of(AuditEvent.QUOTA_REFUSED).with("attempt_id", open.id()).with("user", open.authUser())
         .with("quota", quota.quota()).with("limit", quota.limit()).with("resets_at", quota.resetsAt()).log();
     return wire.abort().map(v -> (DeliveryOutcome) new DeliveryOutcome.OverQuota(open.id(), open.authUser(), quota));

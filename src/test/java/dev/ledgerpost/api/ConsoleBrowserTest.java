@@ -16,6 +16,7 @@ import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TcpProxy;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -472,6 +473,84 @@ class ConsoleBrowserTest {
 
   @Test
   @Order(11)
+  void theSuppressionsPageListsAddsRemovesAndImportsEntriesAndShowsAddressesAsText() throws Exception {
+    // An entry added through the API, its address and reason markup if anything rendered them as such.
+    String hostile = "\"<img src=x onerror=window.pwned=1>\"@example.com";
+    HttpResponse<String> added = gateway.post("/api/v1/suppressions", new JsonObject().put("address", hostile)
+        .put("scope", "global").put("reason", "<script>window.pwned=2</script> asked").put("operator", "api-user").encode());
+    assertThat(added.statusCode()).as(added.body()).isEqualTo(201);
+    String apiId = new JsonObject(added.body()).getString("id");
+    // One the smarthost's refusals added, with the ledger row and the reply that caused it.
+    UUID ledgerRow = UUID.randomUUID();
+    insert(ledgerRow, "FAILED_PERM", clock.instant(), "app@example.com", "<refused@example.com>");
+    String reply = "550 5.1.1 <gone@example.net>: <b>no</b> such user";
+    LedgerRows.string(url, "INSERT INTO suppressions (address, scope, reason, category, source, message_id, reply, added_by, "
+        + "expires_at) VALUES ('gone@example.net', 'user:shop', 'refused by the smarthost 1 time within 24h', "
+        + "'invalid_recipient', 'refusal', '" + ledgerRow + "', '" + reply + "', 'smarthost refusals', now() + interval '90 days') "
+        + "RETURNING 1");
+
+    signedIn("#/suppressions");
+    WebElement apiRow = waitFor(row(apiId));
+    assertThat(apiRow.findElement(By.className("suppression-address")).getText()).isEqualTo(hostile);
+    assertThat(apiRow.findElement(By.className("suppression-reason")).getText()).isEqualTo("<script>window.pwned=2</script> asked");
+    assertThat(apiRow.findElement(By.className("suppression-scope")).getText()).isEqualTo("global");
+    assertThat(apiRow.findElement(By.className("suppression-added-by")).getText()).isEqualTo("api-user");
+    assertThat(driver.findElements(By.cssSelector("#suppressions-rows img, #suppressions-rows script, #suppressions-rows b")))
+        .as("text, never markup").isEmpty();
+    assertThat(js("return window.pwned === undefined")).isEqualTo(true);
+    WebElement refused = driver.findElement(By.xpath("//tbody[@id='suppressions-rows']/tr[td[1]='gone@example.net']"));
+    assertThat(refused.findElement(By.className("suppression-reply")).getText()).isEqualTo(reply);
+    assertThat(refused.findElement(By.cssSelector(".suppression-message a")).getAttribute("href"))
+        .endsWith("#/message/" + ledgerRow);
+    assertThat(refused.getText()).contains("user:shop", "(invalid_recipient)", "Smarthost refusals", "smarthost refusals");
+
+    // Added through the form: named after the signed-in operator, and on the list.
+    driver.findElement(By.id("suppression-address")).sendKeys("Form@Example.ORG");
+    WebElement scope = driver.findElement(By.id("suppression-scope"));
+    scope.clear();
+    scope.sendKeys("user:shop");
+    driver.findElement(By.id("suppression-reason")).sendKeys("asked by phone");
+    driver.findElement(By.id("suppression-add-button")).click();
+    wait(WAIT).until(ExpectedConditions.textToBePresentInElementLocated(By.id("suppressions-done"), "Added Form@example.org (user:shop)"));
+    String formId = LedgerRows.string(url, "SELECT id::text FROM suppressions WHERE address = 'Form@example.org' AND "
+        + "scope = 'user:shop' AND added_by = '" + OPERATOR + "' AND reason = 'asked by phone'");
+    assertThat(formId).isNotNull();
+    assertThat(waitFor(row(formId)).findElement(By.className("suppression-address")).getText()).isEqualTo("Form@example.org");
+
+    // Removed: gone from the table and from the page.
+    waitFor(row(formId)).findElement(By.className("suppression-remove")).click();
+    wait(WAIT).until(ExpectedConditions.textToBePresentInElementLocated(By.id("suppressions-done"), "Removed Form@example.org (user:shop)."));
+    wait(WAIT).until(d -> d.findElements(row(formId)).isEmpty());
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM suppressions WHERE id = '" + formId + "'")).isZero();
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'suppression.removed' AND "
+        + "payload->>'removedBy' = '" + OPERATOR + "'")).as("the remover named").isEqualTo(1);
+
+    // A CSV file with a bad line: nothing imported, the line named. Then a good one.
+    Path bad = GatewayHarness.tempDir("import-").resolve("bad.csv");
+    java.nio.file.Files.writeString(bad, "address,scope,reason\nimported1@example.com,,fine\nnot-an-address,,x\n");
+    driver.findElement(By.id("suppressions-import-file")).sendKeys(bad.toAbsolutePath().toString());
+    driver.findElement(By.id("suppressions-import-button")).click();
+    wait(WAIT).until(ExpectedConditions.textToBePresentInElementLocated(By.id("suppressions-done"),
+        "Nothing imported from bad.csv: line 3: address not-an-address is not a mailbox"));
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM suppressions WHERE address LIKE 'imported%'")).isZero();
+    Path good = bad.resolveSibling("good.csv");
+    java.nio.file.Files.writeString(good, "imported1@example.com,,fine\nimported2@example.com,user:shop,\"asked, twice\"\n");
+    driver.findElement(By.id("suppressions-import-file")).sendKeys(good.toAbsolutePath().toString());
+    driver.findElement(By.id("suppressions-import-button")).click();
+    wait(WAIT).until(ExpectedConditions.textToBePresentInElementLocated(By.id("suppressions-done"),
+        "Imported good.csv: 2 added, 0 renewed."));
+    wait(WAIT).until(d -> d.findElement(By.id("suppressions-rows")).getText().contains("imported2@example.com"));
+    assertThat(text(driver, By.id("suppressions-rows"))).contains("asked, twice");
+
+    // The filter: by address, as the API filters.
+    driver.findElement(By.id("suppressions-filter-address")).sendKeys("gone@example.net" + Keys.ENTER); // the header covers the button
+    wait(WAIT).until(d -> d.findElements(By.cssSelector("#suppressions-rows tr")).size() == 1);
+    assertThat(text(driver, By.id("suppressions-rows"))).contains("gone@example.net").doesNotContain("imported1@example.com");
+    chrome.screenshot(SHOTS.resolve("suppressions.png"));
+  }
+
+  @Test
+  @Order(12)
   void theBrowserSawNoPolicyViolationOrScriptErrorAndTheGatewayLoggedNoToken() {
     // A cut connection's failed requests are expected; anything the page's policy refused or a script threw is not.
     assertThat(chrome.pageProblems()).isEmpty();

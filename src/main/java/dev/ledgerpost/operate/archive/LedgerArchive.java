@@ -122,12 +122,15 @@ public final class LedgerArchive {
     }
     PrivateFiles.createDirectories(dir); // an export holds addresses: 0700 directories, 0600 files from the first byte
     Path data = dir.resolve(name + Manifest.DATA_SUFFIX);
+    Path listFile = dir.resolve(name + Manifest.SUPPRESSIONS_SUFFIX);
     Path manifestFile = dir.resolve(name + Manifest.SUFFIX);
     refuseExisting(data);
+    refuseExisting(listFile);
     refuseExisting(manifestFile);
     // Before anything is written: an export that cannot be authenticated is not made at all.
     ArchiveKey key = keyFile.load();
     Path partialData = dir.resolve("." + name + Manifest.DATA_SUFFIX + ".partial");
+    Path partialList = dir.resolve("." + name + Manifest.SUPPRESSIONS_SUFFIX + ".partial");
     Path partialManifest = dir.resolve("." + name + Manifest.SUFFIX + ".partial");
     FileChannel channel;
     try {
@@ -140,29 +143,52 @@ public final class LedgerArchive {
     boolean done = false;
     try {
       Manifest manifest;
-      try (channel) {
-        manifest = write(target, channel, fromId, toId, name, nodeId, clock).signed(key);
+      boolean withList;
+      try (channel; FileChannel list = openList(partialList, name)) {
+        manifest = write(target, channel, list, fromId, toId, name, nodeId, clock).signed(key);
+        withList = manifest.suppressions() != null;
+      }
+      if (!withList) {
+        Files.deleteIfExists(partialList); // a database without the list: no file for it
       }
       PrivateFiles.writeNew(partialManifest, (manifest.toJson().encodePrettily() + "\n").getBytes(StandardCharsets.UTF_8));
-      // The data first, then the manifest: a manifest under its final name always has its whole file beside it.
+      // The data first, then the manifest: a manifest under its final name always has its whole files beside it.
       publish(partialData, data);
+      if (withList) {
+        publish(partialList, listFile);
+      }
       publish(partialManifest, manifestFile);
       force(dir);
       done = true;
-      LOG.info("ledger export {}: {} row(s) {} of messages [{}, {}), {} bytes, sha256 {}", data, manifest.totalRows(),
-          manifest.rows(), fromId, toId, manifest.bytes(), manifest.sha256());
+      LOG.info("ledger export {}: {} row(s) {} of messages [{}, {}), {} bytes, sha256 {}; suppression list {}", data,
+          manifest.totalRows(), manifest.rows(), fromId, toId, manifest.bytes(), manifest.sha256(),
+          withList ? manifest.suppressions().rows() + " entr(ies) in " + listFile : "(no such table)");
       return manifest;
     } finally {
       if (!done) {
         Files.deleteIfExists(partialData);
+        Files.deleteIfExists(partialList);
         Files.deleteIfExists(partialManifest);
       }
     }
   }
 
-  /** The rows, from one snapshot, through gzip into {@code channel}, fsynced; the manifest that describes them. */
-  private static Manifest write(DatabaseTarget target, FileChannel channel, UUID fromId, UUID toId, String name,
-      String nodeId, Clock clock) throws IOException, SQLException {
+  private static FileChannel openList(Path partialList, String name) throws IOException {
+    try {
+      return PrivateFiles.open(partialList, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    } catch (FileAlreadyExistsException e) {
+      throw ArchiveRefused.exists(partialList, ": an export named " + name + " is being written now, or one that stopped "
+          + "half way left this file (remove it and try again)");
+    }
+  }
+
+  /**
+   * The rows, from one snapshot, through gzip into {@code channel}, and the suppression list into {@code list}, both
+   * fsynced; the manifest that describes them (its {@code suppressions} null, and {@code list} left empty, when the
+   * database has no such table).
+   */
+  private static Manifest write(DatabaseTarget target, FileChannel channel, FileChannel list, UUID fromId, UUID toId,
+      String name, String nodeId, Clock clock) throws IOException, SQLException {
     MessageDigest sha = sha256();
     Map<String, Long> rows = new LinkedHashMap<>();
     Instant receivedFrom;
@@ -171,6 +197,7 @@ public final class LedgerArchive {
     UUID ledgerId;
     Long erasures;
     long bytes;
+    Manifest.Part suppressions = null;
     try (Connection c = connect(target)) {
       c.setAutoCommit(false);
       c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
@@ -191,6 +218,10 @@ public final class LedgerArchive {
         channel.force(true);
         bytes = channel.size();
       }
+      if (exists(c, SuppressionListFile.TABLE)) {
+        // The same snapshot: the list beside the rows is the one of that instant, erasures already applied to both.
+        suppressions = SuppressionListFile.write(copy, list, name + Manifest.SUPPRESSIONS_SUFFIX);
+      }
       try (PreparedStatement st = c.prepareStatement(
           "SELECT min(received_at), max(received_at) FROM messages WHERE id >= ? AND id < ?")) {
         st.setObject(1, fromId);
@@ -204,7 +235,8 @@ public final class LedgerArchive {
       c.commit();
     }
     return new Manifest(Manifest.FORMAT_VERSION, name, name + Manifest.DATA_SUFFIX, fromId, toId, receivedFrom, receivedTo,
-        rows, HexFormat.of().formatHex(sha.digest()), bytes, clock.instant(), nodeId, schema, ledgerId, erasures, null, null);
+        rows, HexFormat.of().formatHex(sha.digest()), bytes, clock.instant(), nodeId, schema, ledgerId, erasures, null, null,
+        suppressions);
   }
 
   /**
@@ -320,6 +352,9 @@ public final class LedgerArchive {
     Path manifestFile;
     if (fileName.endsWith(Manifest.SUFFIX)) {
       manifestFile = file;
+    } else if (fileName.endsWith(Manifest.SUPPRESSIONS_SUFFIX)) {
+      manifestFile = file.resolveSibling(fileName.substring(0, fileName.length() - Manifest.SUPPRESSIONS_SUFFIX.length())
+          + Manifest.SUFFIX);
     } else if (fileName.endsWith(Manifest.DATA_SUFFIX)) {
       manifestFile = file.resolveSibling(fileName.substring(0, fileName.length() - Manifest.DATA_SUFFIX.length())
           + Manifest.SUFFIX);
@@ -339,9 +374,12 @@ public final class LedgerArchive {
       return new Verification(Verification.Outcome.MISMATCH, "manifest " + manifestFile + " is not valid: " + e.getMessage(),
           null);
     }
-    if (!plainFileName(manifest.file())) {
-      return new Verification(Verification.Outcome.MISMATCH, "manifest " + manifestFile + " names " + manifest.file()
-          + ", which is not a file beside it", manifest);
+    for (String named : manifest.suppressions() == null ? List.of(manifest.file())
+        : List.of(manifest.file(), manifest.suppressions().file())) {
+      if (!plainFileName(named)) {
+        return new Verification(Verification.Outcome.MISMATCH, "manifest " + manifestFile + " names " + named
+            + ", which is not a file beside it", manifest);
+      }
     }
     Path data = manifestFile.resolveSibling(manifest.file());
     boolean keyFits = key != null && manifest.mac() != null && key.id().equals(manifest.keyId());
@@ -349,10 +387,19 @@ public final class LedgerArchive {
       return new Verification(Verification.Outcome.MISMATCH, "manifest " + manifestFile + " is not authentic: its MAC does "
           + "not match its content under key " + key.id() + " (the manifest was changed after the ledger wrote it)", manifest);
     }
+    Path listFile = manifest.suppressions() == null ? null : manifestFile.resolveSibling(manifest.suppressions().file());
     try {
       Verification content = check(data, manifest);
       if (!content.ok()) {
         return content;
+      }
+      if (listFile != null) {
+        String list = SuppressionListFile.check(listFile, manifest.suppressions());
+        if (list != null) {
+          return mismatch(manifest, list);
+        }
+        content = new Verification(content.outcome(), content.line() + ", suppression list " + manifest.suppressions().rows()
+            + " entr(ies) in " + listFile, manifest);
       }
       if (keyFits) {
         return new Verification(Verification.Outcome.OK, content.line() + ", manifest authenticated (key " + key.id() + ")",
@@ -366,11 +413,13 @@ public final class LedgerArchive {
       return new Verification(Verification.Outcome.UNAUTHENTICATED, "NOT AUTHENTICATED " + data + " matches its manifest, "
           + "but the manifest cannot be authenticated: " + why + "; a rewritten export would look the same", manifest);
     } catch (NoSuchFileException e) {
-      return new Verification(Verification.Outcome.UNREADABLE, "no " + data + " beside its manifest " + manifestFile, manifest);
+      return new Verification(Verification.Outcome.UNREADABLE, "no " + e.getFile() + " beside its manifest " + manifestFile,
+          manifest);
     } catch (AccessDeniedException e) {
-      return new Verification(Verification.Outcome.UNREADABLE, "cannot read " + data + ": permission denied", manifest);
+      return new Verification(Verification.Outcome.UNREADABLE, "cannot read " + e.getFile() + ": permission denied", manifest);
     } catch (IOException e) {
-      return new Verification(Verification.Outcome.UNREADABLE, "cannot read " + data + ": " + e.getMessage(), manifest);
+      return new Verification(Verification.Outcome.UNREADABLE, "cannot read " + data + (listFile == null ? "" : " or "
+          + listFile) + ": " + e.getMessage(), manifest);
     }
   }
 

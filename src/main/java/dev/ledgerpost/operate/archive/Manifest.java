@@ -21,14 +21,36 @@ import java.util.UUID;
  *     table): an export that saw fewer than the ledger has now may hold an address the ledger no longer does
  * @param keyId the {@link ArchiveKey} the manifest is authenticated under, and {@code mac} its HMAC-SHA256 of
  *     {@link #signedText()}; both null in format 1, which carried no MAC
+ * @param suppressions the suppression list as it was in the rows' snapshot, a file of its own beside the export (format
+ *     3); null before format 3 and for a database without that table
  */
 public record Manifest(int formatVersion, String name, String file, UUID fromId, UUID toId, Instant receivedFrom,
     Instant receivedTo, Map<String, Long> rows, String sha256, long bytes, Instant createdAt, String node,
-    String schemaVersion, UUID ledgerId, Long erasures, String keyId, String mac) {
+    String schemaVersion, UUID ledgerId, Long erasures, String keyId, String mac, Part suppressions) {
   public static final String FORMAT = "ledgerpost-ledger-export";
-  /** 2: with the ledger id, the erasures seen, and the MAC. Format 1 is still read (and reported as not authenticated). */
-  public static final int FORMAT_VERSION = 2;
+  /**
+   * 3: with the suppression list's file. 2 (the ledger id, the erasures seen, the MAC) is still read and verified; 1 is
+   * read and reported as not authenticated.
+   */
+  public static final int FORMAT_VERSION = 3;
   static final int UNSIGNED_VERSION = 1;
+  static final int WITHOUT_SUPPRESSIONS_VERSION = 2;
+  /** The suppression list's file: {@code <name>.suppressions.jsonl.gz}, beside the export. */
+  public static final String SUPPRESSIONS_SUFFIX = ".suppressions.jsonl.gz";
+
+  /** A file beside the export that is not the ledger's rows: its name, rows, SHA-256 and size. */
+  public record Part(String file, long rows, String sha256, long bytes) {
+    JsonObject toJson() {
+      return new JsonObject().put("file", file).put("rows", rows).put("sha256", sha256).put("bytes", bytes);
+    }
+
+    static Part fromJson(JsonObject json) {
+      if (json == null) {
+        throw new IllegalArgumentException("manifest has no suppressions");
+      }
+      return new Part(required(json, "file"), json.getLong("rows"), required(json, "sha256"), json.getLong("bytes"));
+    }
+  }
   /** What the MAC is of, ahead of the manifest's JSON: a MAC of anything else never passes for one of a manifest. */
   private static final String MAC_CONTEXT = FORMAT + " manifest\n";
   public static final String SUFFIX = ".manifest.json";
@@ -45,7 +67,7 @@ public record Manifest(int formatVersion, String name, String file, UUID fromId,
   public JsonObject toJson() {
     JsonObject counts = new JsonObject();
     rows.forEach(counts::put);
-    return new JsonObject()
+    JsonObject json = new JsonObject()
         .put("format", FORMAT)
         .put("formatVersion", formatVersion)
         .put("name", name)
@@ -66,6 +88,11 @@ public record Manifest(int formatVersion, String name, String file, UUID fromId,
         .put("erasures", erasures)
         .put("keyId", keyId)
         .put("mac", mac);
+    // Only when there is one: a format 2 manifest's signed text stays what it was, so its MAC still checks.
+    if (suppressions != null) {
+      json.put("suppressions", suppressions.toJson());
+    }
+    return json;
   }
 
   /**
@@ -80,10 +107,11 @@ public record Manifest(int formatVersion, String name, String file, UUID fromId,
 
   /** This manifest, authenticated under {@code key}. */
   public Manifest signed(ArchiveKey key) {
-    Manifest withId = new Manifest(FORMAT_VERSION, name, file, fromId, toId, receivedFrom, receivedTo, rows, sha256, bytes,
-        createdAt, node, schemaVersion, ledgerId, erasures, key.id(), null);
-    return new Manifest(FORMAT_VERSION, name, file, fromId, toId, receivedFrom, receivedTo, rows, sha256, bytes, createdAt,
-        node, schemaVersion, ledgerId, erasures, key.id(), key.mac(withId.signedText()));
+    int version = suppressions == null && formatVersion == WITHOUT_SUPPRESSIONS_VERSION ? formatVersion : FORMAT_VERSION;
+    Manifest withId = new Manifest(version, name, file, fromId, toId, receivedFrom, receivedTo, rows, sha256, bytes,
+        createdAt, node, schemaVersion, ledgerId, erasures, key.id(), null, suppressions);
+    return new Manifest(version, name, file, fromId, toId, receivedFrom, receivedTo, rows, sha256, bytes, createdAt,
+        node, schemaVersion, ledgerId, erasures, key.id(), key.mac(withId.signedText()), suppressions);
   }
 
   /** A manifest as {@link #toJson} wrote it; anything else is an {@link IllegalArgumentException} saying what. */
@@ -93,7 +121,7 @@ public record Manifest(int formatVersion, String name, String file, UUID fromId,
         throw new IllegalArgumentException("not a ledger export manifest (format is " + json.getValue("format") + ")");
       }
       int version = json.getInteger("formatVersion");
-      if (version != FORMAT_VERSION && version != UNSIGNED_VERSION) {
+      if (version != FORMAT_VERSION && version != WITHOUT_SUPPRESSIONS_VERSION && version != UNSIGNED_VERSION) {
         throw new IllegalArgumentException("format version " + version + " is not known to this version (" + FORMAT_VERSION + ")");
       }
       Map<String, Long> rows = new LinkedHashMap<>();
@@ -108,7 +136,9 @@ public record Manifest(int formatVersion, String name, String file, UUID fromId,
           version == UNSIGNED_VERSION ? null : uuid(json.getString("ledgerId")),
           version == UNSIGNED_VERSION ? null : json.getLong("erasures"),
           version == UNSIGNED_VERSION ? null : required(json, "keyId"),
-          version == UNSIGNED_VERSION ? null : required(json, "mac"));
+          version == UNSIGNED_VERSION ? null : required(json, "mac"),
+          version == FORMAT_VERSION && json.containsKey("suppressions") ? Part.fromJson(json.getJsonObject("suppressions"))
+              : null);
     } catch (ClassCastException | NullPointerException | java.time.format.DateTimeParseException e) {
       throw new IllegalArgumentException("manifest member missing or of the wrong type: " + e.getMessage(), e);
     }

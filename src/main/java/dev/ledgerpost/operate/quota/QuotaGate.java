@@ -3,6 +3,7 @@ package dev.ledgerpost.operate.quota;
 import dev.ledgerpost.ledger.LedgerMessages.OverQuota;
 import dev.ledgerpost.ledger.QuotaCounting;
 import dev.ledgerpost.operate.quota.QuotaMessages.Usage;
+import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.tenants.TenantPolicy;
 import dev.ledgerpost.platform.tenants.Tenants;
 import java.time.Clock;
@@ -21,11 +22,18 @@ import java.util.Optional;
 public final class QuotaGate {
   private final Tenants tenants;
   private final Clock clock;
+  private final GatewayMetrics metrics;
   private volatile Map<String, Usage> usage = Map.of();
 
   public QuotaGate(Tenants tenants, Clock clock) {
+    this(tenants, clock, GatewayMetrics.NOOP);
+  }
+
+  /** With the metrics its refusals are counted in (per user, under metrics.perUser). */
+  public QuotaGate(Tenants tenants, Clock clock, GatewayMetrics metrics) {
     this.tenants = tenants;
     this.clock = clock;
+    this.metrics = metrics;
   }
 
   /** No tenants file: nothing limited (tests that build a session without the part). */
@@ -40,9 +48,18 @@ public final class QuotaGate {
 
   /**
    * The hourly or daily quota {@code user} has used up by this node's copy, or empty. The day's first: when both are
-   * used up, waiting for the hour would not help. No user: nothing counted, never refused here.
+   * used up, waiting for the hour would not help. No user: nothing counted, never refused here. Both doors (SMTP MAIL,
+   * the send API) refuse on a present answer, so it is counted here as the user's quota refusal.
    */
   public Optional<OverQuota> overQuota(String user) {
+    Optional<OverQuota> over = usedUp(user);
+    if (over.isPresent()) {
+      metrics.userQuotaRefusal(user);
+    }
+    return over;
+  }
+
+  private Optional<OverQuota> usedUp(String user) {
     if (user == null) {
       return Optional.empty();
     }

@@ -50,7 +50,7 @@ public final class QuotaVerticle extends VerticleBase {
     AtomicReference<ApiKeys> keys = new AtomicReference<>();
     AtomicReference<QuotaGate> gates = new AtomicReference<>();
     return Part.of("quota", a -> {
-      QuotaGate gate = new QuotaGate(a.get(Tenants.class), a.clock());
+      QuotaGate gate = new QuotaGate(a.get(Tenants.class), a.clock(), a.metrics());
       a.provide(QuotaGate.class, gate);
       gates.set(gate);
       tokens.set(a.get(EventTokens.class));

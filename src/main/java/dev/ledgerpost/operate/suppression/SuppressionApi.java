@@ -137,6 +137,7 @@ public record SuppressionApi(Bus bus) {
     Input in = Input.of(ctx);
     String own = ownScope(ctx);
     List<Add> entries = new ArrayList<>();
+    List<String> problems = new ArrayList<>();
     try {
       String header = in.header(Operator.HEADER);
       String by = header != null && !header.isBlank() ? header.trim() : own != null ? own : null;
@@ -150,7 +151,18 @@ public record SuppressionApi(Bus bus) {
               + own + ")");
           return;
         }
-        entries.add(new Add(row.address(), scope, row.reason(), null, Source.OPERATOR, null, null, by, null));
+        Add add = new Add(row.address(), scope, row.reason(), null, Source.OPERATOR, null, null, by, null);
+        // Checked here too, where the line is known: the store can only count entries, and a file has headers and blanks.
+        String problem = SuppressionStore.invalid(add);
+        if (problem != null) {
+          problems.add("line " + row.line() + ": " + problem);
+        }
+        entries.add(add);
+      }
+      if (!problems.isEmpty()) {
+        throw new IllegalArgumentException(String.join("; ", problems.subList(0, Math.min(10, problems.size())))
+            + (problems.size() > 10 ? "; and " + (problems.size() - 10) + " more line(s)" : "")
+            + "; nothing was imported");
       }
     } catch (IllegalArgumentException e) {
       Problem.send(ctx, 400, "Bad Request", e.getMessage());

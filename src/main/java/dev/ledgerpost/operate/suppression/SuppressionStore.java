@@ -156,7 +156,8 @@ public final class SuppressionStore {
     });
   }
 
-  private static String invalid(Add a) {
+  /** Why an entry cannot be added, or null; the import's route asks first, to name the line. */
+  static String invalid(Add a) {
     if (a.address() == null || !Addresses.valid(Suppressions.normalise(a.address()))) {
       return "address " + (a.address() == null ? "is required" : a.address() + " is not a mailbox (local-part@domain)");
     }

@@ -115,6 +115,8 @@ final class ConfigKeys {
     key("notify.sendQueueBytes", "256KB", v -> positiveLong(ByteSizes.parse(str(v))), "Bytes queued to one WebSocket subscriber before it is cut loose (close 4008).");
     key("notify.tokensFile", "", ConfigKeys::text, "Per-user event tokens: lines user:sha256-hex-of-token; such a token sees only that user's messages. Read again on SIGHUP.");
     key("metrics.access", "public", v -> enumOf(GatewayConfig.MetricsAccess.class, v), "Who may read GET /metrics: `public`, `token` (the admin token) or `off`.");
+    key("metrics.perUser", false, ConfigKeys::bool, "Count messages and quota refusals per user (SMTP AUTH name or send API key's user) in ledgerpost_user_messages_total{user,outcome} and ledgerpost_user_quota_refusals_total{user}; off by default, since every user adds series to every scrape.");
+    key("metrics.perUserMax", 100, v -> positiveInt(v), "Users given their own `user` label by metrics.perUser, per node: the first this many seen since start; later ones are counted under the label `user=\"#other\"` (no user name can hold `#`). At least 1.");
     key("logging.format", "text", v -> enumOf(GatewayConfig.LogFormat.class, v), "`text` for people, `json` for one JSON object per line (audit fields as JSON fields).");
     key("chaos.enabled", false, ConfigKeys::bool, "Test environments only: POST /api/v1/chaos/locks holds ledger table locks on demand.");
     key("chaos.allowNonLoopback", false, ConfigKeys::bool, "Allow chaos mode although http.host is not a loopback address.");

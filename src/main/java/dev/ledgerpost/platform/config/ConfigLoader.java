@@ -344,7 +344,7 @@ public final class ConfigLoader {
         section(GatewayConfig.Notify.class, "notify.", v),
         new GatewayConfig.Observability((GatewayConfig.MetricsAccess) v.get("metrics.access"),
             (GatewayConfig.LogFormat) v.get("logging.format"), (boolean) v.get("chaos.enabled"),
-            (boolean) v.get("chaos.allowNonLoopback")),
+            (boolean) v.get("chaos.allowNonLoopback"), (boolean) v.get("metrics.perUser"), (int) v.get("metrics.perUserMax")),
         section(GatewayConfig.Retry.class, "retry.", v),
         section(GatewayConfig.Stale.class, "stale.", v),
         section(GatewayConfig.Node.class, "node.", v),

@@ -180,9 +180,12 @@ public record GatewayConfig(
 
   public enum LogFormat { TEXT, JSON }
 
-  /** Metrics, logs, and the chaos endpoint for test environments. */
+  /**
+   * Metrics, logs, and the chaos endpoint for test environments. {@code metricsPerUser}: the opt-in per-user counters,
+   * at most {@code metricsPerUserMax} user labels per node.
+   */
   public record Observability(MetricsAccess metricsAccess, LogFormat logFormat, boolean chaosEnabled,
-      boolean chaosAllowNonLoopback) {}
+      boolean chaosAllowNonLoopback, boolean metricsPerUser, int metricsPerUserMax) {}
 
   public record Delivery(UnknownOutcomeReply unknownOutcomeReply) {}
 

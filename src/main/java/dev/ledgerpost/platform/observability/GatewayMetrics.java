@@ -6,7 +6,8 @@ import java.util.function.DoubleSupplier;
  * The gateway's own measurements, behind an interface so parts do not depend on Micrometer and tests
  * can run without a registry. Every event is a no-op by default, so a sink names only what it measures
  * ({@link MicrometerGatewayMetrics} measures every one). Tag values come from enums or bounded sets only: an unbounded tag
- * (an address, a message id, a free-text reply) would grow the registry without limit.
+ * (an address, a message id, a free-text reply) would grow the registry without limit. The one exception, the user of
+ * the opt-in per-user counters, is capped ({@link PerUserMeters}).
  */
 public interface GatewayMetrics {
 
@@ -58,6 +59,15 @@ public interface GatewayMetrics {
 
   /** What the client waited for after its final dot: ledger open, downstream DATA, settle. */
   default void delivery(Outcome outcome, long nanos) {}
+
+  /**
+   * The same message's outcome, by its user (SMTP AUTH name or send API key's user; null for none): counted only with
+   * metrics.perUser, under a capped set of user labels (docs: README "Metrics").
+   */
+  default void userMessage(String user, Outcome outcome) {}
+
+  /** A user refused for a used-up hourly or daily quota, at any door (metrics.perUser only). */
+  default void userQuotaRefusal(String user) {}
 
   default void authFailure(AuthFailure result) {}
 

@@ -44,9 +44,18 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<BodyCommand, Counter> relayed;
   private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
   private final Timer delivery;
+  /** The per-user counters (metrics.perUser), or null when off: then nothing is registered and a user event is one check. */
+  private final PerUserMeters perUser;
 
+  /** Without per-user counters (metrics.perUser false). */
   public MicrometerGatewayMetrics(MeterRegistry registry) {
+    this(registry, 0);
+  }
+
+  /** {@code perUserMax} above 0: the per-user counters, with that many user labels at most; 0: none. */
+  public MicrometerGatewayMetrics(MeterRegistry registry, int perUserMax) {
     this.registry = registry;
+    this.perUser = perUserMax > 0 ? new PerUserMeters(registry, perUserMax) : null;
     for (Stage s : Stage.values()) {
       replyLatency.put(s, histogram("ledgerpost.smtp.reply", "Time from a complete command (or final dot) to its reply",
           "stage", s));
@@ -150,6 +159,20 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   public void delivery(Outcome outcome, long nanos) {
     outcomes.get(outcome).increment();
     delivery.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void userMessage(String user, Outcome outcome) {
+    if (perUser != null) {
+      perUser.message(user, outcome);
+    }
+  }
+
+  @Override
+  public void userQuotaRefusal(String user) {
+    if (perUser != null) {
+      perUser.quotaRefusal(user);
+    }
   }
 
   @Override

@@ -81,6 +81,30 @@ final class ArchiveRows {
     return new Seeded(inRange, before, atEnd, unknown);
   }
 
+  /** One suppression list entry (docs/data-model.md §5.16), written as the table holds it; its times given. */
+  record Suppression(UUID id, String address, String scope, String reason, String category, String source, UUID messageId,
+      String reply, String addedBy, Instant addedAt, Instant expiresAt) {}
+
+  static void suppress(String url, Suppression s) throws Exception {
+    try (Connection c = TestDatabase.connect(url); PreparedStatement st = c.prepareStatement("""
+        INSERT INTO suppressions (id, address, scope, reason, category, source, message_id, reply, added_by, added_at,
+                                  expires_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
+      st.setObject(1, s.id());
+      st.setString(2, s.address());
+      st.setString(3, s.scope());
+      st.setString(4, s.reason());
+      st.setString(5, s.category());
+      st.setString(6, s.source());
+      st.setObject(7, s.messageId());
+      st.setString(8, s.reply());
+      st.setString(9, s.addedBy());
+      st.setTimestamp(10, Timestamp.from(s.addedAt()));
+      st.setTimestamp(11, Timestamp.from(s.expiresAt()));
+      st.executeUpdate();
+    }
+  }
+
   private static void message(Connection c, UUID id, String status, Instant at, String from) throws Exception {
     try (PreparedStatement st = c.prepareStatement("""
         INSERT INTO messages (id, intake, mail_from, message_id_header, size_bytes, body_sha256, route, status, version,

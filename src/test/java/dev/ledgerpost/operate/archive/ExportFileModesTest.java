@@ -35,7 +35,8 @@ class ExportFileModesTest {
     Manifest m = await(LedgerArchive.export(gateway.vertx(), gateway.gateway().part(LedgerPart.class).target(), LedgerArchiveTest.KEY, archive, from, to, "modes", "n"));
     assertThat(m.totalRows()).as("an address is in it").isPositive();
 
-    for (String name : new String[] {"modes" + Manifest.DATA_SUFFIX, "modes" + Manifest.SUFFIX}) {
+    for (String name : new String[] {"modes" + Manifest.DATA_SUFFIX, "modes" + Manifest.SUFFIX,
+        "modes" + Manifest.SUPPRESSIONS_SUFFIX}) {
       assertThat(Files.getPosixFilePermissions(archive.resolve(name))).as(name)
           .isEqualTo(PosixFilePermissions.fromString("rw-------"));
     }

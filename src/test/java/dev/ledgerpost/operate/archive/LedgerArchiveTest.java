@@ -103,7 +103,7 @@ class LedgerArchiveTest {
     assertThat(m.ledgerId()).as("the ledger's identity (V96)")
         .hasToString(LedgerRows.string(gateway.databaseUrl(), "SELECT ledger_id::text FROM ledger_identity"));
     assertThat(m.erasures()).as("no erasure yet").isZero();
-    assertThat(m.formatVersion()).isEqualTo(2);
+    assertThat(m.formatVersion()).isEqualTo(3);
     assertThat(m.keyId()).isEqualTo(KEY.load().id());
     assertThat(Files.getPosixFilePermissions(KEY.file())).as("the generated key is the owner's only")
         .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
@@ -112,7 +112,8 @@ class LedgerArchiveTest {
     assertThat(Files.size(gz)).isEqualTo(m.bytes());
     try (var listing = Files.list(dir)) {
       assertThat(listing.map(p -> p.getFileName().toString()).sorted().toList())
-          .as("the two files, and no temporary one left").containsExactly("hour.jsonl.gz", "hour.manifest.json");
+          .as("the three files, and no temporary one left").containsExactly("hour.jsonl.gz", "hour.manifest.json",
+              "hour.suppressions.jsonl.gz");
     }
     assertThat(Manifest.fromJson(new JsonObject(Files.readString(dir.resolve("hour.manifest.json"))))).isEqualTo(m);
 
@@ -178,6 +179,7 @@ class LedgerArchiveTest {
     export(dir, "d");
     Files.copy(dir.resolve("d.jsonl.gz"), dir2.resolve("d.jsonl.gz"));
     Files.copy(dir.resolve("d.manifest.json"), dir2.resolve("d.manifest.json"));
+    Files.copy(dir.resolve("d.suppressions.jsonl.gz"), dir2.resolve("d.suppressions.jsonl.gz"));
     return dir2.resolve("d.jsonl.gz");
   }
 
@@ -311,6 +313,117 @@ class LedgerArchiveTest {
     assertThat(old.line()).contains("format 1 manifest, which carries no MAC");
   }
 
+  /** The file's lines, as text, exactly. */
+  static List<String> textLines(Path gz) throws Exception {
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(new GZIPInputStream(Files.newInputStream(gz)),
+        StandardCharsets.UTF_8))) {
+      return r.lines().toList();
+    }
+  }
+
+  /** A timestamptz as row_to_json writes it in the export's session (the JVM's zone, which the driver sets). */
+  static String pgTime(Instant t) {
+    return java.time.format.DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ssxxx")
+        .format(t.atZone(java.time.ZoneId.systemDefault()));
+  }
+
+  @Test
+  void theSuppressionListIsInEveryExportAsItsOwnFileNamedAndCheckedByTheManifest() throws Exception {
+    String url = gateway.databaseUrl();
+    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
+      st.execute("DELETE FROM suppressions"); // this test's entries only, whatever ran before it
+    }
+    Instant added = Instant.parse("2025-03-03T10:30:00Z");
+    ArchiveRows.Suppression global = new ArchiveRows.Suppression(UUID.fromString("00000000-0000-4000-8000-000000000001"),
+        "bounced@example.net", "global", "550 5.1.1 no such user", "invalid_recipient", "refusal", seeded.inRange().get(3),
+        "550 5.1.1 <bounced@example.net>: \"unknown\" <b>user</b>", "suppression-feed", added,
+        Instant.parse("2025-06-01T10:30:00Z"));
+    ArchiveRows.Suppression user = new ArchiveRows.Suppression(UUID.fromString("00000000-0000-4000-8000-000000000002"),
+        "\"<img src=x>\"@example.org", "user:alice", ArchiveRows.TRICKY, null, "operator", null, null, "alice",
+        added.plusSeconds(1), Instant.parse("2026-03-03T00:00:00Z"));
+    ArchiveRows.suppress(url, user);
+    ArchiveRows.suppress(url, global);
+
+    Path dir = GatewayHarness.tempDir("archive-");
+    Manifest m = export(dir, "listed");
+    Path list = dir.resolve("listed.suppressions.jsonl.gz");
+    assertThat(m.suppressions().file()).isEqualTo("listed.suppressions.jsonl.gz");
+    assertThat(m.suppressions().rows()).isEqualTo(2);
+    assertThat(m.suppressions().bytes()).isEqualTo(Files.size(list));
+    assertThat(Files.getPosixFilePermissions(list)).isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    assertThat(new JsonObject(Files.readString(dir.resolve("listed.manifest.json"))).getJsonObject("suppressions"))
+        .as("named and checksummed in the manifest").isEqualTo(new JsonObject().put("file", "listed.suppressions.jsonl.gz")
+            .put("rows", 2).put("sha256", m.suppressions().sha256()).put("bytes", Files.size(list)));
+    // By scope, then address; every column the table has, and nothing else (JSON escapes as PostgreSQL writes them).
+    assertThat(textLines(list)).containsExactly(
+        "{\"table\":\"suppressions\",\"row\":{\"id\":\"00000000-0000-4000-8000-000000000001\","
+            + "\"address\":\"bounced@example.net\",\"scope\":\"global\",\"reason\":\"550 5.1.1 no such user\","
+            + "\"category\":\"invalid_recipient\",\"source\":\"refusal\",\"message_id\":\"" + seeded.inRange().get(3) + "\","
+            + "\"reply\":\"550 5.1.1 <bounced@example.net>: \\\"unknown\\\" <b>user</b>\",\"added_by\":\"suppression-feed\","
+            + "\"added_at\":\"" + pgTime(added) + "\",\"expires_at\":\"" + pgTime(global.expiresAt()) + "\"}}",
+        "{\"table\":\"suppressions\",\"row\":{\"id\":\"00000000-0000-4000-8000-000000000002\","
+            + "\"address\":\"\\\"<img src=x>\\\"@example.org\",\"scope\":\"user:alice\",\"reason\":"
+            + new io.vertx.core.json.JsonArray().add(ArchiveRows.TRICKY).encode().replaceAll("^\\[|\\]$", "")
+            + ",\"category\":null,\"source\":\"operator\",\"message_id\":null,\"reply\":null,\"added_by\":\"alice\","
+            + "\"added_at\":\"" + pgTime(user.addedAt()) + "\",\"expires_at\":\"" + pgTime(user.expiresAt()) + "\"}}");
+    Verification ok = verify(list);
+    assertThat(ok.outcome()).as(ok.line()).isEqualTo(Verification.Outcome.OK);
+    assertThat(ok.line()).contains("suppression list 2 entr(ies) in " + list);
+
+    // An entry removed, the file gzipped again and its sha256 and size put into the manifest: not authentic.
+    Path dir2 = GatewayHarness.tempDir("damaged-");
+    for (String f : List.of("listed.jsonl.gz", "listed.suppressions.jsonl.gz", "listed.manifest.json")) {
+      Files.copy(dir.resolve(f), dir2.resolve(f));
+    }
+    Path copy = dir2.resolve("listed.suppressions.jsonl.gz");
+    byte[] original = Files.readAllBytes(copy);
+    byte[] flipped = original.clone();
+    flipped[flipped.length / 2] ^= 0x01;
+    Files.write(copy, flipped);
+    Verification damaged = verify(dir2.resolve("listed.jsonl.gz"));
+    assertThat(damaged.outcome()).isEqualTo(Verification.Outcome.MISMATCH);
+    assertThat(damaged.line()).startsWith("checksum mismatch: the sha256 of " + copy);
+
+    java.io.ByteArrayOutputStream oneLess = new java.io.ByteArrayOutputStream();
+    try (java.util.zip.GZIPOutputStream out = new java.util.zip.GZIPOutputStream(oneLess)) {
+      out.write((textLines(list).get(1) + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+    Files.write(copy, oneLess.toByteArray());
+    Path manifest = dir2.resolve("listed.manifest.json");
+    JsonObject json = new JsonObject(Files.readString(manifest));
+    json.getJsonObject("suppressions").put("bytes", oneLess.size()).put("sha256", java.util.HexFormat.of()
+        .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(oneLess.toByteArray())));
+    Files.writeString(manifest, json.encodePrettily());
+    assertThat(verify(copy).line()).as("by the list's own name too").contains("is not authentic");
+    resign(manifest); // one who holds the key: the count still tells
+    Verification fewer = verify(manifest);
+    assertThat(fewer.outcome()).isEqualTo(Verification.Outcome.MISMATCH);
+    assertThat(fewer.line()).isEqualTo("suppressions: 1 row(s) in " + copy + ", the manifest says 2");
+
+    Files.delete(copy);
+    Verification gone = verify(manifest);
+    assertThat(gone.outcome()).isEqualTo(Verification.Outcome.UNREADABLE);
+    assertThat(gone.line()).isEqualTo("no " + copy + " beside its manifest " + manifest);
+    JsonObject without = new JsonObject(Files.readString(manifest));
+    without.remove("suppressions");
+    Files.writeString(manifest, without.encodePrettily());
+    assertThat(verify(manifest).line()).as("a manifest without the list is not the one written").contains("is not authentic");
+  }
+
+  @Test
+  void aFormat2ManifestWithoutTheListStillVerifies() throws Exception {
+    Path gz = copyOfExport();
+    Path manifest = gz.resolveSibling("d.manifest.json");
+    JsonObject v2 = new JsonObject(Files.readString(manifest)).put("formatVersion", 2);
+    v2.remove("suppressions");
+    Files.writeString(manifest, v2.encodePrettily());
+    resign(manifest);
+    assertThat(new JsonObject(Files.readString(manifest)).getInteger("formatVersion")).isEqualTo(2);
+    Verification v = verify(gz);
+    assertThat(v.outcome()).as(v.line()).isEqualTo(Verification.Outcome.OK);
+    assertThat(v.line()).doesNotContain("suppression list");
+  }
+
   @Test
   void partitionedTablesExportByTheirParentNames() throws Exception {
     String url = TestDatabase.newEmptyDatabase();
@@ -347,6 +460,8 @@ class LedgerArchiveTest {
 
     assertThat(m.rows()).containsExactlyEntriesOf(orderedCounts(2, 4, 0, 2, 0, 0));
     assertThat(m.schemaVersion()).as("no Flyway history in this database").isNull();
+    assertThat(m.suppressions()).as("no suppression list in this database").isNull();
+    assertThat(dir.resolve("partitioned.suppressions.jsonl.gz")).doesNotExist();
     assertThat(lines(dir.resolve("partitioned.jsonl.gz")).stream().filter(r -> r.getString("table").equals("messages"))
         .map(r -> r.getJsonObject("row").getString("mail_from")).toList()).containsExactly("p1@example.com", "p2@example.com");
     Verification v = verify(dir.resolve("partitioned.manifest.json"));

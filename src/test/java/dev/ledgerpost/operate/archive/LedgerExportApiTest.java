@@ -117,6 +117,8 @@ class LedgerExportApiTest {
     assertThat(export.exit()).as(export.err()).isZero();
     Path data = ARCHIVE.resolve("ledger-20250602T083000Z-20250602T083100Z.jsonl.gz");
     assertThat(export.out()).contains("exported 0 row(s)", data.toString());
+    assertThat(export.out()).as("the list beside it").contains("suppression list: 0 entr(ies) in "
+        + ARCHIVE.resolve("ledger-20250602T083000Z-20250602T083100Z.suppressions.jsonl.gz"));
 
     CommandLineRun whole = run("ledger", "export", "--from", "2025-06-02T07:00:00Z", "--to", "2025-06-02T08:03:30Z",
         "--api", api(), "--token", "test-admin-token");
@@ -168,6 +170,8 @@ class LedgerExportApiTest {
     Files.copy(data, copy);
     Files.copy(ARCHIVE.resolve("ledger-20250602T080000Z-20250602T081000Z.manifest.json"),
         copy.resolveSibling("ledger-20250602T080000Z-20250602T081000Z.manifest.json"));
+    Files.copy(ARCHIVE.resolve("ledger-20250602T080000Z-20250602T081000Z.suppressions.jsonl.gz"),
+        copy.resolveSibling("ledger-20250602T080000Z-20250602T081000Z.suppressions.jsonl.gz"));
 
     CommandLineRun untouched = run("ledger", "verify", "--key-file", KEY_FILE.toString(), copy.toString());
     assertThat(untouched.exit()).as(untouched.err()).isZero();

@@ -269,7 +269,7 @@ class LedgerRetentionTest {
     assertThat(count("SELECT count(*) FROM " + w1)).isEqualTo(5);
 
     Path aside = GatewayHarness.tempDir("aside-");
-    for (String suffix : List.of(".jsonl.gz", ".manifest.json")) {
+    for (String suffix : List.of(".jsonl.gz", ".suppressions.jsonl.gz", ".manifest.json")) {
       Files.move(dir.resolve(name + suffix), aside.resolve(name + suffix));
     }
     pass = GatewayHarness.await(new LedgerRetention(gateway.vertx(), target,

@@ -171,6 +171,7 @@ class SuppressionTest {
 
   @Test
   void erasureRemovesTheAddressesEntries() throws Exception {
+    JsonObject kept = add("kept.after.erasure@example.com", "global", "bounced", 201);
     add("erase.me@example.com", "global", "bounced", 201);
     add("erase.me@example.com", "user:dave", "bounced for dave", 201);
     HttpResponse<String> r = gateway.post("/api/v1/erasures", new JsonObject().put("address", "erase.me@example.com").encode(),
@@ -185,6 +186,24 @@ class SuppressionTest {
         return c.command("RCPT TO:<erase.me@example.com>").startsWith("250");
       }
     });
+
+    // A ledger export after it carries the list as the table holds it: the other entries, nothing of the erased address.
+    java.nio.file.Path dir = GatewayHarness.tempDir("archive-");
+    dev.ledgerpost.operate.archive.Manifest m = GatewayHarness.await(dev.ledgerpost.operate.archive.LedgerArchive.export(
+        gateway.vertx(), gateway.gateway().part(dev.ledgerpost.ledger.LedgerPart.class).target(),
+        new dev.ledgerpost.operate.archive.ArchiveKey.Location(dir.resolve("archive-key"), true), dir.resolve("archive"),
+        dev.ledgerpost.platform.db.LedgerIds.lowest(Instant.EPOCH), dev.ledgerpost.platform.db.LedgerIds.lowest(CLOCK.instant()),
+        "after-erasure", "n"));
+    assertThat(m.erasures()).isPositive();
+    String list;
+    try (var in = new java.util.zip.GZIPInputStream(java.nio.file.Files.newInputStream(dir.resolve("archive")
+        .resolve(m.suppressions().file())))) {
+      list = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    assertThat(list).contains("\"id\":\"" + kept.getString("id") + "\"", "kept.after.erasure@example.com")
+        .doesNotContainIgnoringCase("erase.me");
+    assertThat(list.lines().count()).isEqualTo(m.suppressions().rows());
+    remove(kept.getString("id"));
   }
 
   @Test
@@ -306,9 +325,12 @@ class SuppressionTest {
       expect(c.command("RCPT TO:<imp1@example.com>"), "550 5.1.1");
     }
 
-    HttpResponse<String> bad = importCsv("imp3@example.com,,fine\nnot-an-address,,x\n");
+    HttpResponse<String> bad = importCsv("address,scope,reason\n# a comment\nimp3@example.com,,fine\nnot-an-address,,x\n"
+        + "imp4@example.com,nobody,y\n");
     assertThat(bad.statusCode()).as(bad.body()).isEqualTo(400);
-    assertThat(bad.body()).contains("entry 2");
+    assertThat(new JsonObject(bad.body()).getString("detail")).as("the file's line numbers, every bad one").isEqualTo(
+        "line 4: address not-an-address is not a mailbox (local-part@domain); line 5: scope must be `global` or "
+            + "`user:<name>`; nothing was imported");
     assertThat(LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM suppressions WHERE address = 'imp3@example.com'"))
         .isZero();
     for (String a : List.of("imp1@example.com", "imp2@example.com")) {

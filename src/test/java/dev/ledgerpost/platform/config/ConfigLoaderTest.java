@@ -245,6 +245,22 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void perUserMetricsAreOffByDefaultAndTheirCapIsAPositiveNumber() {
+    GatewayConfig.Observability off = defaultsWith(Map.of()).observability();
+    assertThat(off.metricsPerUser()).isFalse();
+    assertThat(off.metricsPerUserMax()).isEqualTo(100);
+    GatewayConfig.Observability on = ConfigLoader.fromSources(Map.of("metrics", Map.of("perUser", true)),
+        Map.of("LEDGERPOST_METRICS_PERUSERMAX", "2"), Map.of()).observability();
+    assertThat(on.metricsPerUser()).isTrue();
+    assertThat(on.metricsPerUserMax()).isEqualTo(2);
+    assertThat(problemsOf(Map.of("metrics", Map.of("perUser", "sometimes", "perUserMax", 0)), Map.of()))
+        .containsExactlyInAnyOrder("metrics.perUser: 'sometimes' is not true or false",
+            "metrics.perUserMax: 0 must be positive");
+    assertThat(problemsOf(Map.of(), Map.of("LEDGERPOST_METRICS_PERUSERMAX", "lots")))
+        .containsExactly("metrics.perUserMax: 'lots' is not a whole number");
+  }
+
+  @Test
   void anUnknownOverrideIsRejected() {
     assertThatThrownBy(() -> defaultsWith(Map.of("smtp.bogus", "1")))
         .isInstanceOfSatisfying(ConfigException.class,

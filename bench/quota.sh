@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The cost of quotas (issue 31, docs/design.md §8.9): the same build twice, side by side in one run, a tenants file with
+# quotas (`on`: every limit set, so high that nothing is refused) against none (`off`), each gateway on its own
+# embedded PostgreSQL, both relaying to one smtp-sink. Quotas count per user, so the load authenticates
+# (bench/SmtpAuthLoad.java: AUTH PLAIN once per session, then like smtp-source -d) as one user, every message of it
+# counted in the open's statement. Rounds alternate on, off / off, on (ABBA) after a warm-up of both; each run starts
+# after a VACUUM (ANALYZE) and a CHECKPOINT of its ledger. Per round: end-to-end rate (messages / first sent .. last
+# counted at the sink), CPU-ms per message of the JVM and of PostgreSQL, WAL bytes per message, and the quota
+# counter's count (on: every message counted; off: none).
+# Prints a table and the median of the rounds' on / off ratios; writes bench/results/<date>-quota.txt.
+# Usage: bench/quota.sh [messages per round, default 30000] [rounds, default 5] [sessions, default 20]
+# Needs root (smtp-sink drops to nobody). Loopback only; every run is bounded by RUN_LIMIT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+N=${1:-30000}
+ROUNDS=${2:-5}
+SESSIONS=${3:-20}
+SIZE=${QUOTA_SIZE:-2048}
+RUN_LIMIT=300
+need_postfix_tools
+command -v htpasswd >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq apache2-utils >/dev/null; }
+build_jar
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
+
+work=$(mktemp -d /tmp/ledgerpost-quota.XXXX)
+chmod 755 "$work"
+SINK=$(free_port)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+javac -d "$work/client" bench/SmtpAuthLoad.java
+htpasswd -B -b -c "$work/users" bench bench-password 2>/dev/null
+cat > "$work/tenants.yml" <<'YML'
+defaults:
+  messagesPerHour: 1000000000
+  messagesPerDay: 1000000000
+  recipientsPerMessage: 1000
+  messageSize: 50MB
+YML
+
+declare -A PORT JPID PGPID PSQL
+for mode in on off; do
+  mkdir -p "$work/$mode"
+  tenants=""; [ "$mode" = on ] && tenants="$work/tenants.yml"
+  PORT[$mode]=$(free_port)
+  start_gateway "$work/$mode" "$work/$mode.log" LEDGERPOST_SMTP_PORT="${PORT[$mode]}" LEDGERPOST_HTTP_PORT="$(free_port)" \
+    LEDGERPOST_DOWNSTREAM_PORT="$SINK" LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 \
+    LEDGERPOST_SMTP_MAXCONNECTIONSPERADDRESS=2000 LEDGERPOST_SMTP_ALLOWINSECUREAUTH=true \
+    LEDGERPOST_AUTH_USERSFILE="$work/users" LEDGERPOST_TENANTS_FILE="$tenants"
+  pids+=("$GATEWAY_PID")
+  JPID[$mode]=$GATEWAY_PID
+  PGPID[$mode]=$(head -1 "$work/$mode/data/pg/postmaster.pid")
+  pgport=$(grep -o 'localhost:[0-9]*/postgres' "$work/$mode.log" | head -1 | cut -d: -f2 | cut -d/ -f1)
+  PSQL[$mode]="$PGBIN/psql -X -q -At -h localhost -p $pgport -U postgres"
+  ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
+done
+
+rows() { ${PSQL[$1]} -c "SELECT count(*) FROM messages"; }
+counted() { ${PSQL[$1]} -c "SELECT coalesce(sum(day_used), 0) FROM quota_usage"; }
+auth_client() {
+  timeout "$RUN_LIMIT" java -cp "$work/client" SmtpAuthLoad "127.0.0.1:$1" "$2" "$3" "$4" bench bench-password \
+    >/dev/null || true
+}
+RELAY_CLIENT=auth_client
+run() { relay_rate "${PORT[$1]}" "$2" "$SIZE" "$SESSIONS"; }
+
+echo "warming up both..."
+for mode in on off; do run "$mode" "$N" >/dev/null; done
+
+stamp=$(date -u +%Y-%m-%d)
+out="bench/results/$stamp-quota.txt"
+mkdir -p bench/results
+{
+  printf "Quota cost  %s  (%s cores, %s)  %s messages of %s B over %s authenticated sessions per round\n" \
+    "$(date -u +%FT%TZ)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$N" "$SIZE" "$SESSIONS"
+  printf "%-6s %-6s %8s %8s %8s %8s %8s\n" round mode msg_s jvm_ms pg_ms wal_B counted
+} | tee -a "$out"
+for r in $(seq 1 "$ROUNDS"); do
+  # ABBA: on first in odd rounds, off first in even ones, so neither always runs on the warmer machine.
+  order="on off"; [ $((r % 2)) -eq 0 ] && order="off on"
+  for mode in $order; do
+    # Each run starts from the same state: no checkpoint or autovacuum of the last run's rows falls into it.
+    ${PSQL[$mode]} -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
+    rows0=$(rows "$mode"); c0=$(counted "$mode"); l0=$(lsn "$mode"); j0=$(ticks_jvm "$mode"); p0=$(ticks_pg "$mode")
+    rate=$(run "$mode" "$N")
+    j1=$(ticks_jvm "$mode"); p1=$(ticks_pg "$mode"); l1=$(lsn "$mode"); rows1=$(rows "$mode"); c1=$(counted "$mode")
+    # Every message in the ledger, and with quotas on every one counted: a rate counted from anything else is no rate.
+    [ $((rows1 - rows0)) -eq "$N" ] || rate="ERR(ledger:$((rows1 - rows0)))"
+    wal=$(wal_bytes "$mode" "$l0" "$l1")
+    printf "%-6s %-6s %8s %8.3f %8.3f %8d %8d\n" "$r" "$mode" "$rate" "$(awk "BEGIN {print ($j1 - $j0) * 10 / $N}")" \
+      "$(awk "BEGIN {print ($p1 - $p0) * 10 / $N}")" "$((wal / N))" "$((c1 - c0))" | tee -a "$out"
+  done
+done
+cost_summary "$out" on off | tee -a "$out"
