@@ -6,7 +6,7 @@
 # counted in the open's statement. Rounds alternate on, off / off, on (ABBA) after a warm-up of both; each run starts
 # after a VACUUM (ANALYZE) and a CHECKPOINT of its ledger. Per round: end-to-end rate (messages / first sent .. last
 # counted at the sink), CPU-ms per message of the JVM and of PostgreSQL, WAL bytes per message, and the quota
-# counter's count (on: every message counted; off: none).
+# counter's count (on: every message counted; off: none). Then the early refusal's refresh read with 10,000 users.
 # Prints a table and the median of the rounds' on / off ratios; writes bench/results/<date>-quota.txt.
 # Usage: bench/quota.sh [messages per round, default 30000] [rounds, default 5] [sessions, default 20]
 # Needs root (smtp-sink drops to nobody). Loopback only; every run is bounded by RUN_LIMIT.
@@ -97,3 +97,9 @@ for r in $(seq 1 "$ROUNDS"); do
   done
 done
 cost_summary "$out" on off | tee -a "$out"
+# The early refusal's refresh read (every tenants.refreshInterval on every node) with 10,000 users counted today.
+${PSQL[on]} -v v_users=10000 -v v_runs=7 -f bench/quota-refresh.sql | python3 -c '
+import re, statistics, sys
+t = sorted(float(x) for x in re.findall(r"\"Execution Time\": ([0-9.]+)", sys.stdin.read()))
+print(f"refresh read, 10000 users today: median {statistics.median(t):.2f} ms of {len(t)} (min {t[0]:.2f}, max {t[-1]:.2f})")' \
+  | tee -a "$out"
