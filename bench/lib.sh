@@ -68,6 +68,30 @@ ticks_pg() {
 lsn() { ${PSQL[$1]} -c "SELECT pg_current_wal_lsn()"; }
 wal_bytes() { ${PSQL[$1]} -c "SELECT coalesce(sum(record_size + fpi_size), 0) FROM pg_get_wal_stats('$2', '$3', true)"; }
 
+# cost_rounds OUT ROUNDS N A B: ROUNDS rounds of both modes, A first in odd rounds and B first in even ones (ABBA), so
+# neither always runs on the warmer machine; each run starts after a VACUUM (ANALYZE) and a CHECKPOINT of its ledger,
+# so no checkpoint or autovacuum of an earlier run's rows falls into it. The caller defines run MODE N (the rate) and
+# feature MODE (its count of what the feature did: the last column). A run whose N messages are not all in its ledger
+# is marked ERR: a rate counted from anything else is no rate. Appends one row per run to OUT.
+cost_rounds() {
+  local out=$1 rounds=$2 n=$3 a=$4 b=$5 r mode order rate rows0 rows1 c0 c1 l0 l1 j0 j1 p0 p1 wal
+  for r in $(seq 1 "$rounds"); do
+    order="$a $b"; [ $((r % 2)) -eq 0 ] && order="$b $a"
+    for mode in $order; do
+      ${PSQL[$mode]} -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
+      rows0=$(${PSQL[$mode]} -c "SELECT count(*) FROM messages"); c0=$(feature "$mode"); l0=$(lsn "$mode")
+      j0=$(ticks_jvm "$mode"); p0=$(ticks_pg "$mode")
+      rate=$(run "$mode" "$n")
+      j1=$(ticks_jvm "$mode"); p1=$(ticks_pg "$mode"); l1=$(lsn "$mode")
+      rows1=$(${PSQL[$mode]} -c "SELECT count(*) FROM messages"); c1=$(feature "$mode")
+      [ $((rows1 - rows0)) -eq "$n" ] || rate="ERR(ledger:$((rows1 - rows0)))"
+      wal=$(wal_bytes "$mode" "$l0" "$l1")
+      printf "%-6s %-6s %8s %8.3f %8.3f %8d %8d\n" "$r" "$mode" "$rate" "$(awk "BEGIN {print ($j1 - $j0) * 10 / $n}")" \
+        "$(awk "BEGIN {print ($p1 - $p0) * 10 / $n}")" "$((wal / n))" "$((c1 - c0))" | tee -a "$out"
+    done
+  done
+}
+
 # cost_summary FILE A B: from FILE's rows "round mode msg_s jvm_ms pg_ms wal_B ...", the median rate of each mode, each
 # round's A/B ratio (A's run beside B's in the same round: a drift of the machine falls on both of a pair) and their
 # median, and the median CPU-ms and WAL bytes per message of each.

@@ -60,8 +60,7 @@ for mode in on off; do
   ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
 done
 
-rows() { ${PSQL[$1]} -c "SELECT count(*) FROM messages"; }
-counted() { ${PSQL[$1]} -c "SELECT coalesce(sum(day_used), 0) FROM quota_usage"; }
+feature() { ${PSQL[$1]} -c "SELECT coalesce(sum(day_used), 0) FROM quota_usage"; }
 auth_client() {
   timeout "$RUN_LIMIT" java -cp "$work/client" SmtpAuthLoad "127.0.0.1:$1" "$2" "$3" "$4" bench bench-password \
     >/dev/null || true
@@ -80,22 +79,7 @@ mkdir -p bench/results
     "$(date -u +%FT%TZ)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$N" "$SIZE" "$SESSIONS"
   printf "%-6s %-6s %8s %8s %8s %8s %8s\n" round mode msg_s jvm_ms pg_ms wal_B counted
 } | tee -a "$out"
-for r in $(seq 1 "$ROUNDS"); do
-  # ABBA: on first in odd rounds, off first in even ones, so neither always runs on the warmer machine.
-  order="on off"; [ $((r % 2)) -eq 0 ] && order="off on"
-  for mode in $order; do
-    # Each run starts from the same state: no checkpoint or autovacuum of the last run's rows falls into it.
-    ${PSQL[$mode]} -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
-    rows0=$(rows "$mode"); c0=$(counted "$mode"); l0=$(lsn "$mode"); j0=$(ticks_jvm "$mode"); p0=$(ticks_pg "$mode")
-    rate=$(run "$mode" "$N")
-    j1=$(ticks_jvm "$mode"); p1=$(ticks_pg "$mode"); l1=$(lsn "$mode"); rows1=$(rows "$mode"); c1=$(counted "$mode")
-    # Every message in the ledger, and with quotas on every one counted: a rate counted from anything else is no rate.
-    [ $((rows1 - rows0)) -eq "$N" ] || rate="ERR(ledger:$((rows1 - rows0)))"
-    wal=$(wal_bytes "$mode" "$l0" "$l1")
-    printf "%-6s %-6s %8s %8.3f %8.3f %8d %8d\n" "$r" "$mode" "$rate" "$(awk "BEGIN {print ($j1 - $j0) * 10 / $N}")" \
-      "$(awk "BEGIN {print ($p1 - $p0) * 10 / $N}")" "$((wal / N))" "$((c1 - c0))" | tee -a "$out"
-  done
-done
+cost_rounds "$out" "$ROUNDS" "$N" on off
 cost_summary "$out" on off | tee -a "$out"
 # The early refusal's refresh read (every tenants.refreshInterval on every node) with 10,000 users counted today.
 ${PSQL[on]} -v v_users=10000 -v v_runs=7 -f bench/quota-refresh.sql | python3 -c '

@@ -46,8 +46,7 @@ for mode in detect off; do
   ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
 done
 
-rows() { ${PSQL[$1]} -c "SELECT count(*) FROM messages"; }
-claims() { ${PSQL[$1]} -c "SELECT count(*) FROM resubmission_claims"; }
+feature() { ${PSQL[$1]} -c "SELECT count(*) FROM resubmission_claims"; }
 
 # run MODE N -> messages per second, end to end (or ERR)
 run() { relay_rate "${PORT[$1]}" "$2" "$SIZE" "$SESSIONS"; }
@@ -63,20 +62,5 @@ mkdir -p bench/results
     "$(date -u +%FT%TZ)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$N" "$SIZE" "$SESSIONS"
   printf "%-6s %-6s %8s %8s %8s %8s %8s\n" round mode msg_s jvm_ms pg_ms wal_B claims
 } | tee "$out"
-for r in $(seq 1 "$ROUNDS"); do
-  # ABBA: detect first in odd rounds, off first in even ones, so neither always runs on the warmer machine.
-  order="detect off"; [ $((r % 2)) -eq 0 ] && order="off detect"
-  for mode in $order; do
-    # Each run starts from the same state: no checkpoint or autovacuum of the last run's rows falls into it.
-    ${PSQL[$mode]} -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
-    rows0=$(rows "$mode"); c0=$(claims "$mode"); l0=$(lsn "$mode"); j0=$(ticks_jvm "$mode"); p0=$(ticks_pg "$mode")
-    rate=$(run "$mode" "$N")
-    j1=$(ticks_jvm "$mode"); p1=$(ticks_pg "$mode"); l1=$(lsn "$mode"); rows1=$(rows "$mode"); c1=$(claims "$mode")
-    # Every message in the ledger, and with detect every one claimed: a rate counted from anything else is no rate.
-    [ $((rows1 - rows0)) -eq "$N" ] || rate="ERR(ledger:$((rows1 - rows0)))"
-    wal=$(wal_bytes "$mode" "$l0" "$l1")
-    printf "%-6s %-6s %8s %8.3f %8.3f %8d %8d\n" "$r" "$mode" "$rate" "$(awk "BEGIN {print ($j1 - $j0) * 10 / $N}")" \
-      "$(awk "BEGIN {print ($p1 - $p0) * 10 / $N}")" "$((wal / N))" "$((c1 - c0))" | tee -a "$out"
-  done
-done
+cost_rounds "$out" "$ROUNDS" "$N" detect off
 cost_summary "$out" detect off | tee -a "$out"
