@@ -68,6 +68,35 @@ ticks_pg() {
 lsn() { ${PSQL[$1]} -c "SELECT pg_current_wal_lsn()"; }
 wal_bytes() { ${PSQL[$1]} -c "SELECT coalesce(sum(record_size + fpi_size), 0) FROM pg_get_wal_stats('$2', '$3', true)"; }
 
+# cost_setup NAME: the work directory ($work, /tmp/ledgerpost-NAME.XXXX), the sink's port ($SINK) and an EXIT trap that
+# stops the gateways cost_gateway started and the sink.
+cost_setup() {
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
+  work=$(mktemp -d "/tmp/ledgerpost-$1.XXXX")
+  chmod 755 "$work"
+  SINK=$(free_port)
+  pids=()
+  declare -gA PORT JPID PGPID PSQL
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+        pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true' EXIT
+}
+# cost_gateway MODE [ENV=VALUE ...]: one of the gateways side by side, on its own embedded PostgreSQL, relaying to $SINK
+# without TLS, with the settings given; sets PORT, JPID, PGPID and PSQL of MODE.
+cost_gateway() {
+  local mode=$1 pgport; shift
+  mkdir -p "$work/$mode"
+  PORT[$mode]=$(free_port)
+  start_gateway "$work/$mode" "$work/$mode.log" LEDGERPOST_SMTP_PORT="${PORT[$mode]}" LEDGERPOST_HTTP_PORT="$(free_port)" \
+    LEDGERPOST_DOWNSTREAM_PORT="$SINK" LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 \
+    LEDGERPOST_SMTP_MAXCONNECTIONSPERADDRESS=2000 "$@"
+  pids+=("$GATEWAY_PID")
+  JPID[$mode]=$GATEWAY_PID
+  PGPID[$mode]=$(head -1 "$work/$mode/data/pg/postmaster.pid")
+  pgport=$(grep -o 'localhost:[0-9]*/postgres' "$work/$mode.log" | head -1 | cut -d: -f2 | cut -d/ -f1)
+  PSQL[$mode]="$PGBIN/psql -X -q -At -h localhost -p $pgport -U postgres"
+  ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
+}
+
 # cost_rounds OUT ROUNDS N A B: ROUNDS rounds of both modes, A first in odd rounds and B first in even ones (ABBA), so
 # neither always runs on the warmer machine; each run starts after a VACUUM (ANALYZE) and a CHECKPOINT of its ledger,
 # so no checkpoint or autovacuum of an earlier run's rows falls into it. The caller defines run MODE N (the rate) and

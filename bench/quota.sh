@@ -21,18 +21,7 @@ RUN_LIMIT=300
 need_postfix_tools
 command -v htpasswd >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq apache2-utils >/dev/null; }
 build_jar
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
-
-work=$(mktemp -d /tmp/ledgerpost-quota.XXXX)
-chmod 755 "$work"
-SINK=$(free_port)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
-}
-trap cleanup EXIT
-
+cost_setup quota
 javac -d "$work/client" bench/SmtpAuthLoad.java
 htpasswd -B -b -c "$work/users" bench bench-password 2>/dev/null
 cat > "$work/tenants.yml" <<'YML'
@@ -43,22 +32,9 @@ defaults:
   messageSize: 50MB
 YML
 
-declare -A PORT JPID PGPID PSQL
-for mode in on off; do
-  mkdir -p "$work/$mode"
-  tenants=""; [ "$mode" = on ] && tenants="$work/tenants.yml"
-  PORT[$mode]=$(free_port)
-  start_gateway "$work/$mode" "$work/$mode.log" LEDGERPOST_SMTP_PORT="${PORT[$mode]}" LEDGERPOST_HTTP_PORT="$(free_port)" \
-    LEDGERPOST_DOWNSTREAM_PORT="$SINK" LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 \
-    LEDGERPOST_SMTP_MAXCONNECTIONSPERADDRESS=2000 LEDGERPOST_SMTP_ALLOWINSECUREAUTH=true \
-    LEDGERPOST_AUTH_USERSFILE="$work/users" LEDGERPOST_TENANTS_FILE="$tenants"
-  pids+=("$GATEWAY_PID")
-  JPID[$mode]=$GATEWAY_PID
-  PGPID[$mode]=$(head -1 "$work/$mode/data/pg/postmaster.pid")
-  pgport=$(grep -o 'localhost:[0-9]*/postgres' "$work/$mode.log" | head -1 | cut -d: -f2 | cut -d/ -f1)
-  PSQL[$mode]="$PGBIN/psql -X -q -At -h localhost -p $pgport -U postgres"
-  ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
-done
+cost_gateway on LEDGERPOST_SMTP_ALLOWINSECUREAUTH=true LEDGERPOST_AUTH_USERSFILE="$work/users" \
+  LEDGERPOST_TENANTS_FILE="$work/tenants.yml"
+cost_gateway off LEDGERPOST_SMTP_ALLOWINSECUREAUTH=true LEDGERPOST_AUTH_USERSFILE="$work/users"
 
 feature() { ${PSQL[$1]} -c "SELECT coalesce(sum(day_used), 0) FROM quota_usage"; }
 auth_client() {

@@ -19,32 +19,8 @@ SIZE=${RESUBMISSION_SIZE:-2048}
 RUN_LIMIT=300
 need_postfix_tools
 build_jar
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
-
-work=$(mktemp -d /tmp/ledgerpost-resub.XXXX)
-chmod 755 "$work"
-SINK=$(free_port)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  pkill -f "smtp-sink -u nobody -c 127.0.0.1:$SINK" 2>/dev/null || true
-}
-trap cleanup EXIT
-
-declare -A PORT JPID PGPID PSQL
-for mode in detect off; do
-  mkdir -p "$work/$mode"
-  PORT[$mode]=$(free_port)
-  start_gateway "$work/$mode" "$work/$mode.log" LEDGERPOST_SMTP_PORT="${PORT[$mode]}" LEDGERPOST_HTTP_PORT="$(free_port)" \
-    LEDGERPOST_DOWNSTREAM_PORT="$SINK" LEDGERPOST_DOWNSTREAM_STARTTLS=none LEDGERPOST_SMTP_MAXCONNECTIONS=2000 \
-    LEDGERPOST_SMTP_MAXCONNECTIONSPERADDRESS=2000 LEDGERPOST_SMTP_RESUBMISSION_MODE="$mode"
-  pids+=("$GATEWAY_PID")
-  JPID[$mode]=$GATEWAY_PID
-  PGPID[$mode]=$(head -1 "$work/$mode/data/pg/postmaster.pid")
-  pgport=$(grep -o 'localhost:[0-9]*/postgres' "$work/$mode.log" | head -1 | cut -d: -f2 | cut -d/ -f1)
-  PSQL[$mode]="$PGBIN/psql -X -q -At -h localhost -p $pgport -U postgres"
-  ${PSQL[$mode]} -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
-done
+cost_setup resub
+for mode in detect off; do cost_gateway "$mode" LEDGERPOST_SMTP_RESUBMISSION_MODE="$mode"; done
 
 feature() { ${PSQL[$1]} -c "SELECT count(*) FROM resubmission_claims"; }
 
