@@ -39,7 +39,14 @@ public final class DsnReport {
       String returnedMessageId) implements Result {}
 
   /** Not a delivery-status report that can be read, and why (one short line). */
-  public record Unparseable(String reason) implements Result {}
+  public record Unparseable(String reason) implements Result {
+    /** Whether the message does not even say it is a report (then it is not a DSN at all, rather than a malformed one). */
+    public boolean notAReport() {
+      return reason.equals(NOT_A_REPORT);
+    }
+  }
+
+  static final String NOT_A_REPORT = "not multipart/report; report-type=delivery-status";
 
   /**
    * One recipient's fields: the addresses without their type ({@code rfc822;}), {@code action} in lower case,
@@ -83,6 +90,22 @@ public final class DsnReport {
     }
   }
 
+  /** DATA's wire form made the message itself: a line's leading dot removed (RFC 5321 §4.5.2), a copy. */
+  public static byte[] unstuffed(byte[] wire) {
+    byte[] out = new byte[wire.length];
+    int n = 0;
+    boolean lineStart = true;
+    for (byte b : wire) {
+      if (lineStart && b == '.') {
+        lineStart = false;
+        continue;
+      }
+      out[n++] = b;
+      lineStart = b == '\n';
+    }
+    return java.util.Arrays.copyOf(out, n);
+  }
+
   private static Result read(byte[] bytes) {
     String text = new String(bytes, 0, Math.min(bytes.length, MAX_BYTES), StandardCharsets.ISO_8859_1);
     String[] lines = text.split("\r?\n", -1);
@@ -90,7 +113,7 @@ public final class DsnReport {
     List<String[]> top = headers(lines, at);
     String contentType = field(top, "content-type");
     if (!isDeliveryStatusReport(contentType)) {
-      return new Unparseable("not multipart/report; report-type=delivery-status");
+      return new Unparseable(NOT_A_REPORT);
     }
     String boundary = param(contentType, "boundary");
     if (boundary == null || boundary.isEmpty()) {
