@@ -3,6 +3,7 @@ package dev.ledgerpost.intake.smtp;
 import dev.ledgerpost.operate.suppression.RefusalMessages;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.operate.suppression.Suppressions;
+import dev.ledgerpost.operate.tracking.ReturnedDsns;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.platform.observability.GatewayMetrics.RefusalSource;
 import dev.ledgerpost.relay.DeliveryOutcome;
@@ -38,10 +39,14 @@ final class MailTransaction {
   /** The recipients the smarthost accepted: each gets a refusal record if it refuses the whole message at DATA. */
   private final List<String> accepted = new ArrayList<>();
 
-  private MailTransaction(RelayTransaction relay, EsmtpParameters.Mail declared, Witness witness) {
+  /** Where a message with the empty envelope sender goes once the smarthost took it: it may be a returned DSN. */
+  private final ReturnedDsns dsns;
+
+  private MailTransaction(RelayTransaction relay, EsmtpParameters.Mail declared, Witness witness, ReturnedDsns dsns) {
     this.relay = relay;
     this.declared = declared;
     this.witness = witness;
+    this.dsns = dsns;
   }
 
   /**
@@ -66,12 +71,12 @@ final class MailTransaction {
 
   /** MAIL FROM, downstream. A transaction the smarthost refused holds no connection: nothing to release. */
   static Future<Begun> begin(Relay relay, Submission submission, String from, EsmtpParameters.Mail p, String clientIp,
-      Suppressions list) {
+      Suppressions list, ReturnedDsns dsns) {
     Witness witness = new Witness(list, submission.authUser(), clientIp, from);
     return relay.begin(submission, from,
             new Relay.MailParameters(p.declaredSize(), p.eightBit(), p.smtpUtf8(), p.binaryMime(), p.ret(), p.envid()))
         .map(t -> t.mailReply().positive()
-            ? new Begun(new MailTransaction(t, p, witness), null)
+            ? new Begun(new MailTransaction(t, p, witness, dsns), null)
             : new Begun(null, Replies.mirror(t.mailReply(), "1.0")))
         .recover(e -> {
           if (e instanceof DownstreamSlots.Exhausted) {
@@ -158,9 +163,15 @@ final class MailTransaction {
       relay.abort();
       return Future.succeededFuture(refusal);
     }
-    return relay.deliver(body.get())
+    MessageData message = body.get();
+    return relay.deliver(message)
         .map(outcome -> {
           Reply reply = Replies.forOutcome(outcome, unknown);
+          if (witness.sender().isEmpty() && outcome instanceof DeliveryOutcome.Accepted a && !a.captured()) {
+            // RFC 3464 §2 and RFC 5321 §4.5.5: a DSN has the empty sender. Handed to tracking after the outcome is
+            // known, never waited for: the client's reply and the row's record are what they would have been.
+            dsns.returned(a.ledgerId(), message.wire(), message.form() == MessageData.Form.DOT_STUFFED);
+          }
           if (outcome instanceof DeliveryOutcome.Rejected r) { // the whole message refused: a fact for each recipient
             for (String to : accepted) {
               witness.refused(to, RefusalMessages.Stage.DATA, RefusalSource.SMARTHOST, r.reply().code(),

@@ -6,6 +6,7 @@ import dev.ledgerpost.intake.smtp.auth.UserQuota;
 import dev.ledgerpost.ledger.Intake;
 import dev.ledgerpost.ledger.LedgerMessages;
 import dev.ledgerpost.operate.quota.QuotaGate;
+import dev.ledgerpost.operate.tracking.ReturnedDsns;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
@@ -139,7 +140,12 @@ public final class SmtpSession {
    * What every session of one SMTP verticle shares: the settings, the verticle's relay, the authenticator, which
    * addresses may relay without AUTH, and the per-process guards.
    */
-  public record Setup(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, Guards guards) {}
+  public record Setup(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, Guards guards,
+      ReturnedDsns dsns) {
+    public Setup(Settings settings, Relay relay, Authenticator authenticator, RelayPolicy policy, Guards guards) {
+      this(settings, relay, authenticator, policy, guards, ReturnedDsns.NONE);
+    }
+  }
 
   private final Setup setup;
   private final Settings settings;
@@ -356,7 +362,7 @@ public final class SmtpSession {
   /** MAIL downstream, once the gateway's own checks (and the user's fault rules) let it go. */
   private Future<Step> begin(Submission submission, String from, EnvelopeArgument.Sender sender) {
     return MailTransaction.begin(setup.relay(), submission, from, sender.parameters(), clientIp,
-        setup.guards().suppressions()).map(begun -> {
+        setup.guards().suppressions(), setup.dsns()).map(begun -> {
       if (begun.refusal() != null) {
         return Step.reply(begun.refusal());
       }

@@ -3,6 +3,7 @@ package dev.ledgerpost.intake.smtp;
 import dev.ledgerpost.intake.smtp.tls.SharedServerTls;
 import dev.ledgerpost.intake.smtp.proxy.ProxyHeader;
 import dev.ledgerpost.intake.smtp.proxy.ProxyHeaderRead;
+import dev.ledgerpost.operate.tracking.ReturnedDsns;
 import dev.ledgerpost.platform.config.Cidr;
 import dev.ledgerpost.platform.config.Durations;
 import dev.ledgerpost.platform.config.GatewayConfig;
@@ -89,7 +90,7 @@ public final class SmtpVerticle extends VerticleBase {
     List<Cidr> networks = smtp.relayNetworks();
     // A captured user's transactions never reach the smarthost relay: the AUTH user is known before MAIL (§8.10).
     sessions = new SmtpSession.Setup(settings, shared.capture().over(relay), shared.authenticator(), new RelayNetworks(networks),
-        shared.guards());
+        shared.guards(), ReturnedDsns.over(vertx));
     NetServerOptions options = new NetServerOptions().setTcpNoDelay(true).setHost(smtp.host()).setPort(port);
     server = vertx.createNetServer(options);
     connections = new SmtpConnection.Setup(vertx, shared.tls(), smtp.idleTimeout(), smtp.commandTimeout(),

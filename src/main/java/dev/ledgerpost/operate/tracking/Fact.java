@@ -15,6 +15,8 @@ import java.util.Locale;
 record Fact(String queueId, Instant at, String to, String origTo, String state, String remoteHost, String dsn, String reply,
     String category, String rule, String evidence, byte[] eventKey) {
   static final String SOURCE = "postfix-log";
+  /** A returned DSN's facts (docs/design.md §8.13, "Returned DSNs"). */
+  static final String DSN_SOURCE = "dsn";
   /** The longest reply kept; the rest is cut. */
   static final int MAX_REPLY = 512;
   static final int MAX_HOST = 255;
@@ -74,7 +76,7 @@ record Fact(String queueId, Instant at, String to, String origTo, String state, 
     return (origTo != null && origTo.toLowerCase(Locale.ROOT).equals(a)) || (to != null && to.toLowerCase(Locale.ROOT).equals(a));
   }
 
-  private static byte[] sha256(String raw) {
+  static byte[] sha256(String raw) {
     try {
       return MessageDigest.getInstance("SHA-256").digest(raw.getBytes(StandardCharsets.UTF_8));
     } catch (NoSuchAlgorithmException e) {

@@ -104,6 +104,26 @@ final class TrackingStore {
       DELETE FROM tracking_queue_ids WHERE (queue_id, message_id) IN
         (SELECT queue_id, message_id FROM tracking_queue_ids WHERE message_id < $1 LIMIT $2)""";
 
+  /** A returned DSN's rows by the client's ENVID (V110's partial index), newest first. */
+  private static final String BY_ENVID =
+      "SELECT id FROM messages WHERE dsn_envid = ANY($1) AND id <> $2 ORDER BY id DESC LIMIT 10";
+  /** A returned DSN's rows by the returned Message-ID: a range of the primary key around its Arrival-Date. */
+  private static final String BY_MESSAGE_ID = """
+      SELECT id FROM messages WHERE id >= $1 AND id < $2 AND message_id_header = $3 AND id <> $4 ORDER BY id DESC LIMIT 10""";
+  /** One row per DSN handled (docs/data-model.md §5.25); a DSN handed twice is recorded once. */
+  private static final String DSN_RECORD = """
+      INSERT INTO tracking_dsns (message_id, result, reason, facts, matched_message_id) VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (message_id) DO NOTHING""";
+  private static final String PRUNE_DSNS = """
+      DELETE FROM tracking_dsns WHERE message_id IN (SELECT message_id FROM tracking_dsns WHERE message_id < $1 LIMIT $2)""";
+  /**
+   * Where a returned Message-ID's row is looked for around the report's Arrival-Date (the time the reporting MTA took
+   * the message from us or from the smarthost): from an hour before it (a smarthost's retries) to ten minutes after
+   * (clocks).
+   */
+  static final java.time.Duration DSN_BEFORE = java.time.Duration.ofHours(1);
+  static final java.time.Duration DSN_AFTER = java.time.Duration.ofMinutes(10);
+
   /** A queue id's first sighting in the log: where its row is looked for. */
   record Sighting(String queueId, Instant at) {}
 
@@ -300,9 +320,132 @@ final class TrackingStore {
         : pruneAll(cutoff, limit, batches - 1).map(rest -> n + rest));
   }
 
+  /**
+   * A returned DSN (docs/design.md §8.13, "Returned DSNs"), in one transaction: its rows found by ENVID, else by the
+   * returned Message-ID around its Arrival-Date; each reported recipient that is one of the newest such row's becomes a
+   * fact with source {@code dsn}, through the facts' own statement (so with its event); and the DSN's own row in
+   * {@code tracking_dsns}. {@code cutoff} is the retention's: a row older is past retention, and the DSN is
+   * {@code expired}, not matched.
+   */
+  Future<TrackingMessages.DsnResult> dsn(UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff, Classifier classifier,
+      List<String[]> recorded) {
+    return policy.run("tracking", () -> pool.withTransaction(c -> dsnIn(c, dsnId, parsed, received, cutoff, classifier, recorded)));
+  }
+
+  private Future<TrackingMessages.DsnResult> dsnIn(SqlConnection c, UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff,
+      Classifier classifier, List<String[]> recorded) {
+    if (parsed instanceof DsnReport.Unparseable u) {
+      return note(c, dsnId, new TrackingMessages.DsnResult("malformed", u.reason(), 0), null);
+    }
+    DsnReport.Report r = (DsnReport.Report) parsed;
+    Future<List<UUID>> rows = Future.succeededFuture(List.of());
+    if (r.envelopeId() != null) {
+      rows = c.preparedQuery(BY_ENVID).execute(Tuple.of(Xtext.forms(r.envelopeId()), dsnId)).map(TrackingStore::ids);
+    }
+    String[] how = {r.envelopeId() != null ? "ENVID " + r.envelopeId() : "Message-ID " + r.returnedMessageId()};
+    rows = rows.compose(found -> {
+      if (!found.isEmpty() || r.returnedMessageId() == null) {
+        return Future.succeededFuture(found);
+      }
+      how[0] = "Message-ID " + r.returnedMessageId();
+      Instant at = r.arrivalDate() == null ? received : r.arrivalDate();
+      return c.preparedQuery(BY_MESSAGE_ID).execute(Tuple.of(LedgerIds.lowest(at.minus(DSN_BEFORE)), LedgerIds.lowest(at.plus(DSN_AFTER)),
+          r.returnedMessageId(), dsnId)).map(TrackingStore::ids);
+    });
+    return rows.compose(found -> {
+      String key = how[0];
+      if (r.envelopeId() == null && r.returnedMessageId() == null) {
+        return note(c, dsnId, new TrackingMessages.DsnResult("unmatched", "neither Original-Envelope-Id nor a returned Message-ID", 0), null);
+      }
+      List<UUID> live = found.stream().filter(id -> id.compareTo(cutoff) >= 0).toList();
+      if (live.isEmpty()) {
+        Instant at = r.arrivalDate() == null ? received : r.arrivalDate();
+        boolean expired = !found.isEmpty() || at.isBefore(LedgerIds.instant(cutoff));
+        return note(c, dsnId, new TrackingMessages.DsnResult(expired ? "expired" : "unmatched",
+            (expired ? "past ledger.retention: " : "no row with ") + Fact.sanitised(key, 200), 0), null);
+      }
+      return c.preparedQuery(RECIPIENTS).execute(Tuple.tuple().addValue(live.toArray(new UUID[0]))).compose(recipients -> {
+        Map<UUID, List<Row>> byMessage = new HashMap<>();
+        recipients.forEach(x -> byMessage.computeIfAbsent(x.getUUID("message_id"), k -> new ArrayList<>()).add(x));
+        List<Object[]> columns = new ArrayList<>();
+        UUID matched = null;
+        for (DsnReport.Recipient p : r.recipients()) {
+          String state = p.state();
+          if (state == null) {
+            continue;
+          }
+          for (UUID row : live) { // newest first: a reused ENVID or Message-ID is the latest row's
+            Integer idx = idxOf(byMessage.getOrDefault(row, List.of()), p);
+            if (idx != null) {
+              matched = matched == null ? row : matched;
+              columns.add(dsnFact(row, idx, state, r, p, dsnId, received, classifier));
+              break;
+            }
+          }
+        }
+        if (columns.isEmpty()) {
+          return note(c, dsnId, new TrackingMessages.DsnResult("unmatched", "no reported recipient is one of the rows' with "
+              + Fact.sanitised(key, 200), 0), null);
+        }
+        UUID first = matched;
+        return c.preparedQuery(INSERT).execute(arrays(columns)).compose(inserted -> {
+          inserted.forEach(x -> recorded.add(new String[] {x.getString("state"), x.getString("category")}));
+          return note(c, dsnId, new TrackingMessages.DsnResult("matched", "by " + key.substring(0, key.indexOf(' ')),
+              inserted.rowCount()), first);
+        });
+      });
+    });
+  }
+
+  private static List<UUID> ids(io.vertx.sqlclient.RowSet<Row> rows) {
+    List<UUID> out = new ArrayList<>();
+    rows.forEach(x -> out.add(x.getUUID("id")));
+    return out;
+  }
+
+  /** The recipient a reported one is: its Original-Recipient first (our address before any rewriting), else its Final-Recipient. */
+  private static Integer idxOf(List<Row> recipients, DsnReport.Recipient p) {
+    for (String a : new String[] {p.originalRecipient(), p.finalRecipient()}) {
+      if (a == null) {
+        continue;
+      }
+      for (Row x : recipients) {
+        if (x.getString("address").equalsIgnoreCase(a)) {
+          return x.getInteger("idx");
+        }
+      }
+    }
+    return null;
+  }
+
+  private static Object[] dsnFact(UUID row, int idx, String state, DsnReport.Report r, DsnReport.Recipient p, UUID dsnId,
+      Instant received, Classifier classifier) {
+    String reply = Fact.sanitised(p.diagnostic(), Fact.MAX_REPLY);
+    String category = null;
+    String rule = null;
+    if (!state.equals("delivered")) {
+      Classifier.Classification k = classifier.classify(p.status(), reply);
+      category = k.category().label();
+      rule = k.rule();
+    }
+    Instant at = p.lastAttempt() != null ? p.lastAttempt() : received;
+    String evidence = Fact.sanitised("DSN " + dsnId + (r.reportingMta() == null ? "" : " from " + r.reportingMta()) + ": "
+        + p.group().replace('\n', ' '), 8192);
+    byte[] key = Fact.sha256((r.reportingMta() + "\n" + r.envelopeId() + "\n" + r.returnedMessageId() + "\n" + r.arrivalDate() + "\n"
+        + p.group()));
+    return new Object[] {row, idx, state, at.atOffset(ZoneOffset.UTC), Fact.sanitised(p.remoteMta(), Fact.MAX_HOST), p.status(), reply,
+        category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key)};
+  }
+
+  private static Future<TrackingMessages.DsnResult> note(SqlConnection c, UUID dsnId, TrackingMessages.DsnResult result, UUID matched) {
+    return c.preparedQuery(DSN_RECORD).execute(Tuple.of(dsnId, result.result(), result.reason(), result.facts(), matched))
+        .map(v -> result);
+  }
+
   /** Deletes up to {@code limit} facts and as many mappings of message ids below {@code cutoff}; answers the facts deleted. */
   Future<Integer> prune(UUID cutoff, int limit) {
     return pool.preparedQuery(PRUNE_FACTS).execute(Tuple.of(cutoff, limit))
-        .compose(facts -> pool.preparedQuery(PRUNE_QUEUE_IDS).execute(Tuple.of(cutoff, limit)).map(q -> facts.rowCount()));
+        .compose(facts -> pool.preparedQuery(PRUNE_QUEUE_IDS).execute(Tuple.of(cutoff, limit))
+            .compose(q -> pool.preparedQuery(PRUNE_DSNS).execute(Tuple.of(cutoff, limit))).map(q -> facts.rowCount()));
   }
 }

@@ -92,6 +92,7 @@ final class TrackingVerticle extends VerticleBase {
   public Future<?> start() {
     store = new TrackingStore(db);
     Bus.of(vertx).serve(TrackingMessages.OF_MESSAGE, TrackingMessages.OfMessage.class, q -> store.ofMessage(q.messageId()));
+    Bus.of(vertx).serve(TrackingMessages.DSN, TrackingMessages.Returned.class, this::returned);
     pruneTimer = vertx.setPeriodic(PRUNE_INTERVAL.toMillis(), t -> prune());
     if (path == null) {
       return Future.succeededFuture(); // no log to follow: the facts recorded before are still served and retained
@@ -210,6 +211,41 @@ final class TrackingVerticle extends VerticleBase {
       }
       return null;
     });
+  }
+
+  /**
+   * A message relayed with the empty envelope sender (docs/design.md §8.13, "Returned DSNs"): read on a worker
+   * ({@link DsnReport}, bounded), then matched and recorded ({@link TrackingStore#dsn}). A message that does not say it is
+   * a delivery-status report is not a DSN and leaves nothing; every other one leaves its row in {@code tracking_dsns},
+   * one count of {@code ledgerpost_tracking_dsn_total{result}} and a log line. Nothing here can fail the intake: it
+   * answered its client before.
+   */
+  private Future<TrackingMessages.DsnResult> returned(TrackingMessages.Returned q) {
+    Instant received = clock.instant();
+    return vertx.executeBlocking(() -> DsnReport.parse(q.dotStuffed() ? DsnReport.unstuffed(q.bytes()) : q.bytes()))
+        .compose(parsed -> {
+          if (parsed instanceof DsnReport.Unparseable u && u.notAReport()) {
+            return Future.succeededFuture(new TrackingMessages.DsnResult("ignored", u.reason(), 0));
+          }
+          List<String[]> recorded = new ArrayList<>();
+          return store.dsn(q.messageId(), parsed, received, LedgerIds.lowest(received.minus(retention)), classifier, recorded)
+              .map(result -> {
+                for (String[] fact : recorded) {
+                  db.metrics().trackingFact(fact[0], fact[1]);
+                }
+                if (!recorded.isEmpty()) {
+                  db.outboxWritten();
+                }
+                db.metrics().trackingDsn(result.result());
+                if (result.result().equals("matched")) {
+                  LOG.info("tracking: DSN {} matched {}: {} fact(s)", q.messageId(), result.reason(), result.facts());
+                } else {
+                  LOG.info("tracking: DSN {} {}: {}", q.messageId(), result.result(), result.reason());
+                }
+                return result;
+              });
+        })
+        .onFailure(e -> LOG.warn("tracking: DSN {} not recorded: {}", q.messageId(), e.getMessage()));
   }
 
   /**

@@ -106,6 +106,9 @@ public interface GatewayMetrics {
    */
   default void trackingFact(String state, String category) {}
 
+  /** A returned DSN was handled (docs/design.md §8.13): {@code result} matched, unmatched, malformed or expired. */
+  default void trackingDsn(String result) {}
+
   /** A fault rule fired: its reply was given instead of the gateway's own, or its delay was waited. */
   default void faultInjected(FaultStage stage, FaultKind kind) {}
 

@@ -208,6 +208,12 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   }
 
   @Override
+  public void trackingDsn(String result) {
+    Counter.builder("ledgerpost.tracking.dsn").description("Returned DSNs handled, by result (matched, unmatched, malformed, expired)")
+        .tag("result", result).register(registry).increment();
+  }
+
+  @Override
   public void faultInjected(FaultStage stage, FaultKind kind) {
     faults.get(stage.name() + kind.name()).increment();
   }
