@@ -56,6 +56,47 @@ relay_rate() {
   python3 -c "print(f'{$n/($t1-$t0):.0f}')"
 }
 
+# postfix_instance DIR PORT NEXT LOG: a Postfix of its own in DIR, in the foreground (run it in the background), default
+# settings but for loopback, smtpd on PORT and relayhost 127.0.0.1:NEXT; its log (maillog_file) goes to LOG, /dev/stdout
+# or a file in DIR. DIR's parent must be reachable by the user postfix. `postfix -c DIR/conf stop` stops it.
+postfix_instance() {
+  local dir=$1 port=$2 next=$3 log=$4 current
+  mkdir -p "$dir/conf" "$dir/queue" "$dir/data"
+  cp /etc/postfix/master.cf "$dir/conf/master.cf"
+  sed -i "s/^smtp      inet  n       -       y       -       -       smtpd/127.0.0.1:$port inet n - n - - smtpd/" "$dir/conf/master.cf"
+  cat > "$dir/conf/main.cf" <<EOC
+compatibility_level = 3.6
+queue_directory = $dir/queue
+data_directory = $dir/data
+myhostname = postfix.bench.local
+mydestination =
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+relayhost = [127.0.0.1]:$next
+maillog_file = $log
+maillog_file_prefixes = /dev/stdout, $dir
+smtputf8_enable = no
+EOC
+  chown postfix "$dir/data"
+  # Postfix only starts a non-default configuration that its default main.cf lists.
+  [ -f /etc/postfix/main.cf ] || printf 'compatibility_level = 3.6\ninet_interfaces = loopback-only\n' > /etc/postfix/main.cf
+  current=$(postconf -h alternate_config_directories 2>/dev/null || true)
+  postconf -e "alternate_config_directories = ${current:+$current, }$dir/conf"
+  exec postfix -c "$dir/conf" start-fg
+}
+# postfix_drain DIR: Postfix may still be delivering (or retrying) when a run has counted its n at the sink: wait until
+# its queue is empty, so that nothing of it reaches the sink, or takes CPU, during the next run.
+postfix_drain() {
+  local until=$((SECONDS + 120))
+  while (( SECONDS < until )); do
+    postqueue -c "$1/conf" -p 2>/dev/null | grep -q "Mail queue is empty" && return
+    postqueue -c "$1/conf" -f >/dev/null 2>&1 || true
+    sleep 0.5
+  done
+  echo "warning: Postfix's queue did not drain within 120 s" >&2
+}
+
 # A feature's cost, two gateways side by side (bench/resubmission.sh, bench/quota.sh): for each mode M, JPID[M] is its
 # JVM's pid, PGPID[M] its PostgreSQL's postmaster and PSQL[M] a psql to it. CPU in clock ticks (100 per second).
 ticks_jvm() { awk '{print $14 + $15}' "/proc/${JPID[$1]}/stat"; }
@@ -100,7 +141,8 @@ cost_gateway() {
 # cost_rounds OUT ROUNDS N A B: ROUNDS rounds of both modes, A first in odd rounds and B first in even ones (ABBA), so
 # neither always runs on the warmer machine; each run starts after a VACUUM (ANALYZE) and a CHECKPOINT of its ledger,
 # so no checkpoint or autovacuum of an earlier run's rows falls into it. The caller defines run MODE N (the rate) and
-# feature MODE (its count of what the feature did: the last column). A run whose N messages are not all in its ledger
+# feature MODE (its count of what the feature did: the last column), and may define after_run MODE N, called after
+# each run before its CPU is read (to wait for the work the run left behind). A run whose N messages are not all in its ledger
 # is marked ERR: a rate counted from anything else is no rate. Appends one row per run to OUT.
 cost_rounds() {
   local out=$1 rounds=$2 n=$3 a=$4 b=$5 r mode order rate rows0 rows1 c0 c1 l0 l1 j0 j1 p0 p1 wal
@@ -111,6 +153,7 @@ cost_rounds() {
       rows0=$(${PSQL[$mode]} -c "SELECT count(*) FROM messages"); c0=$(feature "$mode"); l0=$(lsn "$mode")
       j0=$(ticks_jvm "$mode"); p0=$(ticks_pg "$mode")
       rate=$(run "$mode" "$n")
+      ! declare -F after_run >/dev/null || after_run "$mode" "$n"
       j1=$(ticks_jvm "$mode"); p1=$(ticks_pg "$mode"); l1=$(lsn "$mode")
       rows1=$(${PSQL[$mode]} -c "SELECT count(*) FROM messages"); c1=$(feature "$mode")
       [ $((rows1 - rows0)) -eq "$n" ] || rate="ERR(ledger:$((rows1 - rows0)))"

@@ -60,28 +60,7 @@ cleanup() {
 trap cleanup EXIT
 
 # --- Postfix: its own instance, default settings but for loopback and the relayhost.
-mkdir -p "$work/postfix/conf" "$work/postfix/queue" "$work/postfix/data"
-cp /etc/postfix/master.cf "$work/postfix/conf/master.cf"
-sed -i "s/^smtp      inet  n       -       y       -       -       smtpd/127.0.0.1:$PF inet n - n - - smtpd/" "$work/postfix/conf/master.cf"
-cat > "$work/postfix/conf/main.cf" <<EOC
-compatibility_level = 3.6
-queue_directory = $work/postfix/queue
-data_directory = $work/postfix/data
-myhostname = postfix.bench.local
-mydestination =
-inet_interfaces = 127.0.0.1
-inet_protocols = ipv4
-mynetworks = 127.0.0.0/8
-relayhost = [127.0.0.1]:$SINK
-maillog_file = /dev/stdout
-smtputf8_enable = no
-EOC
-chown postfix "$work/postfix/data"
-# Postfix only starts a non-default configuration that its default main.cf lists.
-[ -f /etc/postfix/main.cf ] || printf 'compatibility_level = 3.6\ninet_interfaces = loopback-only\n' > /etc/postfix/main.cf
-current=$(postconf -h alternate_config_directories 2>/dev/null || true)
-postconf -e "alternate_config_directories = ${current:+$current, }$work/postfix/conf"
-postfix -c "$work/postfix/conf" start-fg > "$work/postfix.log" 2>&1 &
+postfix_instance "$work/postfix" "$PF" "$SINK" /dev/stdout > "$work/postfix.log" 2>&1 &
 pids+=($!)
 
 # --- Ledgerpost on its embedded PostgreSQL, default durability.
@@ -149,17 +128,6 @@ wal_between() {
 # run PORT N SIZE SESSIONS -> messages per second, end to end (bench/lib.sh)
 run() { relay_rate "$@"; }
 
-# Postfix may still be delivering (or retrying) when its run has counted n at the sink: wait until its queue is
-# empty, so that nothing of it reaches the sink, or takes CPU, during the next run.
-postfix_drain() {
-  local until=$((SECONDS + 120))
-  while (( SECONDS < until )); do
-    postqueue -c "$work/postfix/conf" -p 2>/dev/null | grep -q "Mail queue is empty" && return
-    postqueue -c "$work/postfix/conf" -f >/dev/null 2>&1 || true
-    sleep 0.5
-  done
-  echo "warning: Postfix's queue did not drain within 120 s" >&2
-}
 ledger_rows() { $PSQL -c "SELECT count(*) FROM messages"; }
 
 scrape() { curl -s "http://127.0.0.1:$LPHTTP/metrics" | { grep '^ledgerpost_smtp_reply_seconds_bucket{stage="data"' || true; }; }
@@ -203,7 +171,7 @@ BATCH=10   # messages per statement in the batched ceiling
 bench/ledger-ceiling-batched.sh "$BATCH" > "$work/ledger-ceiling-batched.sql"
 
 # A warm JVM, as a gateway is after its first minutes: the JIT has compiled both the 2 KB and the 64 KB path.
-warm() { run "$LP" 20000 2048 20 >/dev/null; run "$LP" 2000 65536 100 >/dev/null; run "$PF" 500 2048 20 >/dev/null; postfix_drain; }
+warm() { run "$LP" 20000 2048 20 >/dev/null; run "$LP" 2000 65536 100 >/dev/null; run "$PF" 500 2048 20 >/dev/null; postfix_drain "$work/postfix"; }
 echo "warming up..."; warm
 
 stamp=$(date -u +%Y-%m-%d)
@@ -295,7 +263,7 @@ for sc in $SCENARIOS; do
   n=$N_SMALL; [ "$size" -gt 2048 ] && n=$N_LARGE
   direct=$(run "$SINK" "$n" "$size" "$sessions")
   postfix_rate=$(run "$PF" "$n" "$size" "$sessions")
-  postfix_drain
+  postfix_drain "$work/postfix"
   measure smtp "$size" "$sessions" "$n" "$direct" "$postfix_rate"
   smtp_rate=$LP_RATE
   # The HTTP row of the same size and concurrency, right after its SMTP row: the same Postfix figure for its ratio.
