@@ -29,12 +29,20 @@ public final class TrackingPart implements Part {
   @Override
   public void prepare(Assembly a) {
     classifier = BounceRules.load(a.config().tracking().rulesFile());
-    List<String> unknown = a.config().suppression().bounceCategories().stream().filter(c -> Category.of(c) == null).toList();
+    checkBounceCategories(a.config().suppression().bounceCategories());
+    a.provide(Classifier.class, classifier);
+  }
+
+  /**
+   * {@code suppression.bounceCategories} names categories of the classifier's (docs/design.md §8.8), or the start stops
+   * (a configuration error, exit status 2): a misspelt one would silently feed nothing.
+   */
+  static void checkBounceCategories(List<String> categories) {
+    List<String> unknown = categories.stream().filter(c -> Category.of(c) == null).toList();
     if (!unknown.isEmpty()) {
       throw new ConfigException(List.of("suppression.bounceCategories: " + String.join(", ", unknown)
           + (unknown.size() == 1 ? " is not a bounce category" : " are not bounce categories") + " (" + Category.labels() + ")"));
     }
-    a.provide(Classifier.class, classifier);
   }
 
   /** Where a log is followed: the age of the oldest relayed row without news (docs/design.md §8.13). */
