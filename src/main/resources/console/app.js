@@ -1,6 +1,6 @@
 // The console's shell: sign-in, the header (connection state, attention badge), and a hash router over the
 // views. Routes: #/live[?filters], #/attention, #/message/<id>, #/bulk, #/endpoints, #/quotas, #/usage,
-// #/suppressions.
+// #/suppressions, #/bounces.
 
 import {api, onUnauthorized, ProblemError, session, Unreachable} from './api.js';
 import {announce, throttle} from './dom.js';
@@ -13,6 +13,7 @@ import * as endpoints from './endpoints.js';
 import * as quotas from './quotas.js';
 import * as usage from './usage.js';
 import * as suppressions from './suppressions.js';
+import * as bounces from './bounces.js';
 
 const $ = (id) => document.getElementById(id);
 const BADGE_EVERY_MS = 5000;
@@ -137,6 +138,7 @@ const ROUTES = [
   {pattern: /^#\/quotas$/, nav: 'quotas', view: quotas},
   {pattern: /^#\/usage$/, nav: 'usage', view: usage},
   {pattern: /^#\/suppressions$/, nav: 'suppressions', view: suppressions},
+  {pattern: /^#\/bounces$/, nav: 'bounces', view: bounces},
 ];
 
 function route() {

@@ -9,6 +9,7 @@ import {evidence, proposalsPanel} from './proposals.js';
 import {capturePanel} from './capture.js';
 
 const RESOLVABLE = new Set(['PENDING', 'UNKNOWN']);
+const STATE_WORDS = {queued: 'Queued', deferred: 'Deferred', delivered: 'Delivered', bounced: 'Bounced', expired: 'Expired'};
 
 export function mount(container, ctx) {
   const id = ctx.param.toLowerCase();
@@ -276,6 +277,23 @@ function drawTimeline(ol, d, op) {
           r.reply ? [' ', h('span', {class: 'mono'}, r.reply)] : ''))),
         op.ledger.retrying ? h('p', {}, `The retry part${heldOn(op)} still holds an outcome for it.`) : '');
     }
+  }
+
+  // What happened after the smarthost's 250, per recipient (docs/design.md §8.13): its tracking facts in time order.
+  const tracked = (Array.isArray(d.recipients) ? d.recipients : []).filter((r) => Array.isArray(r.delivery) && r.delivery.length > 0);
+  if (tracked.length > 0) {
+    item('delivery', null, 'After the smarthost: each recipient\'s delivery',
+      h('ul', {class: 'delivery', id: 'delivery'}, tracked.map((r) => h('li', {class: 'delivery-recipient', 'data-address': r.address},
+        h('span', {class: 'addr'}, r.address),
+        h('ol', {class: 'delivery-facts'}, [...r.delivery].sort((a, b) => Date.parse(a.at) - Date.parse(b.at)).map((f) =>
+          h('li', {class: `delivery-fact delivery-${f.state}`, 'data-state': f.state},
+            h('strong', {class: 'delivery-state'}, STATE_WORDS[f.state] ?? f.state), ' ', timeEl(f.at),
+            f.remoteHost ? [' by ', h('span', {class: 'mono delivery-host'}, f.remoteHost)] : '',
+            f.dsn ? [' ', h('span', {class: 'mono delivery-dsn'}, f.dsn)] : '',
+            f.category ? [' ', h('span', {class: 'delivery-category'}, f.category),
+              f.rule ? [' ', h('span', {class: 'hint'}, `(rule ${f.rule})`)] : ''] : '',
+            f.reply ? h('p', {class: 'mono delivery-reply'}, f.reply) : '',
+            h('p', {class: 'hint delivery-source'}, `From ${f.source}${f.queueId ? `, queue id ${f.queueId}` : ''}.`))))))));
   }
 
   const pub = op.publish;

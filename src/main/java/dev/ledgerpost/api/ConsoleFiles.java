@@ -28,7 +28,7 @@ final class ConsoleFiles {
   /** Every file of src/main/resources/console (a test holds this list and the directory equal). */
   static final List<String> FILES = List.of("index.html", "console.css", "icon.svg", "app.js", "api.js", "dom.js",
       "socket.js", "live.js", "attention.js", "message.js", "proposals.js", "bulk.js", "chart.js", "endpoints.js", "capture.js",
-      "quotas.js", "usage.js", "suppressions.js");
+      "quotas.js", "usage.js", "suppressions.js", "bounces.js");
   static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
       + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 

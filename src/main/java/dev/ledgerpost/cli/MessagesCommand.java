@@ -226,6 +226,14 @@ public final class MessagesCommand {
     @Option(names = "--tag", paramLabel = "TAG", description = "Only entries carrying this tag (docs/data-model.md §5.17).")
     String tag;
 
+    @Option(names = "--delivery", paramLabel = "STATE", description = "Only entries with a recipient's tracking fact of this state "
+        + "(docs/design.md §8.13): queued, deferred, delivered, bounced, expired.")
+    String delivery;
+
+    @Option(names = "--category", paramLabel = "CATEGORY", description = "Only entries with a recipient's bounce or deferral of this "
+        + "category, e.g. invalid_recipient (with --delivery, one fact that is both).")
+    String category;
+
     @Option(names = "--ids", description = "Print only the ledger ids, one a line, e.g. ID=$(ledgerpost messages list --limit 1 --ids).")
     boolean ids;
 
@@ -239,6 +247,8 @@ public final class MessagesCommand {
       query(path, "sender", sender);
       query(path, "since", since);
       query(path, "tag", tag);
+      query(path, "delivery", delivery);
+      query(path, "category", category);
     }
 
     /** With --ids, the ids alone: no header, no count line, for a shell's $(...). */

@@ -550,6 +550,52 @@ class ConsoleBrowserTest {
   }
 
   @Test
+  @Order(11)
+  void theBouncesPageListsBouncedRecipientsAndTheMessageShowsEachRecipientsDeliveryTimeline() throws Exception {
+    // Two relayed messages with tracking facts as the log follower records them: the replies are a remote server's words.
+    UUID invalid = UUID.randomUUID();
+    UUID full = UUID.randomUUID();
+    LedgerRows.insert(url, invalid, "SENT", "ACCEPTED", clock.instant().minusSeconds(120), "<bounced-invalid@example.com>");
+    LedgerRows.insert(url, full, "SENT", "ACCEPTED", clock.instant().minusSeconds(60), "<bounced-full@example.com>");
+    String hostile = "550 5.1.1 <b@example.net>: <img src=x onerror=window.pwned=3> no such user";
+    fact(invalid, "deferred", clock.instant().minusSeconds(100), "4.4.1", "connect to mx.example.net[192.0.2.1]:25: Connection refused",
+        "connection", null);
+    fact(invalid, "bounced", clock.instant().minusSeconds(90), "5.1.1", hostile, "invalid_recipient", "mx.example.net[192.0.2.1]:25");
+    fact(full, "bounced", clock.instant().minusSeconds(50), "5.2.2", "552 5.2.2 Mailbox full", "mailbox_full", "mx.example.net[192.0.2.1]:25");
+
+    signedIn("#/bounces");
+    WebElement invalidRow = waitFor(By.xpath("//tbody[@id='bounces-rows']/tr[.//a[text()='" + invalid + "']]"));
+    assertThat(invalidRow.findElement(By.className("bounce-recipient")).getText()).isEqualTo("b@example.net");
+    assertThat(invalidRow.findElement(By.className("bounce-category")).getText()).startsWith("invalid_recipient");
+    assertThat(invalidRow.findElement(By.className("bounce-dsn")).getText()).isEqualTo("5.1.1");
+    assertThat(invalidRow.findElement(By.className("bounce-reply")).getText()).isEqualTo(hostile);
+    waitFor(By.xpath("//tbody[@id='bounces-rows']/tr[.//a[text()='" + full + "']]"));
+    assertThat(driver.findElements(By.cssSelector("#bounces-rows tr"))).as("the deferral is no bounce").hasSize(2);
+    assertThat(driver.findElements(By.cssSelector("#bounces-rows img"))).as("text, never markup").isEmpty();
+
+    // The category filter: the list's category= (and the detail's facts of that category only).
+    new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("bounces-category"))).selectByValue("mailbox_full");
+    js("document.getElementById('bounces-apply').click()"); // the sticky header may cover the button
+    wait(WAIT).until(d -> d.findElements(By.cssSelector("#bounces-rows tr")).size() == 1
+        && d.findElement(By.id("bounces-rows")).getText().contains(full.toString()));
+    chrome.screenshot(SHOTS.resolve("bounces.png"));
+
+    // The message's timeline: the recipient's facts in time order, each with its state, host, code, category and reply.
+    driver.get(base + "/console/#/message/" + invalid);
+    waitFor(By.cssSelector("#delivery .delivery-fact[data-state='bounced']"));
+    List<WebElement> facts = driver.findElements(By.cssSelector("#delivery li[data-address='b@example.net'] .delivery-fact"));
+    assertThat(facts).extracting(f -> f.getAttribute("data-state")).containsExactly("deferred", "bounced");
+    assertThat(facts.get(0).findElement(By.className("delivery-category")).getText()).isEqualTo("connection");
+    assertThat(facts.get(1).findElement(By.className("delivery-host")).getText()).isEqualTo("mx.example.net[192.0.2.1]:25");
+    assertThat(facts.get(1).findElement(By.className("delivery-dsn")).getText()).isEqualTo("5.1.1");
+    assertThat(facts.get(1).findElement(By.className("delivery-reply")).getText()).isEqualTo(hostile);
+    assertThat(facts.get(1).findElement(By.className("delivery-source")).getText()).contains("postfix-log");
+    assertThat(driver.findElements(By.cssSelector("#delivery img"))).as("text, never markup").isEmpty();
+    assertThat(js("return window.pwned === undefined")).isEqualTo(true);
+    chrome.screenshot(SHOTS.resolve("message-delivery.png"));
+  }
+
+  @Test
   @Order(12)
   void theBrowserSawNoPolicyViolationOrScriptErrorAndTheGatewayLoggedNoToken() {
     // A cut connection's failed requests are expected; anything the page's policy refused or a script threw is not.
@@ -620,6 +666,24 @@ class ConsoleBrowserTest {
     LedgerRows.string(url, "UPDATE messages SET mail_from = '" + sender + "'"
         + ("UNKNOWN".equals(status) ? ", settled_at = received_at + interval '2 seconds'" : "")
         + " WHERE id = '" + id + "' RETURNING 1");
+  }
+
+  /** One tracking fact of recipient 0 of {@code id}, as the log follower writes it (docs/data-model.md §5.24). */
+  static void fact(UUID id, String state, Instant at, String dsn, String reply, String category, String host) throws Exception {
+    try (java.sql.Connection c = dev.ledgerpost.testing.TestDatabase.connect(url);
+        java.sql.PreparedStatement st = c.prepareStatement("INSERT INTO delivery_facts (message_id, idx, state, at, remote_host, dsn, "
+            + "reply, category, rule, source, evidence, queue_id, event_key) VALUES (?, 0, ?, ?, ?, ?, ?, ?, NULL, 'postfix-log', "
+            + "'a log line', 'DS1', ?)")) {
+      st.setObject(1, id);
+      st.setString(2, state);
+      st.setTimestamp(3, java.sql.Timestamp.from(at));
+      st.setString(4, host);
+      st.setString(5, dsn);
+      st.setString(6, reply);
+      st.setString(7, category);
+      st.setBytes(8, (id + state + at).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      st.executeUpdate();
+    }
   }
 
   static By row(String id) {

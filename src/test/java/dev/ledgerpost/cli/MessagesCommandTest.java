@@ -181,6 +181,26 @@ class MessagesCommandTest {
   }
 
   @Test
+  void listByDeliveryAndCategoryFindsTheBouncedEntries() throws Exception {
+    UUID invalid = UUID.randomUUID();
+    UUID full = UUID.randomUUID();
+    LedgerRows.insert(gateway.databaseUrl(), invalid, "SENT", "ACCEPTED", clock.instant(), "<cli-invalid@example.com>");
+    LedgerRows.insert(gateway.databaseUrl(), full, "SENT", "ACCEPTED", clock.instant(), "<cli-full@example.com>");
+    for (String[] f : new String[][] {{invalid.toString(), "5.1.1", "invalid_recipient"}, {full.toString(), "5.2.2", "mailbox_full"}}) {
+      LedgerRows.string(gateway.databaseUrl(), "INSERT INTO delivery_facts (message_id, idx, state, at, dsn, reply, category, source, "
+          + "evidence, event_key) VALUES ('" + f[0] + "', 0, 'bounced', now(), '" + f[1] + "', '550 no', '" + f[2] + "', "
+          + "'postfix-log', 'a line', convert_to('" + f[0] + "', 'UTF8')) RETURNING 1");
+    }
+    CommandLineRun invalidOnly = run("messages", "list", "--delivery", "bounced", "--category", "invalid_recipient", "--ids",
+        "--api", api(), "--token", "test-admin-token");
+    assertThat(invalidOnly.exit()).as(invalidOnly.err()).isZero();
+    assertThat(invalidOnly.out()).isEqualTo(invalid + System.lineSeparator());
+    CommandLineRun bounced = run("messages", "list", "--delivery", "bounced", "--ids", "--api", api(), "--token", "test-admin-token");
+    assertThat(bounced.exit()).as(bounced.err()).isZero();
+    assertThat(bounced.out().lines()).containsExactlyInAnyOrder(invalid.toString(), full.toString());
+  }
+
+  @Test
   void withoutASubcommandTheCommandLineStillMeansRunTheGateway() {
     CommandLine cli = new CommandLine(new Main());
     assertThat(cli.parseArgs().hasSubcommand()).isFalse();

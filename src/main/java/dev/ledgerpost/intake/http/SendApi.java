@@ -32,6 +32,7 @@ import dev.ledgerpost.platform.observability.GatewayMetrics;
 import dev.ledgerpost.platform.auth.ApiKeys;
 import dev.ledgerpost.platform.auth.ApiKeys.ApiKey;
 import dev.ledgerpost.intake.http.InvalidSend;
+import dev.ledgerpost.operate.suppression.RefusalMessages;
 import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.operate.quota.QuotaGate;
 import dev.ledgerpost.ledger.LedgerMessages;
@@ -49,6 +50,8 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -229,7 +232,7 @@ public final class SendApi {
         overLimit.write(ctx);
         return;
       }
-      JsonArray suppressed = suppressed(ar.result(), key);
+      JsonArray suppressed = suppressed(ctx, ar.result(), key);
       if (!suppressed.isEmpty() && (!body.getBoolean("allowPartial", false)
           || suppressed.size() == ar.result().recipients().size())) {
         refuseSuppressed(suppressed, ar.result()).write(ctx);
@@ -311,16 +314,33 @@ public final class SendApi {
 
   /**
    * Every recipient the suppression list holds for this key's user (docs/design.md §8.8), each with why: checked before
-   * the key is claimed and before the smarthost hears of any of them.
+   * the key is claimed and before the smarthost hears of any of them. Each is handed to the list's refusal log as a
+   * refusal of the {@code http} door at RCPT (the whole request's 422, or a recipient {@code allowPartial} leaves out
+   * alike): code 422, no enhanced status, the reason as the SMTP door's 550 says it. Queued, never waited for.
    */
-  private JsonArray suppressed(PreparedSend p, ApiKey key) {
+  private JsonArray suppressed(RoutingContext ctx, PreparedSend p, ApiKey key) {
     JsonArray refused = new JsonArray();
+    String ip = ctx.request().remoteAddress() == null ? null : ctx.request().remoteAddress().hostAddress();
     for (String r : p.recipients()) {
-      suppressions.refusal(r, key.user(), GatewayMetrics.Channel.HTTP).ifPresent(e -> refused.add(new JsonObject()
-          .put("address", r).put("scope", e.scope()).put("reason", e.reason()).put("since", e.addedAt().toString())
-          .put("ledgerId", e.messageId() == null ? null : e.messageId().toString()).put("suppression", e.id().toString())));
+      suppressions.refusal(r, key.user(), GatewayMetrics.Channel.HTTP).ifPresent(e -> {
+        refused.add(new JsonObject()
+            .put("address", r).put("scope", e.scope()).put("reason", e.reason()).put("since", e.addedAt().toString())
+            .put("ledgerId", e.messageId() == null ? null : e.messageId().toString()).put("suppression", e.id().toString()));
+        String reply = "422 <" + r + "> suppressed since " + e.addedAt().withOffsetSameInstant(ZoneOffset.UTC).toLocalDate()
+            + ": " + e.reason() + (e.messageId() == null ? "" : " (ledger " + e.messageId() + ")");
+        suppressions.refusals().refused(new RefusalMessages.Refusal(OffsetDateTime.now(suppressions.clock()), key.user(), ip,
+            p.mailFrom(), r, RefusalMessages.Stage.RCPT, GatewayMetrics.RefusalSource.SUPPRESSED, 422, null,
+            oneLine(reply), e.id(), null, RefusalMessages.Door.HTTP));
+      });
     }
     return refused;
+  }
+
+  /** Control characters as spaces: a reason or an address is recorded as one line. */
+  private static String oneLine(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    s.chars().forEach(c -> b.append(c < 0x20 || c == 0x7f ? ' ' : (char) c));
+    return b.toString();
   }
 
   private static java.util.Set<String> addresses(JsonArray suppressed) {

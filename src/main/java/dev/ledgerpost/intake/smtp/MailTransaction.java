@@ -57,7 +57,7 @@ final class MailTransaction {
     void refused(String to, RefusalMessages.Stage stage, RefusalSource source, int code, String status, Reply reply,
         UUID suppression, UUID messageId) {
       list.refusals().refused(new RefusalMessages.Refusal(OffsetDateTime.now(list.clock()), user, client, sender, to, stage,
-          source, code, status, line(reply), suppression, messageId));
+          source, code, status, line(reply), suppression, messageId, RefusalMessages.Door.SMTP));
     }
 
     /** The reply as one line (a multi-line reply's lines joined by a space): what the record and the API show. */

@@ -24,7 +24,7 @@ import java.util.List;
 final class RefusalStore {
   private static final String LIST = """
       SELECT id, at, node_id, user_name, client_ip, mail_from, recipient, stage, source, code, status, reply,
-             suppression_id, message_id
+             suppression_id, message_id, door
         FROM recipient_refusals
        WHERE ($1::text IS NULL OR recipient = $1) AND ($2::timestamptz IS NULL OR at >= $2)
          AND ($3::text IS NULL OR user_name = $3)
@@ -56,7 +56,7 @@ final class RefusalStore {
         found.add(new Recorded(r.getUUID("id"), utc(r.getOffsetDateTime("at")), r.getString("node_id"),
             r.getString("user_name"), r.getString("client_ip"), r.getString("mail_from"), r.getString("recipient"),
             r.getString("stage"), r.getString("source"), r.getInteger("code"), r.getString("status"), r.getString("reply"),
-            r.getUUID("suppression_id"), r.getUUID("message_id")));
+            r.getUUID("suppression_id"), r.getUUID("message_id"), r.getString("door")));
       }
       boolean more = found.size() > q.limit();
       return new Page(more ? List.copyOf(found.subList(0, q.limit())) : List.copyOf(found), q.offset(), more);

@@ -35,11 +35,11 @@ final class RefusalWriter implements RefusalLog {
   static final int BATCH = 500;
   private static final String INSERT = """
       INSERT INTO recipient_refusals (id, node_id, at, user_name, client_ip, mail_from, recipient, stage, source, code,
-                                      status, reply, suppression_id, message_id)
-      SELECT id, $2, at, u, c, f, r, st, so, co, es, re, su, m
+                                      status, reply, suppression_id, message_id, door)
+      SELECT id, $2, at, u, c, f, r, st, so, co, es, re, su, m, d
         FROM unnest($1::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                    $10::int[], $11::text[], $12::text[], $13::uuid[], $14::uuid[])
-             AS t(id, at, u, c, f, r, st, so, co, es, re, su, m)""";
+                    $10::int[], $11::text[], $12::text[], $13::uuid[], $14::uuid[], $15::text[])
+             AS t(id, at, u, c, f, r, st, so, co, es, re, su, m, d)""";
 
   private final String node;
   private final GatewayMetrics metrics;
@@ -119,6 +119,7 @@ final class RefusalWriter implements RefusalLog {
     String[] reply = new String[n];
     UUID[] suppression = new UUID[n];
     UUID[] message = new UUID[n];
+    String[] door = new String[n];
     for (int i = 0; i < n; i++) {
       Refusal r = batch.get(i);
       id[i] = UUID.randomUUID(); // made here, so that the feed can name the row it counted without a RETURNING order
@@ -135,10 +136,11 @@ final class RefusalWriter implements RefusalLog {
       reply[i] = bounded(r.reply());
       suppression[i] = r.suppression();
       message[i] = r.messageId();
+      door[i] = RefusalMessages.label(r.door());
     }
     Tuple t = Tuple.tuple().addValue(id).addValue(node).addValue(at).addValue(user).addValue(client).addValue(from)
         .addValue(to).addValue(stage).addValue(source).addValue(code).addValue(status).addValue(reply)
-        .addValue(suppression).addValue(message);
+        .addValue(suppression).addValue(message).addValue(door);
     return pool.preparedQuery(INSERT).execute(t).mapEmpty();
   }
 

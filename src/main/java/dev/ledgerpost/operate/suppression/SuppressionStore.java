@@ -39,7 +39,7 @@ public final class SuppressionStore {
   /** The entry's columns, in {@link #entry}'s order. */
   static final String COLUMNS = "id, address, scope, reason, category, source, message_id, reply, added_by, added_at, expires_at";
   /** The event's payload, of the row {@code s}. */
-  private static final String PAYLOAD = """
+  static final String PAYLOAD = """
       jsonb_build_object('id', s.id, 'address', s.address, 'scope', s.scope, 'reason', s.reason, 'category', s.category,
                          'source', s.source, 'messageId', s.message_id, 'reply', s.reply, 'addedBy', s.added_by,
                          'addedAt', s.added_at, 'expiresAt', s.expires_at)""";

@@ -1,5 +1,7 @@
 package dev.ledgerpost.operate.tracking;
 
+import dev.ledgerpost.operate.suppression.BounceFeed;
+import dev.ledgerpost.platform.config.ConfigException;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
@@ -7,6 +9,7 @@ import dev.ledgerpost.platform.part.Assembly;
 import dev.ledgerpost.platform.part.Part;
 import io.vertx.core.Future;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * Downstream tracking (docs/design.md §8.13): reads the bounce classification rules before anything takes mail (a bad
@@ -26,7 +29,20 @@ public final class TrackingPart implements Part {
   @Override
   public void prepare(Assembly a) {
     classifier = BounceRules.load(a.config().tracking().rulesFile());
+    checkBounceCategories(a.config().suppression().bounceCategories());
     a.provide(Classifier.class, classifier);
+  }
+
+  /**
+   * {@code suppression.bounceCategories} names categories of the classifier's (docs/design.md §8.8), or the start stops
+   * (a configuration error, exit status 2): a misspelt one would silently feed nothing.
+   */
+  static void checkBounceCategories(List<String> categories) {
+    List<String> unknown = categories.stream().filter(c -> Category.of(c) == null).toList();
+    if (!unknown.isEmpty()) {
+      throw new ConfigException(List.of("suppression.bounceCategories: " + String.join(", ", unknown)
+          + (unknown.size() == 1 ? " is not a bounce category" : " are not bounce categories") + " (" + Category.labels() + ")"));
+    }
   }
 
   /** Where a log is followed: the age of the oldest relayed row without news (docs/design.md §8.13). */
@@ -43,7 +59,7 @@ public final class TrackingPart implements Part {
     GatewayConfig.Tracking config = a.config().tracking();
     Path log = config.postfixLog().isEmpty() ? null : Path.of(config.postfixLog());
     verticle = new TrackingVerticle(log, config.pollInterval(), a.config().ledger().retention(), a.get(Database.class),
-        classifier, a.nodeId(), a.clock());
+        classifier, a.nodeId(), a.clock(), new BounceFeed(a.config().suppression(), a.clock()));
     return a.deploy(verticle);
   }
 }

@@ -1,5 +1,7 @@
 package dev.ledgerpost.operate.tracking;
 
+import dev.ledgerpost.operate.suppression.BounceFeed;
+import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.platform.db.TransactionPolicy;
@@ -81,7 +83,7 @@ final class TrackingStore {
                                   'rule', f.rule, 'source', f.source, 'queueId', f.queue_id)
           FROM f JOIN recipients r ON r.message_id = f.message_id AND r.idx = f.idx
          WHERE f.state <> 'queued')
-      SELECT state, category FROM f""";
+      SELECT id, state, category FROM f""";
   private static final String OF_MESSAGE = """
       SELECT f.idx, (SELECT count(*) FROM recipients r WHERE r.message_id = f.message_id AND r.idx < f.idx) AS position,
              f.state, f.at, f.remote_host, f.dsn, f.reply, f.category, f.rule, f.source, f.evidence, f.queue_id
@@ -128,14 +130,20 @@ final class TrackingStore {
   record Sighting(String queueId, Instant at) {}
 
   /** What a batch did: the facts recorded (state and category each) and the delivery lines no row of ours was found for. */
-  record Recorded(List<String[]> facts, List<Fact> unmatched) {}
+  /**
+   * What a batch did: the facts recorded (state and category each), the delivery lines no row of ours was found for, and
+   * the suppression list's entries its bounces added (docs/design.md §8.8).
+   */
+  record Recorded(List<String[]> facts, List<Fact> unmatched, List<SuppressionMessages.Entry> suppressed) {}
 
   private final Pool pool;
   private final TransactionPolicy policy;
+  private final BounceFeed bounces;
 
-  TrackingStore(Database db) {
+  TrackingStore(Database db, BounceFeed bounces) {
     this.pool = db.pool();
     this.policy = db.policy();
+    this.bounces = bounces;
   }
 
   /** Every fact of one message, in the order they were recorded (the message detail shows them per recipient). */
@@ -181,11 +189,17 @@ final class TrackingStore {
         });
     List<String[]> recorded = new ArrayList<>();
     List<Fact> unmatched = new ArrayList<>();
-    done = done.compose(v -> facts(c, facts, mapped, recorded, unmatched));
+    List<Long> feeding = new ArrayList<>();
+    List<SuppressionMessages.Entry> suppressed = new ArrayList<>();
+    done = done.compose(v -> facts(c, facts, mapped, recorded, unmatched, feeding))
+        .compose(v -> bounces.added(c, feeding)).map(added -> {
+          suppressed.addAll(added);
+          return null;
+        });
     if (at != null) {
       done = done.compose(v -> c.preparedQuery(SAVE).execute(Tuple.of(node, path, at.fileKey(), at.offset())).mapEmpty());
     }
-    return done.map(v -> new Recorded(recorded, unmatched));
+    return done.map(v -> new Recorded(recorded, unmatched, suppressed));
   }
 
   private record Mapping(UUID messageId, Instant seenAt) {}
@@ -224,8 +238,8 @@ final class TrackingStore {
   }
 
   /** The recipient each delivery line names, among the rows its queue id maps to; then one insert of them all. */
-  private static Future<Void> facts(SqlConnection c, List<Fact> facts, Map<String, List<Mapping>> mapped, List<String[]> recorded,
-      List<Fact> unmatched) {
+  private Future<Void> facts(SqlConnection c, List<Fact> facts, Map<String, List<Mapping>> mapped, List<String[]> recorded,
+      List<Fact> unmatched, List<Long> feeding) {
     Map<Fact, UUID> rowOf = new LinkedHashMap<>();
     for (Fact f : facts) {
       UUID row = rowAt(mapped.get(f.queueId()), f.at());
@@ -256,8 +270,12 @@ final class TrackingStore {
       if (columns.isEmpty()) {
         return Future.succeededFuture();
       }
-      return c.preparedQuery(INSERT).execute(arrays(columns)).onSuccess(inserted -> inserted.forEach(r ->
-          recorded.add(new String[] {r.getString("state"), r.getString("category")}))).mapEmpty();
+      return c.preparedQuery(INSERT).execute(arrays(columns)).onSuccess(inserted -> inserted.forEach(r -> {
+        recorded.add(new String[] {r.getString("state"), r.getString("category")});
+        if (bounces.feeds(r.getString("state"), r.getString("category"))) {
+          feeding.add(r.getLong("id")); // a new fact only: one read again adds nothing to the list either
+        }
+      })).mapEmpty();
     });
   }
 

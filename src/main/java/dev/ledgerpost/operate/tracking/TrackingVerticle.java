@@ -1,6 +1,7 @@
 package dev.ledgerpost.operate.tracking;
 
 import dev.ledgerpost.operate.reconcile.PostfixLog;
+import dev.ledgerpost.operate.suppression.BounceFeed;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.db.LedgerIds;
@@ -78,7 +79,11 @@ final class TrackingVerticle extends VerticleBase {
   private Instant lastRetry;
   private boolean pruning;
 
-  TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock) {
+  private final BounceFeed bounces;
+
+  TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock,
+      BounceFeed bounces) {
+    this.bounces = bounces;
     this.path = path;
     this.interval = interval;
     this.retention = retention;
@@ -90,7 +95,7 @@ final class TrackingVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    store = new TrackingStore(db);
+    store = new TrackingStore(db, bounces);
     Bus.of(vertx).serve(TrackingMessages.OF_MESSAGE, TrackingMessages.OfMessage.class, q -> store.ofMessage(q.messageId()));
     Bus.of(vertx).serve(TrackingMessages.DSN, TrackingMessages.Returned.class, this::returned);
     pruneTimer = vertx.setPeriodic(PRUNE_INTERVAL.toMillis(), t -> prune());
@@ -206,6 +211,7 @@ final class TrackingVerticle extends VerticleBase {
       for (String[] fact : r.facts()) {
         db.metrics().trackingFact(fact[0], fact[1]);
       }
+      BounceFeed.audit(r.suppressed());
       if (!r.facts().isEmpty()) {
         db.outboxWritten(); // their events: publish them now rather than at the next poll
       }

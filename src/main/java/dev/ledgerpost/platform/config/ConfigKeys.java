@@ -141,6 +141,7 @@ final class ConfigKeys {
     key("suppression.refusalThreshold", 1, v -> nonNegativeInt(v), "A recipient the smarthost refused with a 5.1.x reply (at RCPT or DATA) this many times within suppression.refusalWindow, counted in recipient_refusals across every node, is added to the suppression list (source refusal, category invalid_recipient; scope user:<name> for a user's mail, else global). 0 = never.");
     key("suppression.refusalWindow", "24h", ConfigKeys::positiveDuration, "The window suppression.refusalThreshold counts refusals in.");
     key("suppression.refusalRetention", "30d", ConfigKeys::positiveDuration, "Refused recipients (recipient_refusals) older than this are deleted in batches by the REFUSAL_RETENTION job.");
+    key("suppression.bounceCategories", "invalid_recipient", ConfigKeys::names, "Bounce categories (docs/design.md §8.13) whose hard bounce adds the recipient to the suppression list, in the transaction that records the bounce (source bounce; scope user:<name> for a user's mail, else global): a comma-separated list of invalid_recipient, mailbox_full, spam_block, policy, auth_failure, dns, connection, other. One bounce suffices. Empty = bounces add nothing.");
     key("capture.maxMessageSize", "10MB", v -> positiveLong(ByteSizes.parse(str(v))), "Largest message a captured user or send key may have kept (bytes or KB/MB); a bigger one is refused with 552 5.3.4 (HTTP 422) and recorded FAILED_PERM, never relayed.");
     key("capture.retention", "7d", ConfigKeys::positiveDuration, "How long a captured message's bytes are kept; then the CAPTURE_EXPIRY job deletes them (its ledger row stays, CAPTURED).");
     key("tenants.file", "", ConfigKeys::text, "Tenants file (YAML): `defaults` and per-user entries under `users` with messagesPerHour, messagesPerDay, recipientsPerMessage, messageSize (0 = no limit) and capture, and for captured users fault rules (faults, faultSeed); empty = no limits. Read again on SIGHUP; a bad file then keeps the previous one.");
@@ -298,6 +299,24 @@ final class ConfigKeys {
       throw new IllegalArgumentException("'" + v + "' must be longer than zero");
     }
     return d;
+  }
+
+  /** A comma-separated list of lower-case names ({@code [a-z_]+}): an unmodifiable list, empty for an empty value. */
+  static Object names(Object v) {
+    List<String> names = new ArrayList<>();
+    for (String n : str(v).split(",")) {
+      String name = n.trim();
+      if (name.isEmpty()) {
+        continue;
+      }
+      if (!name.matches("[a-z_]+")) {
+        throw new IllegalArgumentException("'" + name + "' is not a name (lower-case letters and _)");
+      }
+      if (!names.contains(name)) {
+        names.add(name);
+      }
+    }
+    return List.copyOf(names);
   }
 
   /** {@code category=duration, ...} (docs/design.md §8.8): an unmodifiable map, empty for an empty value. */

@@ -303,10 +303,10 @@ public record GatewayConfig(
    * {@code categoryTtl} names it), and how often each
    * node looks whether the list changed (the bound on how late another node's change applies here); how many 5.1.x
    * refusals by the smarthost within {@code refusalWindow} add an address (0: none), and how long refused recipients
-   * are kept.
+   * are kept; the bounce categories whose hard bounce adds its recipient (empty: none).
    */
   public record Suppression(Duration ttl, java.util.Map<String, Duration> categoryTtl, Duration refreshInterval,
-      int refusalThreshold, Duration refusalWindow, Duration refusalRetention) {
+      int refusalThreshold, Duration refusalWindow, Duration refusalRetention, java.util.List<String> bounceCategories) {
     /** How long an entry of {@code category} (null: none) applies unless it names its own expiry. */
     public Duration ttlOf(String category) {
       return category == null ? ttl : categoryTtl.getOrDefault(category, ttl);

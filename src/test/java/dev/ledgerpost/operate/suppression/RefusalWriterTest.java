@@ -31,7 +31,8 @@ class RefusalWriterTest {
     };
     RefusalWriter writer = new RefusalWriter("node-a", metrics); // never started: nothing drains the queue
     RefusalMessages.Refusal r = new RefusalMessages.Refusal(OffsetDateTime.now(), null, "127.0.0.1", "a@example.com",
-        "b@example.net", RefusalMessages.Stage.RCPT, RefusalSource.SMARTHOST, 550, "5.1.1", "550 5.1.1 unknown", null, null);
+        "b@example.net", RefusalMessages.Stage.RCPT, RefusalSource.SMARTHOST, 550, "5.1.1", "550 5.1.1 unknown", null, null,
+        RefusalMessages.Door.SMTP);
     for (int i = 0; i < RefusalWriter.CAPACITY + 25; i++) {
       writer.refused(r);
     }

@@ -72,6 +72,7 @@ class RefusalsTest {
     }
     JsonObject refusal = onlyRefusal("listed@example.org", null);
     assertThat(refusal.getString("source")).isEqualTo("suppressed");
+    assertThat(refusal.getString("door")).isEqualTo("smtp");
     assertThat(refusal.getString("stage")).isEqualTo("RCPT");
     assertThat(refusal.getString("suppression")).isEqualTo(entry.getString("id"));
     assertThat(refusal.getString("sender")).isEqualTo("app@example.com");
@@ -81,6 +82,45 @@ class RefusalsTest {
     assertThat(refusal.getValue("messageId")).isNull();
     assertThat(gateway.downstream().commands()).noneMatch(cmd -> cmd.contains("listed@example.org"));
     assertThat(metric("ledgerpost_recipient_refusals_total{source=\"suppressed\"}")).isGreaterThanOrEqualTo(1.0);
+  }
+
+  @Test
+  void theSendApisSuppressedRecipientsAreRecordedAsRefusalsOfTheHttpDoor() throws Exception {
+    JsonObject entry = add("api-listed@example.org", "global", "asked to stop, by mail");
+    double before = metric("ledgerpost_recipient_refusals_total{source=\"suppressed\"}");
+    JsonObject send = new JsonObject().put("from", "app@example.com")
+        .put("to", new JsonArray().add("api-listed@example.org").add("api-kept@example.org")).put("subject", "s").put("text", "b\n");
+    HttpResponse<String> refused = gateway.sendClient().send(CAROL_KEY, null, send);
+    assertThat(refused.statusCode()).as(refused.body()).isEqualTo(422);
+    JsonObject refusal = onlyRefusal("api-listed@example.org", null);
+    assertThat(refusal.getString("door")).isEqualTo("http");
+    assertThat(refusal.getString("source")).isEqualTo("suppressed");
+    assertThat(refusal.getString("stage")).isEqualTo("RCPT");
+    assertThat(refusal.getString("user")).isEqualTo("carol");
+    assertThat(refusal.getString("client")).isEqualTo("127.0.0.1");
+    assertThat(refusal.getString("sender")).isEqualTo("app@example.com");
+    assertThat(refusal.getString("suppression")).isEqualTo(entry.getString("id"));
+    assertThat(refusal.getInteger("code")).isEqualTo(422);
+    assertThat(refusal.getString("reply")).startsWith("422 <api-listed@example.org> suppressed since ")
+        .endsWith(": asked to stop, by mail");
+    assertThat(refusals("?recipient=api-kept%40example.org", gateway.gateway().adminToken())).as("the other recipient").isEmpty();
+
+    // allowPartial: the message goes to the rest, and the recipient left out is recorded again, with no DATA for it.
+    HttpResponse<String> partial = gateway.sendClient().send(CAROL_KEY, null, send.copy().put("allowPartial", true));
+    assertThat(partial.statusCode()).as(partial.body()).isEqualTo(200);
+    Poll.until(WAIT, "the second refusal", () -> refusals("?recipient=api-listed%40example.org", CAROL_KEY).size() == 2);
+    assertThat(refusals("?recipient=api-listed%40example.org", CAROL_KEY)).allSatisfy(r -> assertThat(((JsonObject) r)
+        .getString("door")).isEqualTo("http"));
+    assertThat(metric("ledgerpost_recipient_refusals_total{source=\"suppressed\"}")).isGreaterThanOrEqualTo(before + 2);
+    assertThat(gateway.downstream().commands()).noneMatch(cmd -> cmd.contains("api-listed@example.org"));
+    // An SMTP session's refusal says its door.
+    try (SmtpTestClient c = client()) {
+      expect(c.command("MAIL FROM:<app@example.com>"), "250");
+      expect(c.command("RCPT TO:<api-listed@example.org>"), "550 5.1.1");
+    }
+    Poll.until(WAIT, "the SMTP refusal", () -> refusals("?recipient=api-listed%40example.org", gateway.gateway().adminToken()).size() == 3);
+    assertThat(refusals("?recipient=api-listed%40example.org", gateway.gateway().adminToken()).stream()
+        .map(r -> ((JsonObject) r).getString("door"))).containsExactlyInAnyOrder("http", "http", "smtp");
   }
 
   @Test

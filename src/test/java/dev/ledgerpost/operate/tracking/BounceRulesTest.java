@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ledgerpost.platform.config.ConfigException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,6 +14,15 @@ import org.junit.jupiter.api.io.TempDir;
 class BounceRulesTest {
   @TempDir
   Path dir;
+
+  @Test
+  void suppressionBounceCategoriesMustBeTheClassifiersCategories() {
+    TrackingPart.checkBounceCategories(List.of("invalid_recipient", "mailbox_full"));
+    TrackingPart.checkBounceCategories(List.of());
+    assertThatThrownBy(() -> TrackingPart.checkBounceCategories(List.of("invalid_recipient", "hard_bounce")))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.problems()).containsExactly(
+            "suppression.bounceCategories: hard_bounce is not a bounce category (" + Category.labels() + ")"));
+  }
 
   @Test
   void theOperatorsRulesComeBeforeTheShippedOnes() throws Exception {

@@ -261,6 +261,17 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void bounceCategoriesAreAListOfNamesEmptyForNone() {
+    assertThat(defaultsWith(Map.of()).suppression().bounceCategories()).containsExactly("invalid_recipient");
+    assertThat(defaultsWith(Map.of("suppression.bounceCategories", " invalid_recipient, mailbox_full,invalid_recipient"))
+        .suppression().bounceCategories()).containsExactly("invalid_recipient", "mailbox_full");
+    assertThat(defaultsWith(Map.of("suppression.bounceCategories", "")).suppression().bounceCategories()).isEmpty();
+    assertThatThrownBy(() -> defaultsWith(Map.of("suppression.bounceCategories", "invalid_recipient, Mailbox Full")))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.problems()).singleElement().asString()
+            .startsWith("suppression.bounceCategories: 'Mailbox Full' is not a name"));
+  }
+
+  @Test
   void anUnknownOverrideIsRejected() {
     assertThatThrownBy(() -> defaultsWith(Map.of("smtp.bogus", "1")))
         .isInstanceOfSatisfying(ConfigException.class,
