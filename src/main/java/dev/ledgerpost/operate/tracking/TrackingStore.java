@@ -346,12 +346,16 @@ final class TrackingStore {
    * {@code expired}, not matched.
    */
   Future<TrackingMessages.DsnResult> dsn(UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff, Classifier classifier,
-      List<String[]> recorded) {
-    return policy.run("tracking", () -> pool.withTransaction(c -> dsnIn(c, dsnId, parsed, received, cutoff, classifier, recorded)));
+      List<String[]> recorded, List<SuppressionMessages.Entry> suppressed) {
+    return policy.run("tracking", () -> pool.withTransaction(c -> {
+      recorded.clear(); // a retried transaction starts again: only what its commit holds is reported
+      suppressed.clear();
+      return dsnIn(c, dsnId, parsed, received, cutoff, classifier, recorded, suppressed);
+    }));
   }
 
   private Future<TrackingMessages.DsnResult> dsnIn(SqlConnection c, UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff,
-      Classifier classifier, List<String[]> recorded) {
+      Classifier classifier, List<String[]> recorded, List<SuppressionMessages.Entry> suppressed) {
     if (parsed instanceof DsnReport.Unparseable u) {
       return note(c, dsnId, new TrackingMessages.DsnResult("malformed", u.reason(), 0), null);
     }
@@ -407,9 +411,19 @@ final class TrackingStore {
         }
         UUID first = matched;
         return c.preparedQuery(INSERT).execute(arrays(columns)).compose(inserted -> {
-          inserted.forEach(x -> recorded.add(new String[] {x.getString("state"), x.getString("category")}));
-          return note(c, dsnId, new TrackingMessages.DsnResult("matched", "by " + key.substring(0, key.indexOf(' ')),
-              inserted.rowCount()), first);
+          List<Long> feeding = new ArrayList<>();
+          inserted.forEach(x -> {
+            recorded.add(new String[] {x.getString("state"), x.getString("category")});
+            if (bounces.feeds(x.getString("state"), x.getString("category"))) {
+              feeding.add(x.getLong("id")); // a hard bounce the log reported first already made its entry: none twice
+            }
+          });
+          // The list fed by a DSN's hard bounce as by the log's (design.md §8.8), in the facts' transaction.
+          return bounces.added(c, feeding).compose(added -> {
+            suppressed.addAll(added);
+            return note(c, dsnId, new TrackingMessages.DsnResult("matched", "by " + key.substring(0, key.indexOf(' ')),
+                inserted.rowCount()), first);
+          });
         });
       });
     });

@@ -2,6 +2,7 @@ package dev.ledgerpost.operate.tracking;
 
 import dev.ledgerpost.operate.reconcile.PostfixLog;
 import dev.ledgerpost.operate.suppression.BounceFeed;
+import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.db.Database;
 import dev.ledgerpost.platform.db.LedgerIds;
@@ -234,11 +235,14 @@ final class TrackingVerticle extends VerticleBase {
             return Future.succeededFuture(new TrackingMessages.DsnResult("ignored", u.reason(), 0));
           }
           List<String[]> recorded = new ArrayList<>();
-          return store.dsn(q.messageId(), parsed, received, LedgerIds.lowest(received.minus(retention)), classifier, recorded)
+          List<SuppressionMessages.Entry> suppressed = new ArrayList<>();
+          return store.dsn(q.messageId(), parsed, received, LedgerIds.lowest(received.minus(retention)), classifier, recorded,
+                  suppressed)
               .map(result -> {
                 for (String[] fact : recorded) {
                   db.metrics().trackingFact(fact[0], fact[1]);
                 }
+                BounceFeed.audit(suppressed);
                 if (!recorded.isEmpty()) {
                   db.outboxWritten();
                 }

@@ -156,12 +156,19 @@ class TrackingDsnTest {
     assertThat(LedgerRows.string(url, "SELECT payload->>'recipient' || ' ' || (payload->>'state') || ' ' || (payload->>'category') || ' '"
         + " || (payload->>'source') FROM outbox WHERE type = 'recipient.bounced' AND message_id = '" + id + "'"))
         .isEqualTo("B@Example.org bounced invalid_recipient dsn");
+    // A hard bounce a DSN reports feeds the suppression list as the log's does (design.md §8.8), in the fact's transaction.
+    assertThat(LedgerRows.string(url, "SELECT address || '|' || scope || '|' || source || '|' || category || '|' || message_id"
+        + " || '|' || added_by || '|' || reply FROM suppressions"))
+        .isEqualTo("B@example.org|global|bounce|invalid_recipient|" + id + "|bounces (dsn)|"
+            + "550 5.1.1 <b@example.org>: Recipient address rejected: User unknown");
 
     // The same DSN again (a reporting MTA's retry) is relayed again, and adds no fact: one fact per source per event.
     UUID again = returnDsn(returned);
     assertThat(handled(again)).isEqualTo("matched|by ENVID|0|" + id);
     assertThat(facts(id)).hasSize(1);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(1);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'suppression.added'")).as("one entry, one event")
+        .isEqualTo(1);
 
     var detail = gateway.get("/api/v1/messages/" + id);
     assertThat(detail.statusCode()).as(detail.body()).isEqualTo(200);
