@@ -139,7 +139,9 @@ class ResolutionApiTest {
       KnownOutcome late = new KnownOutcome(new Settle(id, 1, MessageStatus.SENT, 1, 250, "2.0.0", "Ok", null),
           "<late@example.com>", true);
       gateway.gateway().part(RetryPart.class).keeper().handOver(late, false); // as the relay contract does when its settle fails
-      Poll.until(Duration.ofSeconds(10), "dropped", () -> gateway.gateway().part(RetryPart.class).stats().dropped() == 1);
+      // The count goes up just before the warning is logged, on the retry part's thread: wait for both.
+      Poll.until(Duration.ofSeconds(10), "dropped and logged", () -> gateway.gateway().part(RetryPart.class).stats().dropped() == 1
+          && !retry.warningsContaining("known outcome SENT of " + id, "dropped").isEmpty());
       assertThat(retry.warningsContaining("known outcome SENT of " + id, "dropped", "RESOLVED_NOT_DELIVERED")).hasSize(1);
     }
     assertThat(LedgerRows.string(url(), "SELECT status || ':' || version FROM messages WHERE id = '" + id + "'"))
