@@ -100,10 +100,11 @@ class PartitionMigrationTest {
         .map(LedgerPartitionsMigration.Timing::took).max(Duration::compareTo).orElseThrow();
     Duration writerMax = Duration.ofNanos(maxNanos.get());
     System.out.printf("V90 on %,d messages + %,d recipients: %d ms in all; longest exclusive step %d ms; steps %s; "
-            + "concurrent writer: %,d opens+settles+reads, slowest statement %d ms, errors %s%n", MESSAGES, MESSAGES,
+            + "concurrent writer: %,d opens+settles+reads, slowest statement %d ms (its retries included), lock timeouts retried %d, "
+            + "errors %s%n", MESSAGES, MESSAGES,
         tookMillis, exclusive.toMillis(), v90.timings().stream().map(t -> t.step() + "=" + t.took().toMillis() + "ms").toList(),
-        written.get(), writerMax.toMillis(), errors);
-    assertThat(errors).as("the writer never failed").isEmpty();
+        written.get(), writerMax.toMillis(), LOCK_TIMEOUTS_RETRIED.get(), errors);
+    assertThat(errors).as("no write failed after the attempts a ledger connection makes").isEmpty();
     assertThat(exclusive).isLessThan(BOUND);
     assertThat(writerMax).isLessThan(BOUND);
 
@@ -275,11 +276,27 @@ class PartitionMigrationTest {
     timed(c, maxNanos, "SELECT status, version FROM messages WHERE id = ?", id);
   }
 
+  /** Lock timeouts the writer met and tried again, as the gateway would. */
+  static final AtomicLong LOCK_TIMEOUTS_RETRIED = new AtomicLong();
+
+  /**
+   * One statement (its own transaction) as a ledger connection runs it: a lock timeout is tried again, at most
+   * TransactionPolicy.MAX_ATTEMPTS in all, as the gateway's TransactionPolicy does (docs/contract.md §2.2), so what counts is
+   * what a client would meet: a write that failed after its attempts, or one slower than BOUND, its attempts included.
+   */
   private static void timed(Connection c, AtomicLong maxNanos, String sql, UUID id) throws SQLException {
     long start = System.nanoTime();
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setObject(1, id);
-      ps.execute();
+    for (int attempt = 1; ; attempt++) {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        ps.setObject(1, id);
+        ps.execute();
+        break;
+      } catch (SQLException e) {
+        if (!"55P03".equals(e.getSQLState()) || attempt == dev.ledgerpost.platform.db.TransactionPolicy.MAX_ATTEMPTS) {
+          throw e;
+        }
+        LOCK_TIMEOUTS_RETRIED.incrementAndGet();
+      }
     }
     maxNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
   }
