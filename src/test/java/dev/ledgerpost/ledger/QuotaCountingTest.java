@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
-import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.platform.tenants.TenantPolicy;
 import dev.ledgerpost.platform.tenants.Tenants;
@@ -15,9 +14,7 @@ import dev.ledgerpost.testing.MutableClock;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -53,8 +50,7 @@ class QuotaCountingTest {
   static void start() throws Exception {
     vertx = Vertx.vertx();
     url = TestDatabase.newDatabase();
-    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(RACERS + 2))
-        .connectingTo(DatabaseTarget.fromUrl(url, Duration.ofSeconds(1)).options()).using(vertx).build();
+    pool = TestDatabase.pool(vertx, url, RACERS + 2);
   }
 
   @AfterAll

@@ -8,16 +8,13 @@ import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
-import dev.ledgerpost.platform.db.DatabaseTarget;
 import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -53,8 +50,7 @@ class ResubmissionClaimTest {
   static void start() throws Exception {
     vertx = Vertx.vertx();
     url = TestDatabase.newDatabase();
-    pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(RACERS + 2))
-        .connectingTo(DatabaseTarget.fromUrl(url, Duration.ofSeconds(1)).options()).using(vertx).build();
+    pool = TestDatabase.pool(vertx, url, RACERS + 2);
     // The node that opens the rows below, alive: its claims are held while it lives.
     sql("INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at) VALUES ('live', 'test', 1, now(), now())");
   }

@@ -71,6 +71,13 @@ public final class TestDatabase {
     return server;
   }
 
+  /** A Vert.x pool of at most {@code size} connections to {@code url} (a 1 s connect timeout), for tests that race writers. */
+  public static io.vertx.sqlclient.Pool pool(io.vertx.core.Vertx vertx, String url, int size) {
+    return io.vertx.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(size))
+        .connectingTo(dev.ledgerpost.platform.db.DatabaseTarget.fromUrl(url, java.time.Duration.ofSeconds(1)).options())
+        .using(vertx).build();
+  }
+
   /**
    * A new database holding the ledger schema at the current version, as a gateway's first start leaves it, with a
    * ledger identity of its own; returns its URL in the form ledger.url takes.
