@@ -372,7 +372,7 @@ final class TrackingStore {
     return before.compose(first -> {
       if (first != null) {
         return Future.succeededFuture(new TrackingMessages.Verdict(TrackingMessages.Action.LOOPED, key, null,
-            "the same report was relayed before as " + first + " (a mail loop)"));
+            "the same report was relayed before as " + first));
       }
       if (relayDsns) {
         return Future.succeededFuture(new TrackingMessages.Verdict(TrackingMessages.Action.RELAY, key, null, null));
