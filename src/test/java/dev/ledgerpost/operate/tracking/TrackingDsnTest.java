@@ -198,6 +198,36 @@ class TrackingDsnTest {
         .contains("ledgerpost_tracking_total{category=\"invalid_recipient\",state=\"bounced\"} 1.0");
   }
 
+  /**
+   * The loop guard's durable half (design.md §8.13): a report relayed by another node, or before a restart, is known by
+   * its row in tracking_dsns (V112's dsn_key and relayed), not only by this node's memory.
+   */
+  @Test
+  void aReportRelayedBeforeByAnotherNodeIsKeptNotRelayedAgain() throws Exception {
+    String url = gateway.databaseUrl();
+    String returned = dsn("Original-Envelope-Id: elsewhere-1\n", "a@example.net", "failed", "5.1.1", "550 5.1.1 no", null);
+    byte[] key = DsnReport.identity((DsnReport.Report) DsnReport.parse(returned.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    UUID earlier = UUID.randomUUID();
+    try (var c = dev.ledgerpost.testing.TestDatabase.connect(url);
+        var st = c.prepareStatement("INSERT INTO tracking_dsns (message_id, result, reason, facts, dsn_key, relayed)"
+            + " VALUES (?, 'unmatched', 'no row with ENVID elsewhere-1', 0, ?, true)")) {
+      st.setObject(1, earlier);
+      st.setBytes(2, key);
+      st.executeUpdate();
+    }
+    String reply;
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      reply = c.sendMail("", List.of("sender@example.com"), returned).strip();
+    }
+    assertThat(reply).startsWith("250 2.0.0 DSN recorded by tracking (ledger ")
+        .endsWith("), not relayed: the same report was relayed before as " + earlier);
+    assertThat(gateway.downstream().messages()).as("nothing relayed").isEmpty();
+    UUID kept = UUID.fromString(reply.substring(reply.indexOf("(ledger ") + 8, reply.indexOf("(ledger ") + 44));
+    assertThat(handled(kept)).isEqualTo("looped|the same report was relayed before as " + earlier + "|0|");
+    assertThat(LedgerRows.string(url, "SELECT status FROM messages WHERE id = '" + kept + "'")).isEqualTo("CAPTURED");
+  }
+
   @Test
   void withoutEnvidTheReturnedMessageIdAndTheFinalRecipientMatch() throws Exception {
     UUID id = relay("FROM:<sender@example.com>", List.of("a@example.net", "c@example.net"), "Subject: t\r\nMessage-ID: <m2@app.example.com>");
