@@ -20,8 +20,8 @@ public final class TrackingMessages {
   public record OfMessage(UUID messageId) {}
 
   /**
-   * A message relayed with the empty envelope sender: {@code messageId} its own ledger row, {@code bytes} its first
-   * bytes (DATA's wire form when {@code dotStuffed}).
+   * A message with the empty envelope sender, relayed ({@code relayed}) or kept as {@code verdict} said: {@code messageId}
+   * its own ledger row, {@code bytes} its first bytes (DATA's wire form when {@code dotStuffed}).
    */
   public record Returned(UUID messageId, byte[] bytes, boolean dotStuffed, boolean relayed, Verdict verdict) {}
 

@@ -19,6 +19,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,9 +91,9 @@ final class TrackingVerticle extends VerticleBase {
    * The identities (hex) of the DSNs this node relayed, and the first one's ledger id: the loop guard's answer before
    * their {@code tracking_dsns} rows commit (a DSN routed straight back can arrive again within milliseconds).
    */
-  private final Map<String, java.util.UUID> relayed = new LinkedHashMap<>(256, 0.75f, false) {
+  private final Map<String, UUID> relayed = new LinkedHashMap<>(256, 0.75f, false) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, java.util.UUID> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, UUID> eldest) {
       return size() > MAX_RELAYED;
     }
   };
@@ -294,7 +295,7 @@ final class TrackingVerticle extends VerticleBase {
           if (!(parsed instanceof DsnReport.Report r)) {
             return Future.succeededFuture(TrackingMessages.Verdict.RELAY);
           }
-          java.util.UUID first = relayed.get(HexFormat.of().formatHex(DsnReport.identity(r)));
+          UUID first = relayed.get(HexFormat.of().formatHex(DsnReport.identity(r)));
           return store.verdict(r, received, LedgerIds.lowest(received.minus(retention)), classifier, relayDsns, first);
         })
         .onSuccess(v -> {
