@@ -97,6 +97,16 @@ public final class ContractTransaction implements RelayTransaction {
     return contract.deliver(wire, envelope, message, opening);
   }
 
+  /**
+   * The contract for this envelope over {@code other} instead of this transaction's wire, recorded with {@code route}:
+   * this wire's transaction is reset first, nothing of the body having gone down it (a returned DSN kept, {@link #keep}).
+   */
+  public Future<DeliveryOutcome> deliverOver(WireTransaction other, String route, MessageData message, Opening opening) {
+    RelayContract.Envelope envelope = new RelayContract.Envelope(submission, mailFrom, mailParameters.ret(),
+        mailParameters.envid(), route, List.copyOf(recipients));
+    return wire.abort().compose(v -> contract.deliver(other, envelope, message, opening));
+  }
+
   @Override
   public Future<Void> abort() {
     return wire.abort();

@@ -41,6 +41,17 @@ public interface RelayTransaction {
     return deliver(message, Opening.fresh());
   }
 
+  /**
+   * Keeps the body here instead of relaying it: a returned DSN tracking keeps (docs/design.md §8.13, "Returned DSNs").
+   * The downstream transaction is reset with nothing of the body sent, and the relay contract runs as for a captured
+   * message (docs/design.md §8.10): the ledger opened, the bytes kept, the row settled CAPTURED with {@code kept} as its
+   * reply. Never fails, as {@link #deliver}. A transaction that cannot keep (this default, or a body too big to keep)
+   * delivers instead: relaying is what happened to every DSN before, never a lost message.
+   */
+  default Future<DeliveryOutcome> keep(MessageData message, DownstreamReply kept) {
+    return deliver(message);
+  }
+
   /** Resets the downstream transaction (RSET) and releases the connection. Never fails. */
   Future<Void> abort();
 }

@@ -144,6 +144,17 @@ public final class PostfixInstance implements AutoCloseable {
     Files.writeString(dir.resolve("master.cf"), master.toString(), StandardCharsets.UTF_8);
   }
 
+  /**
+   * Has the running instance read main.cf and its lookup tables again ({@code postfix reload}): for a table that names a
+   * port known only once something else started (a transport map to a gateway started after this instance).
+   */
+  public void reload() throws Exception {
+    Result r = postfix("reload");
+    if (r.exit() != 0) {
+      throw new AssertionError("postfix reload failed:\n" + r.output());
+    }
+  }
+
   /** The configuration directory (main.cf, master.cf). */
   public Path dir() {
     return dir;

@@ -4,13 +4,16 @@ import dev.ledgerpost.operate.suppression.RefusalMessages;
 import dev.ledgerpost.operate.suppression.SuppressionMessages;
 import dev.ledgerpost.operate.suppression.Suppressions;
 import dev.ledgerpost.operate.tracking.ReturnedDsns;
+import dev.ledgerpost.operate.tracking.TrackingMessages;
 import dev.ledgerpost.platform.config.GatewayConfig.UnknownOutcomeReply;
 import dev.ledgerpost.platform.observability.GatewayMetrics.RefusalSource;
 import dev.ledgerpost.relay.DeliveryOutcome;
+import dev.ledgerpost.relay.DownstreamReply;
 import dev.ledgerpost.relay.MessageData;
 import dev.ledgerpost.relay.Relay;
 import dev.ledgerpost.relay.RelayTransaction;
 import dev.ledgerpost.relay.Submission;
+import dev.ledgerpost.relay.capture.Capture;
 import dev.ledgerpost.relay.smarthost.DownstreamSlots;
 import dev.ledgerpost.relay.smarthost.DownstreamUnavailable;
 import io.vertx.core.Future;
@@ -164,13 +167,23 @@ final class MailTransaction {
       return Future.succeededFuture(refusal);
     }
     MessageData message = body.get();
-    return relay.deliver(message)
-        .map(outcome -> {
+    boolean stuffed = message.form() == MessageData.Form.DOT_STUFFED;
+    // RFC 3464 §2 and RFC 5321 §4.5.5: a DSN has the empty sender. Tracking says first whether it goes on at all
+    // (docs/design.md §8.13, "Returned DSNs"); any other message, or no answer in time, is relayed as before.
+    // A captured user's transaction is kept whatever it is (design.md §8.10): tracking is not asked, nor handed it.
+    boolean returned = witness.sender().isEmpty() && !Capture.ROUTE.equals(relay.route());
+    Future<TrackingMessages.Verdict> verdict = returned ? dsns.verdict(message.wire(), stuffed)
+        : Future.succeededFuture(TrackingMessages.Verdict.RELAY);
+    return verdict
+        .compose(v -> (v.keeps() ? relay.keep(message, kept(v)) : relay.deliver(message)).map(outcome -> {
           Reply reply = Replies.forOutcome(outcome, unknown);
-          if (witness.sender().isEmpty() && outcome instanceof DeliveryOutcome.Accepted a && !a.captured()) {
-            // RFC 3464 §2 and RFC 5321 §4.5.5: a DSN has the empty sender. Handed to tracking after the outcome is
-            // known, never waited for: the client's reply and the row's record are what they would have been.
-            dsns.returned(a.ledgerId(), message.wire(), message.form() == MessageData.Form.DOT_STUFFED);
+          if (returned && outcome instanceof DeliveryOutcome.Accepted a && a.captured()) { // kept, as tracking said
+            reply = Replies.dsnKept(a.ledgerId(), v.reason());
+            dsns.returned(a.ledgerId(), message.wire(), stuffed, false, v);
+          } else if (returned && outcome instanceof DeliveryOutcome.Accepted a) {
+            // Handed to tracking after the outcome is known, never waited for: the client's reply and the row's record
+            // are what they would have been.
+            dsns.returned(a.ledgerId(), message.wire(), stuffed, true, v);
           }
           if (outcome instanceof DeliveryOutcome.Rejected r) { // the whole message refused: a fact for each recipient
             for (String to : accepted) {
@@ -179,12 +192,18 @@ final class MailTransaction {
             }
           }
           return reply;
-        })
+        }))
         .recover(e -> {
           // deliver() maps every end to an outcome; reaching here is a bug, and the safe answer is 451.
           LOG.error("delivery for {} failed unexpectedly", clientIp, e);
           return Future.succeededFuture(Replies.LOCAL_ERROR);
         });
+  }
+
+  /** What the ledger row of a DSN tracking kept says as its reply (its downstream_reply): why it was not relayed. */
+  private static DownstreamReply kept(TrackingMessages.Verdict v) {
+    return new DownstreamReply(250, "2.0.0", (v.action() == TrackingMessages.Action.LOOPED
+        ? "DSN kept by tracking, not relayed again: " : "DSN kept by tracking, not relayed: ") + v.reason());
   }
 
   /** Resets the transaction downstream and releases its connection. */

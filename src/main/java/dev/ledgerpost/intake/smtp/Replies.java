@@ -228,6 +228,14 @@ public final class Replies {
     };
   }
 
+  /**
+   * A returned DSN tracking kept instead of relaying it (docs/design.md §8.13, "Returned DSNs"): recorded under its own
+   * ledger row (CAPTURED), its facts added, and why it went no further.
+   */
+  static Reply dsnKept(java.util.UUID ledgerId, String why) {
+    return Reply.of(250, "2.0.0", "DSN recorded by tracking (ledger " + ledgerId + "), not relayed: " + why);
+  }
+
   /** docs/contract.md §1.9's table for what happened after DATA. */
   public static Reply forOutcome(DeliveryOutcome outcome, UnknownOutcomeReply unknownMode) {
     return outcome.accept(new DeliveryOutcome.Visitor<Reply>() {

@@ -81,6 +81,38 @@ public final class DsnReport {
         && (reportType.equalsIgnoreCase("delivery-status") || reportType.equalsIgnoreCase("global-delivery-status"));
   }
 
+  /** How much of a message's start {@link #saysReport} reads: a header block longer than that is no DSN worth asking about. */
+  public static final int HEAD_BYTES = 64 * 1024;
+
+  /**
+   * Whether a message's own header block says it is a delivery-status report (its Content-Type), from its first bytes (at
+   * most {@link #HEAD_BYTES} are read; DATA's dot-stuffing changes no Content-Type). Cheap and never throwing: the SMTP
+   * intake asks it on its event loop before it asks tracking anything (docs/design.md §8.13, "Returned DSNs").
+   */
+  public static boolean saysReport(byte[] head) {
+    try {
+      String text = new String(head, 0, Math.min(head.length, HEAD_BYTES), StandardCharsets.ISO_8859_1);
+      return isDeliveryStatusReport(field(headers(text.split("\r?\n", -1), new int[] {0}), "content-type"));
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * A report's identity (docs/data-model.md §5.27): the SHA-256 of its per-message fields and every recipient's fields as
+   * they were. A DSN that goes round a mail loop keeps it (an MTA adds trace lines, never touches the report); two
+   * reports of one message differ in their recipients' groups (a delay, then the failure).
+   */
+  static byte[] identity(Report r) {
+    StringBuilder b = new StringBuilder();
+    b.append(r.reportingMta()).append('\n').append(r.envelopeId()).append('\n').append(r.arrivalDate()).append('\n')
+        .append(r.returnedMessageId());
+    for (Recipient p : r.recipients()) {
+      b.append("\n\n").append(p.group());
+    }
+    return Fact.sha256(b.toString());
+  }
+
   /** Parses a message (its bytes, not dot-stuffed), never throwing. */
   public static Result parse(byte[] message) {
     try {

@@ -59,7 +59,7 @@ public final class TrackingPart implements Part {
     GatewayConfig.Tracking config = a.config().tracking();
     Path log = config.postfixLog().isEmpty() ? null : Path.of(config.postfixLog());
     verticle = new TrackingVerticle(log, config.pollInterval(), a.config().ledger().retention(), a.get(Database.class),
-        classifier, a.nodeId(), a.clock(), new BounceFeed(a.config().suppression(), a.clock()));
+        classifier, a.nodeId(), a.clock(), new BounceFeed(a.config().suppression(), a.clock()), config.relayDsns());
     return a.deploy(verticle);
   }
 }

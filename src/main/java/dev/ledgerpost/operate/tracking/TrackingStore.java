@@ -9,6 +9,7 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
@@ -114,7 +115,8 @@ final class TrackingStore {
       SELECT id FROM messages WHERE id >= $1 AND id < $2 AND message_id_header = $3 AND id <> $4 ORDER BY id DESC LIMIT 10""";
   /** One row per DSN handled (docs/data-model.md §5.25); a DSN handed twice is recorded once. */
   private static final String DSN_RECORD = """
-      INSERT INTO tracking_dsns (message_id, result, reason, facts, matched_message_id) VALUES ($1, $2, $3, $4, $5)
+      INSERT INTO tracking_dsns (message_id, result, reason, facts, matched_message_id, dsn_key, relayed)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
       ON CONFLICT (message_id) DO NOTHING""";
   private static final String PRUNE_DSNS = """
       DELETE FROM tracking_dsns WHERE message_id IN (SELECT message_id FROM tracking_dsns WHERE message_id < $1 LIMIT $2)""";
@@ -342,24 +344,96 @@ final class TrackingStore {
    * A returned DSN (docs/design.md §8.13, "Returned DSNs"), in one transaction: its rows found by ENVID, else by the
    * returned Message-ID around its Arrival-Date; each reported recipient that is one of the newest such row's becomes a
    * fact with source {@code dsn}, through the facts' own statement (so with its event); and the DSN's own row in
-   * {@code tracking_dsns}. {@code cutoff} is the retention's: a row older is past retention, and the DSN is
-   * {@code expired}, not matched.
+   * {@code tracking_dsns}, with its identity and whether it was relayed. {@code cutoff} is the retention's: a row older
+   * is past retention, and the DSN is {@code expired}, not matched. A DSN the intake kept as {@code looped} adds no fact
+   * (its first arrival did) and is recorded as such.
    */
   Future<TrackingMessages.DsnResult> dsn(UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff, Classifier classifier,
-      List<String[]> recorded, List<SuppressionMessages.Entry> suppressed) {
+      boolean relayed, TrackingMessages.Verdict verdict, List<String[]> recorded, List<SuppressionMessages.Entry> suppressed) {
     return policy.run("tracking", () -> pool.withTransaction(c -> {
       recorded.clear(); // a retried transaction starts again: only what its commit holds is reported
       suppressed.clear();
-      return dsnIn(c, dsnId, parsed, received, cutoff, classifier, recorded, suppressed);
+      return dsnIn(c, dsnId, parsed, received, cutoff, classifier, relayed, verdict, recorded, suppressed);
     }));
   }
 
+  /**
+   * The intake's question before the wire (docs/design.md §8.13, "Returned DSNs"), read-only: {@code LOOPED} when the
+   * same report was relayed before (by this node's memory, {@code relayedBefore}, or {@code tracking_dsns}); else
+   * {@code KEEP} when {@code relayDsns} is false and the report matches one of our rows as {@link #dsn} would match it;
+   * else {@code RELAY}. The verdict carries the report's identity either way, so the record after the outcome can keep it.
+   */
+  Future<TrackingMessages.Verdict> verdict(DsnReport.Report r, Instant received, UUID cutoff, Classifier classifier,
+      boolean relayDsns, UUID relayedBefore) {
+    byte[] key = DsnReport.identity(r);
+    Future<UUID> before = relayedBefore != null ? Future.succeededFuture(relayedBefore)
+        : pool.preparedQuery(RELAYED_BEFORE).execute(Tuple.of(Buffer.buffer(key)))
+            .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getUUID("message_id"));
+    return before.compose(first -> {
+      if (first != null) {
+        return Future.succeededFuture(new TrackingMessages.Verdict(TrackingMessages.Action.LOOPED, key, null,
+            "the same report was relayed before as " + first));
+      }
+      if (relayDsns) {
+        return Future.succeededFuture(new TrackingMessages.Verdict(TrackingMessages.Action.RELAY, key, null, null));
+      }
+      return match(pool, NO_ROW, r, received, cutoff, classifier).map(m -> m.matched() == null
+          ? new TrackingMessages.Verdict(TrackingMessages.Action.RELAY, key, null, null)
+          : new TrackingMessages.Verdict(TrackingMessages.Action.KEEP, key, m.matched(),
+              "it reports on ledger " + m.matched() + " (tracking.relayDsns false)"));
+    });
+  }
+
+  /** No ledger row is this id (version 0, all zero): what {@link #verdict} excludes, as the DSN has no row yet. */
+  private static final UUID NO_ROW = new UUID(0, 0);
+
+  /** The first relayed DSN with this identity (V112's partial index). */
+  private static final String RELAYED_BEFORE =
+      "SELECT message_id FROM tracking_dsns WHERE dsn_key = $1 AND relayed AND dsn_key IS NOT NULL ORDER BY message_id LIMIT 1";
+
+  /**
+   * What a report matches: the facts it adds ({@code columns}, the first row's id {@code matched}), or, when it matches
+   * nothing, the result that says why ({@code unmatched} or {@code expired}).
+   */
+  private record Match(List<Object[]> columns, UUID matched, String key, TrackingMessages.DsnResult none) {}
+
   private Future<TrackingMessages.DsnResult> dsnIn(SqlConnection c, UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff,
-      Classifier classifier, List<String[]> recorded, List<SuppressionMessages.Entry> suppressed) {
+      Classifier classifier, boolean relayed, TrackingMessages.Verdict verdict, List<String[]> recorded,
+      List<SuppressionMessages.Entry> suppressed) {
     if (parsed instanceof DsnReport.Unparseable u) {
-      return note(c, dsnId, new TrackingMessages.DsnResult("malformed", u.reason(), 0), null);
+      return note(c, dsnId, new TrackingMessages.DsnResult("malformed", u.reason(), 0), null, null, relayed);
     }
     DsnReport.Report r = (DsnReport.Report) parsed;
+    byte[] identity = DsnReport.identity(r);
+    if (verdict != null && verdict.action() == TrackingMessages.Action.LOOPED) {
+      return note(c, dsnId, new TrackingMessages.DsnResult("looped", Fact.sanitised(verdict.reason(), 300), 0), null, identity,
+          relayed);
+    }
+    return match(c, dsnId, r, received, cutoff, classifier).compose(m -> {
+      if (m.none() != null) {
+        return note(c, dsnId, m.none(), null, identity, relayed);
+      }
+      return c.preparedQuery(INSERT).execute(arrays(m.columns())).compose(inserted -> {
+        List<Long> feeding = new ArrayList<>();
+        inserted.forEach(x -> {
+          recorded.add(new String[] {x.getString("state"), x.getString("category")});
+          if (bounces.feeds(x.getString("state"), x.getString("category"))) {
+            feeding.add(x.getLong("id")); // a hard bounce the log reported first already made its entry: none twice
+          }
+        });
+        // The list fed by a DSN's hard bounce as by the log's (design.md §8.8), in the facts' transaction.
+        return bounces.added(c, feeding).compose(added -> {
+          suppressed.addAll(added);
+          return note(c, dsnId, new TrackingMessages.DsnResult("matched", "by " + m.key().substring(0, m.key().indexOf(' ')),
+              inserted.rowCount()), m.matched(), identity, relayed);
+        });
+      });
+    });
+  }
+
+  /** {@link Match}: the rows by ENVID, else by the returned Message-ID around its Arrival-Date; read-only. */
+  private static Future<Match> match(SqlClient c, UUID dsnId, DsnReport.Report r, Instant received, UUID cutoff,
+      Classifier classifier) {
     Future<List<UUID>> rows = Future.succeededFuture(List.of());
     if (r.envelopeId() != null) {
       rows = c.preparedQuery(BY_ENVID).execute(Tuple.of(Xtext.forms(r.envelopeId()), dsnId)).map(TrackingStore::ids);
@@ -377,16 +451,17 @@ final class TrackingStore {
     return rows.compose(found -> {
       String key = how[0];
       if (r.envelopeId() == null && r.returnedMessageId() == null) {
-        return note(c, dsnId, new TrackingMessages.DsnResult("unmatched", "neither Original-Envelope-Id nor a returned Message-ID", 0), null);
+        return Future.succeededFuture(none(new TrackingMessages.DsnResult("unmatched",
+            "neither Original-Envelope-Id nor a returned Message-ID", 0)));
       }
       List<UUID> live = found.stream().filter(id -> id.compareTo(cutoff) >= 0).toList();
       if (live.isEmpty()) {
         Instant at = r.arrivalDate() == null ? received : r.arrivalDate();
         boolean expired = !found.isEmpty() || at.isBefore(LedgerIds.instant(cutoff));
-        return note(c, dsnId, new TrackingMessages.DsnResult(expired ? "expired" : "unmatched",
-            (expired ? "past ledger.retention: " : "no row with ") + Fact.sanitised(key, 200), 0), null);
+        return Future.succeededFuture(none(new TrackingMessages.DsnResult(expired ? "expired" : "unmatched",
+            (expired ? "past ledger.retention: " : "no row with ") + Fact.sanitised(key, 200), 0)));
       }
-      return c.preparedQuery(RECIPIENTS).execute(Tuple.tuple().addValue(live.toArray(new UUID[0]))).compose(recipients -> {
+      return c.preparedQuery(RECIPIENTS).execute(Tuple.tuple().addValue(live.toArray(new UUID[0]))).map(recipients -> {
         Map<UUID, List<Row>> byMessage = new HashMap<>();
         recipients.forEach(x -> byMessage.computeIfAbsent(x.getUUID("message_id"), k -> new ArrayList<>()).add(x));
         List<Object[]> columns = new ArrayList<>();
@@ -406,27 +481,16 @@ final class TrackingStore {
           }
         }
         if (columns.isEmpty()) {
-          return note(c, dsnId, new TrackingMessages.DsnResult("unmatched", "no reported recipient is one of the rows' with "
-              + Fact.sanitised(key, 200), 0), null);
+          return none(new TrackingMessages.DsnResult("unmatched", "no reported recipient is one of the rows' with "
+              + Fact.sanitised(key, 200), 0));
         }
-        UUID first = matched;
-        return c.preparedQuery(INSERT).execute(arrays(columns)).compose(inserted -> {
-          List<Long> feeding = new ArrayList<>();
-          inserted.forEach(x -> {
-            recorded.add(new String[] {x.getString("state"), x.getString("category")});
-            if (bounces.feeds(x.getString("state"), x.getString("category"))) {
-              feeding.add(x.getLong("id")); // a hard bounce the log reported first already made its entry: none twice
-            }
-          });
-          // The list fed by a DSN's hard bounce as by the log's (design.md §8.8), in the facts' transaction.
-          return bounces.added(c, feeding).compose(added -> {
-            suppressed.addAll(added);
-            return note(c, dsnId, new TrackingMessages.DsnResult("matched", "by " + key.substring(0, key.indexOf(' ')),
-                inserted.rowCount()), first);
-          });
-        });
+        return new Match(columns, matched, key, null);
       });
     });
+  }
+
+  private static Match none(TrackingMessages.DsnResult why) {
+    return new Match(List.of(), null, null, why);
   }
 
   private static List<UUID> ids(io.vertx.sqlclient.RowSet<Row> rows) {
@@ -469,8 +533,10 @@ final class TrackingStore {
         category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key)};
   }
 
-  private static Future<TrackingMessages.DsnResult> note(SqlConnection c, UUID dsnId, TrackingMessages.DsnResult result, UUID matched) {
-    return c.preparedQuery(DSN_RECORD).execute(Tuple.of(dsnId, result.result(), result.reason(), result.facts(), matched))
+  private static Future<TrackingMessages.DsnResult> note(SqlConnection c, UUID dsnId, TrackingMessages.DsnResult result, UUID matched,
+      byte[] identity, boolean relayed) {
+    return c.preparedQuery(DSN_RECORD).execute(Tuple.of(dsnId, result.result(), result.reason(), result.facts(), matched,
+            identity == null ? null : Buffer.buffer(identity), relayed))
         .map(v -> result);
   }
 

@@ -15,9 +15,11 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,10 +83,25 @@ final class TrackingVerticle extends VerticleBase {
   private boolean pruning;
 
   private final BounceFeed bounces;
+  /** tracking.relayDsns: whether a matched DSN is relayed on to the sender as well. */
+  private final boolean relayDsns;
+  /** At most this many relayed DSNs' identities are remembered here (the table answers for the others). */
+  private static final int MAX_RELAYED = 10_000;
+  /**
+   * The identities (hex) of the DSNs this node relayed, and the first one's ledger id: the loop guard's answer before
+   * their {@code tracking_dsns} rows commit (a DSN routed straight back can arrive again within milliseconds).
+   */
+  private final Map<String, UUID> relayed = new LinkedHashMap<>(256, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, UUID> eldest) {
+      return size() > MAX_RELAYED;
+    }
+  };
 
   TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock,
-      BounceFeed bounces) {
+      BounceFeed bounces, boolean relayDsns) {
     this.bounces = bounces;
+    this.relayDsns = relayDsns;
     this.path = path;
     this.interval = interval;
     this.retention = retention;
@@ -99,6 +116,7 @@ final class TrackingVerticle extends VerticleBase {
     store = new TrackingStore(db, bounces);
     Bus.of(vertx).serve(TrackingMessages.OF_MESSAGE, TrackingMessages.OfMessage.class, q -> store.ofMessage(q.messageId()));
     Bus.of(vertx).serve(TrackingMessages.DSN, TrackingMessages.Returned.class, this::returned);
+    Bus.of(vertx).serve(TrackingMessages.DSN_VERDICT, TrackingMessages.Ask.class, this::verdict);
     pruneTimer = vertx.setPeriodic(PRUNE_INTERVAL.toMillis(), t -> prune());
     if (path == null) {
       return Future.succeededFuture(); // no log to follow: the facts recorded before are still served and retained
@@ -229,6 +247,9 @@ final class TrackingVerticle extends VerticleBase {
    */
   private Future<TrackingMessages.DsnResult> returned(TrackingMessages.Returned q) {
     Instant received = clock.instant();
+    if (q.relayed() && q.verdict() != null && q.verdict().key() != null) {
+      relayed.putIfAbsent(HexFormat.of().formatHex(q.verdict().key()), q.messageId()); // at once: the loop may be quick
+    }
     return vertx.executeBlocking(() -> DsnReport.parse(q.dotStuffed() ? DsnReport.unstuffed(q.bytes()) : q.bytes()))
         .compose(parsed -> {
           if (parsed instanceof DsnReport.Unparseable u && u.notAReport()) {
@@ -236,8 +257,11 @@ final class TrackingVerticle extends VerticleBase {
           }
           List<String[]> recorded = new ArrayList<>();
           List<SuppressionMessages.Entry> suppressed = new ArrayList<>();
-          return store.dsn(q.messageId(), parsed, received, LedgerIds.lowest(received.minus(retention)), classifier, recorded,
-                  suppressed)
+          if (q.relayed() && parsed instanceof DsnReport.Report r) { // not asked before the wire (no verdict): remembered now
+            relayed.putIfAbsent(HexFormat.of().formatHex(DsnReport.identity(r)), q.messageId());
+          }
+          return store.dsn(q.messageId(), parsed, received, LedgerIds.lowest(received.minus(retention)), classifier, q.relayed(),
+                  q.verdict(), recorded, suppressed)
               .map(result -> {
                 for (String[] fact : recorded) {
                   db.metrics().trackingFact(fact[0], fact[1]);
@@ -248,7 +272,8 @@ final class TrackingVerticle extends VerticleBase {
                 }
                 db.metrics().trackingDsn(result.result());
                 if (result.result().equals("matched")) {
-                  LOG.info("tracking: DSN {} matched {}: {} fact(s)", q.messageId(), result.reason(), result.facts());
+                  LOG.info("tracking: DSN {} matched {}: {} fact(s){}", q.messageId(), result.reason(), result.facts(),
+                      q.relayed() ? "" : ", kept (not relayed)");
                 } else {
                   LOG.info("tracking: DSN {} {}: {}", q.messageId(), result.result(), result.reason());
                 }
@@ -256,6 +281,28 @@ final class TrackingVerticle extends VerticleBase {
               });
         })
         .onFailure(e -> LOG.warn("tracking: DSN {} not recorded: {}", q.messageId(), e.getMessage()));
+  }
+
+  /**
+   * The SMTP intake's question before it relays a message with the empty sender that says it is a delivery-status report
+   * (docs/design.md §8.13, "Returned DSNs"): read on a worker ({@link DsnReport}), then {@link TrackingStore#verdict}.
+   * Unreadable: relayed (as an unmatched or malformed DSN always is). Bounded by the intake's own timeout, which relays.
+   */
+  private Future<TrackingMessages.Verdict> verdict(TrackingMessages.Ask q) {
+    Instant received = clock.instant();
+    return vertx.executeBlocking(() -> DsnReport.parse(q.dotStuffed() ? DsnReport.unstuffed(q.bytes()) : q.bytes()))
+        .compose(parsed -> {
+          if (!(parsed instanceof DsnReport.Report r)) {
+            return Future.succeededFuture(TrackingMessages.Verdict.RELAY);
+          }
+          UUID first = relayed.get(HexFormat.of().formatHex(DsnReport.identity(r)));
+          return store.verdict(r, received, LedgerIds.lowest(received.minus(retention)), classifier, relayDsns, first);
+        })
+        .onSuccess(v -> {
+          if (v.keeps()) {
+            LOG.info("tracking: a returned DSN is kept, not relayed: {}", v.reason());
+          }
+        });
   }
 
   /**

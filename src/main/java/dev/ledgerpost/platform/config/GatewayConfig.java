@@ -328,7 +328,8 @@ public record GatewayConfig(
 
   /**
    * Downstream tracking (docs/design.md §8.13): the operator's bounce classification rules, tried before the shipped
-   * ones (empty: none); the Postfix log this node follows (empty: none) and how often it reads it.
+   * ones (empty: none); the Postfix log this node follows (empty: none) and how often it reads it; whether a returned
+   * DSN that matched one of our rows is relayed on to the sender as well ("Returned DSNs").
    */
-  public record Tracking(String rulesFile, String postfixLog, Duration pollInterval) {}
+  public record Tracking(String rulesFile, String postfixLog, Duration pollInterval, boolean relayDsns) {}
 }

@@ -209,7 +209,7 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
 
   @Override
   public void trackingDsn(String result) {
-    Counter.builder("ledgerpost.tracking.dsn").description("Returned DSNs handled, by result (matched, unmatched, malformed, expired)")
+    Counter.builder("ledgerpost.tracking.dsn").description("Returned DSNs handled, by result (matched, unmatched, malformed, expired, looped)")
         .tag("result", result).register(registry).increment();
   }
 

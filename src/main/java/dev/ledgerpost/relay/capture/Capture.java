@@ -70,7 +70,8 @@ public final class Capture {
       @Override
       public Future<RelayTransaction> begin(Submission submission, String mailFrom, MailParameters parameters) {
         return captures(submission.authUser()) ? Future.succeededFuture(transaction(submission, mailFrom, parameters))
-            : smarthost.begin(submission, mailFrom, parameters);
+            : smarthost.begin(submission, mailFrom, parameters).map(t -> t instanceof ContractTransaction c
+                ? new KeepingTransaction(c, Capture.this, submission.authUser()) : t);
       }
 
       @Override
@@ -99,6 +100,15 @@ public final class Capture {
         return smarthost.downstreamOffers(keyword);
       }
     };
+  }
+
+  /**
+   * A capture's wire that answers a kept body with {@code kept} ({@link RelayTransaction#keep}: a returned DSN tracking
+   * keeps); null when the body is too big to keep (capture.maxMessageSize), which is then relayed.
+   */
+  CaptureWire keeping(String user, long size, DownstreamReply kept) {
+    return size > config.maxMessageSize() ? null
+        : new CaptureWire(store, config.maxMessageSize(), config.retention(), clock, user, kept);
   }
 
   private RelayTransaction transaction(Submission submission, String mailFrom, Relay.MailParameters parameters) {

@@ -36,10 +36,17 @@ final class CaptureWire implements WireTransaction {
   private final Duration retention;
   private final Clock clock;
   private final String user;
+  /** What a kept body is answered: {@link #KEPT}, or why tracking kept a returned DSN. */
+  private final DownstreamReply kept;
   /** The ledger id the contract opens the message under: set by {@link CapturedTransaction#deliver} before the body comes. */
   private UUID id;
 
   CaptureWire(CaptureStore store, long maxSize, Duration retention, Clock clock, String user) {
+    this(store, maxSize, retention, clock, user, KEPT);
+  }
+
+  CaptureWire(CaptureStore store, long maxSize, Duration retention, Clock clock, String user, DownstreamReply kept) {
+    this.kept = kept;
     this.store = store;
     this.maxSize = maxSize;
     this.retention = retention;
@@ -81,7 +88,7 @@ final class CaptureWire implements WireTransaction {
     OffsetDateTime now = OffsetDateTime.now(clock);
     return unstuffed(message)
         .compose(body -> store.keep(id, user, body, now, now.plus(retention)))
-        .<DataResult>map(v -> new DataResult.Verdict(KEPT, true))
+        .<DataResult>map(v -> new DataResult.Verdict(kept, true))
         .otherwise(e -> {
           LOG.error("captured message {} could not be kept: {}", id, e.getMessage());
           return new DataResult.LostBeforeDot("capture not stored: " + e.getMessage());

@@ -223,4 +223,33 @@ class DsnReportTest {
     }
     assertThat(DsnReport.parse(java.util.Arrays.copyOf(m, len))).isNotNull();
   }
+
+  /** The intake's cheap look at the header block (design.md §8.13, "Returned DSNs"): folded, any case, never throwing. */
+  @Test
+  void theHeaderBlockSaysWhetherItIsAReport() {
+    byte[] dsn = TrackingDsnTest.dsn("", "b@example.org", "failed", "5.1.1", "550 no", "<m@x>").getBytes(StandardCharsets.US_ASCII);
+    assertThat(DsnReport.saysReport(dsn)).isTrue();
+    assertThat(DsnReport.saysReport("content-type: Multipart/Report;\r\n report-type=\"Delivery-Status\"; boundary=x\r\n\r\n"
+        .getBytes(StandardCharsets.US_ASCII))).isTrue();
+    assertThat(DsnReport.saysReport(("Subject: away\r\nContent-Type: text/plain\r\n\r\nContent-Type: multipart/report; "
+        + "report-type=delivery-status\r\n").getBytes(StandardCharsets.US_ASCII))).as("only the message's own header block").isFalse();
+    assertThat(DsnReport.saysReport("Content-Type: multipart/report; report-type=disposition-notification\r\n\r\n"
+        .getBytes(StandardCharsets.US_ASCII))).as("an MDN is no DSN").isFalse();
+    assertThat(DsnReport.saysReport(new byte[0])).isFalse();
+    assertThat(DsnReport.saysReport(new byte[] {0, (byte) 0xff, ':', '\n'})).isFalse();
+  }
+
+  /** The loop guard's key: the same report with other trace lines keeps it; another recipient's fields change it. */
+  @Test
+  void aReportsIdentityIgnoresTraceLinesAndFollowsItsFields() {
+    String dsn = TrackingDsnTest.dsn("Original-Envelope-Id: e1\n", "b@example.org", "failed", "5.1.1", "550 no", "<m@x>");
+    byte[] first = DsnReport.identity(report(dsn));
+    byte[] relayed = DsnReport.identity(report("Received: from gateway.test by smarthost.test; Fri, 4 Dec 2026 23:00:00 +0000\r\n"
+        + "Received: from smarthost.test by gateway.test; Fri, 4 Dec 2026 23:00:01 +0000\r\n" + dsn));
+    assertThat(relayed).isEqualTo(first);
+    assertThat(DsnReport.identity(report(TrackingDsnTest.dsn("Original-Envelope-Id: e1\n", "b@example.org", "delayed", "4.2.2",
+        "452 full", "<m@x>")))).isNotEqualTo(first);
+    assertThat(DsnReport.identity(report(TrackingDsnTest.dsn("Original-Envelope-Id: e2\n", "b@example.org", "failed", "5.1.1",
+        "550 no", "<m@x>")))).isNotEqualTo(first);
+  }
 }

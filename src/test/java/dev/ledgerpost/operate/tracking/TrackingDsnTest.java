@@ -162,9 +162,21 @@ class TrackingDsnTest {
         .isEqualTo("B@example.org|global|bounce|invalid_recipient|" + id + "|bounces (dsn)|"
             + "550 5.1.1 <b@example.org>: Recipient address rejected: User unknown");
 
-    // The same DSN again (a reporting MTA's retry) is relayed again, and adds no fact: one fact per source per event.
-    UUID again = returnDsn(returned);
-    assertThat(handled(again)).isEqualTo("matched|by ENVID|0|" + id);
+    // The same DSN again (a reporting MTA's retry, or a loop) is the loop guard's: taken and kept, never relayed twice,
+    // and it adds no fact: one fact per source per event.
+    UUID again;
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      String reply = c.sendMail("", List.of("sender@example.com"), returned);
+      Matcher m = Pattern.compile("^250 2\\.0\\.0 DSN recorded by tracking \\(ledger ([0-9a-f-]{36})\\), not relayed: "
+          + "the same report was relayed before as " + dsn + "$").matcher(reply.strip());
+      assertThat(m.find()).as(reply).isTrue();
+      again = UUID.fromString(m.group(1));
+    }
+    assertThat(handled(again)).isEqualTo("looped|the same report was relayed before as " + dsn + "|0|");
+    assertThat(gateway.downstream().messages()).as("not relayed twice").hasSize(2);
+    assertThat(LedgerRows.string(url, "SELECT status || ' ' || route || ' ' || downstream_reply FROM messages WHERE id = '" + again + "'"))
+        .isEqualTo("CAPTURED capture 250 2.0.0 DSN kept by tracking, not relayed again: the same report was relayed before as " + dsn);
     assertThat(facts(id)).hasSize(1);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(1);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'suppression.added'")).as("one entry, one event")
@@ -181,8 +193,39 @@ class TrackingDsnTest {
     assertThat(fact.getString("evidence")).startsWith("DSN " + dsn + " from smarthost.example: Final-Recipient: rfc822; b@example.org");
 
     String metrics = gateway.get("/metrics", null).body();
-    assertThat(metrics).contains("ledgerpost_tracking_dsn_total{result=\"matched\"} 2.0")
+    assertThat(metrics).contains("ledgerpost_tracking_dsn_total{result=\"matched\"} 1.0")
+        .contains("ledgerpost_tracking_dsn_total{result=\"looped\"} 1.0")
         .contains("ledgerpost_tracking_total{category=\"invalid_recipient\",state=\"bounced\"} 1.0");
+  }
+
+  /**
+   * The loop guard's durable half (design.md §8.13): a report relayed by another node, or before a restart, is known by
+   * its row in tracking_dsns (V112's dsn_key and relayed), not only by this node's memory.
+   */
+  @Test
+  void aReportRelayedBeforeByAnotherNodeIsKeptNotRelayedAgain() throws Exception {
+    String url = gateway.databaseUrl();
+    String returned = dsn("Original-Envelope-Id: elsewhere-1\n", "a@example.net", "failed", "5.1.1", "550 5.1.1 no", null);
+    byte[] key = DsnReport.identity((DsnReport.Report) DsnReport.parse(returned.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    UUID earlier = UUID.randomUUID();
+    try (var c = dev.ledgerpost.testing.TestDatabase.connect(url);
+        var st = c.prepareStatement("INSERT INTO tracking_dsns (message_id, result, reason, facts, dsn_key, relayed)"
+            + " VALUES (?, 'unmatched', 'no row with ENVID elsewhere-1', 0, ?, true)")) {
+      st.setObject(1, earlier);
+      st.setBytes(2, key);
+      st.executeUpdate();
+    }
+    String reply;
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      reply = c.sendMail("", List.of("sender@example.com"), returned).strip();
+    }
+    assertThat(reply).startsWith("250 2.0.0 DSN recorded by tracking (ledger ")
+        .endsWith("), not relayed: the same report was relayed before as " + earlier);
+    assertThat(gateway.downstream().messages()).as("nothing relayed").isEmpty();
+    UUID kept = UUID.fromString(reply.substring(reply.indexOf("(ledger ") + 8, reply.indexOf("(ledger ") + 44));
+    assertThat(handled(kept)).isEqualTo("looped|the same report was relayed before as " + earlier + "|0|");
+    assertThat(LedgerRows.string(url, "SELECT status FROM messages WHERE id = '" + kept + "'")).isEqualTo("CAPTURED");
   }
 
   @Test

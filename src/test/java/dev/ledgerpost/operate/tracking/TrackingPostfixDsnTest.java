@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * gateway's SMTP intake with the empty sender (as the sender's domain routed back to the gateway would): it is relayed
  * as any message, matched by its Original-Envelope-Id, and the refused recipient has one bounce from Postfix's log and
  * one from the DSN, both invalid_recipient. (The gateway's relay of the DSN goes to Postfix too, and on to the next
- * hop: routing the sender's domain straight back to the gateway would loop.)
+ * hop; TrackingPostfixLoopTest routes the sender's domain straight back to the gateway, where the loop guard stops it.)
  */
 class TrackingPostfixDsnTest {
   static PostfixInstance postfix;
