@@ -33,10 +33,7 @@ public final class TrackingPart implements Part {
   public void prepare(Assembly a) {
     classifier = BounceRules.load(a.config().tracking().rulesFile());
     checkBounceCategories(a.config().suppression().bounceCategories());
-    if (a.config().tracking().downstreamLedgerpost() && ledgerposts(a.config()).isEmpty()) {
-      throw new ConfigException(List.of("tracking.downstreamLedgerpost: true needs a reconcile.sources entry of type ledgerpost"
-          + " (the downstream's url and admin token)"));
-    }
+    checkDownstream(a.config());
     a.provide(Classifier.class, classifier);
   }
 
@@ -49,6 +46,17 @@ public final class TrackingPart implements Part {
     if (!unknown.isEmpty()) {
       throw new ConfigException(List.of("suppression.bounceCategories: " + String.join(", ", unknown)
           + (unknown.size() == 1 ? " is not a bounce category" : " are not bounce categories") + " (" + Category.labels() + ")"));
+    }
+  }
+
+  /**
+   * {@code tracking.downstreamLedgerpost} asks the downstream of {@code reconcile.sources}: without one the start stops (a
+   * configuration error, exit status 2), as nothing would ever be asked.
+   */
+  static void checkDownstream(GatewayConfig config) {
+    if (config.tracking().downstreamLedgerpost() && ledgerposts(config).isEmpty()) {
+      throw new ConfigException(List.of("tracking.downstreamLedgerpost: true needs a reconcile.sources entry of type ledgerpost"
+          + " (the downstream's url and admin token)"));
     }
   }
 
