@@ -8,6 +8,7 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.TcpProxy;
 import dev.ledgerpost.testing.TestDatabase;
+import dev.ledgerpost.testing.WsTestClient;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -36,11 +37,15 @@ class TrackingLedgerpostSourceTest {
   private static final Pattern QUEUED = Pattern.compile("queued as ([0-9a-f-]{36})");
   static TcpProxy api;
 
-  /** The second gateway: relays to a sink that accepts everything; its tracking reads the DSNs it is sent. */
+  /**
+   * The second gateway: relays to a sink that accepts everything; its tracking reads the DSNs it is sent. Its own
+   * suppression list is not fed by its bounces: our refusal at RCPT must be ours, not its 550 passed on.
+   */
   @RegisterExtension
   @Order(1)
   static final GatewayHarness downstream = GatewayHarness.extension()
-      .with("api.adminToken", "downstream-admin-token").with("node.id", "downstream");
+      .with("api.adminToken", "downstream-admin-token").with("node.id", "downstream")
+      .with("suppression.bounceCategories", "");
 
   /** This gateway: relays to the second, and follows its facts through a proxy in front of its API. */
   @RegisterExtension
@@ -119,8 +124,26 @@ class TrackingLedgerpostSourceTest {
     return m.find() ? Double.parseDouble(m.group(1)) : 0;
   }
 
+  /** The hub's next {@code recipient.*} events of message {@code id}, {@code n} of them: "type recipient source" each. */
+  private static List<String> recipientEvents(WsTestClient hub, UUID id, int n) throws Exception {
+    List<String> out = new ArrayList<>();
+    while (out.size() < n) {
+      JsonObject e = hub.nextEvent(WAIT);
+      if (e.getString("event", "").startsWith("recipient.") && id.toString().equals(e.getString("messageId"))) {
+        out.add(e.getString("event") + " " + e.getJsonObject("data").getString("recipient") + " " + e.getJsonObject("data").getString("source"));
+      }
+    }
+    return out;
+  }
+
   @Test
   void theDownstreamsDeliveryAndBounceBecomeOurFactsWithTheirEventsOnceAndTheBounceFeedsOurList() throws Exception {
+    try (WsTestClient hub = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), null, gateway.gateway().adminToken())) {
+      theDownstreamsFactsBecomeOurs(hub);
+    }
+  }
+
+  private void theDownstreamsFactsBecomeOurs(WsTestClient hub) throws Exception {
     UUID id = relay("<t1@app.example.com>", List.of("ok1@example.net", "gone1@example.org"));
     String theirs = downstreamId(id);
     String url = gateway.databaseUrl();
@@ -146,7 +169,9 @@ class TrackingLedgerpostSourceTest {
         "1|bounced|5.1.1|invalid_recipient|invalid-codes|ledgerpost|" + theirs + "|550 5.1.1 <gone1@example.org>: User unknown");
     assertThat(LedgerRows.status(url, id)).as("tracking never changes the row").isEqualTo("SENT");
 
-    // Their events, written with them.
+    // Their events, written with them, on the hub.
+    assertThat(recipientEvents(hub, id, 2)).containsExactly("recipient.delivered ok1@example.net ledgerpost",
+        "recipient.bounced gone1@example.org ledgerpost");
     assertThat(LedgerRows.string(url, "SELECT string_agg(type || ' ' || (payload->>'recipient') || ' ' || (payload->>'source'), ', '"
         + " ORDER BY seq) FROM outbox WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
         .isEqualTo("recipient.delivered ok1@example.net ledgerpost, recipient.bounced gone1@example.org ledgerpost");
