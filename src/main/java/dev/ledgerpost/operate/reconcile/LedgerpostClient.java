@@ -45,6 +45,12 @@ public final class LedgerpostClient {
     public Kind kind() {
       return kind;
     }
+
+    /** As the reconcile job's warning shows a source's failure: what was asked, what came, and the kind. */
+    @Override
+    public String toString() {
+      return getMessage() + " (" + kind.label() + ")";
+    }
   }
 
   private final GatewayConfig.ReconcileSource config;
