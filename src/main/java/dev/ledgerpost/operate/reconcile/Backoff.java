@@ -9,9 +9,9 @@ import java.util.UUID;
 /**
  * Rows that had no evidence: each is looked at again after a pause that doubles, from one {@code reconcile.interval}
  * up to {@link #MAX}. Bounded: past {@link #LIMIT} rows it forgets them all, which only costs each a look. Used on the
- * reconcile verticle's context only.
+ * context of one verticle only: the reconcile job's, and tracking's downstream Ledgerpost follower's (docs/design.md §8.13).
  */
-final class Backoff {
+public final class Backoff {
   /** The longest pause (unless the interval itself is longer). */
   static final Duration MAX = Duration.ofHours(1);
   private static final int LIMIT = 100_000;
@@ -21,23 +21,23 @@ final class Backoff {
   private final Duration interval;
   private final Map<UUID, Pause> pauses = new HashMap<>();
 
-  Backoff(Duration interval) {
+  public Backoff(Duration interval) {
     this.interval = interval;
   }
 
   /** Whether row {@code id} may be looked at {@code now}. */
-  boolean due(UUID id, Instant now) {
+  public boolean due(UUID id, Instant now) {
     Pause p = pauses.get(id);
     return p == null || !p.notBefore().isAfter(now);
   }
 
   /** Evidence was found for row {@code id}: its pause ends. */
-  void found(UUID id) {
+  public void found(UUID id) {
     pauses.remove(id);
   }
 
   /** No evidence (yet) for row {@code id}: a pause twice the last one, or one interval for the first. */
-  void later(UUID id, Instant now) {
+  public void later(UUID id, Instant now) {
     Pause last = pauses.get(id);
     Duration next = last == null ? interval : last.length().multipliedBy(2);
     if (next.compareTo(MAX) > 0) {

@@ -4,15 +4,8 @@ import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.operate.reconcile.ReconcileMessages.Candidate;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpClientAgent;
-import io.vertx.core.http.HttpClientOptions;
-import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.RequestOptions;
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -29,7 +22,8 @@ import java.util.UUID;
  * A downstream Ledgerpost as an evidence source (docs/design.md §8.4): its own ledger says what it did with each
  * message it received. Asked with {@code GET /api/v1/messages?messageId=&since=} (or {@code sender=} for a row without
  * a Message-ID) and {@code GET /api/v1/messages/{id}} for each row it names, with its admin token. Its
- * {@code sha256} is the hash of what it received, which is what this gateway sent: the row's {@code sent_sha256}.
+ * {@code sha256} is the hash of what it received, which is what this gateway sent: the row's {@code sent_sha256}. The
+ * requests are {@link LedgerpostClient}'s, which tracking's downstream facts use too.
  *
  * <p>What its row's status says this gateway's message became: SENT, RESOLVED_DELIVERED or CAPTURED, accepted (it answered
  * 250, or its operator found the mail delivered, or its capture mode kept it); FAILED_TEMP, FAILED_PERM or RESOLVED_NOT_DELIVERED, not delivered (it
@@ -37,17 +31,15 @@ import java.util.UUID;
  * either: absence is not evidence here.
  */
 final class LedgerpostSource implements EvidenceSource {
-  private static final long TIMEOUT_MILLIS = 10_000;
   /** Rows asked for per message: more than a handful with one Message-ID in one window is not one message. */
   private static final int LIMIT = 20;
 
   private final GatewayConfig.ReconcileSource config;
-  private final HttpClientAgent client;
+  private final LedgerpostClient client;
 
   LedgerpostSource(Vertx vertx, GatewayConfig.ReconcileSource config) {
     this.config = config;
-    this.client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) TIMEOUT_MILLIS),
-        new io.vertx.core.http.PoolOptions().setHttp1MaxSize(2));
+    this.client = new LedgerpostClient(vertx, config);
   }
 
   @Override
@@ -135,25 +127,7 @@ final class LedgerpostSource implements EvidenceSource {
   }
 
   private Future<JsonObject> get(String path) {
-    RequestOptions options = new RequestOptions()
-        .setMethod(HttpMethod.GET)
-        .setAbsoluteURI(config.url() + path)
-        .setTimeout(TIMEOUT_MILLIS)
-        .putHeader("Authorization", "Bearer " + config.token())
-        .putHeader("Accept", "application/json");
-    return client.request(options)
-        .compose(req -> req.send())
-        .compose(resp -> resp.body().compose(body -> {
-          if (resp.statusCode() != 200) {
-            return Future.failedFuture(new IllegalStateException("GET " + path + " answered " + resp.statusCode() + ": "
-                + abbreviate(body.toString())));
-          }
-          try {
-            return Future.succeededFuture(new JsonObject(body));
-          } catch (DecodeException e) {
-            return Future.failedFuture(new IllegalStateException("GET " + path + " did not answer JSON"));
-          }
-        }));
+    return client.get(path);
   }
 
   private static Instant instant(String s) {
@@ -168,10 +142,6 @@ final class LedgerpostSource implements EvidenceSource {
   }
 
   private static String enc(String s) {
-    return URLEncoder.encode(s, StandardCharsets.UTF_8);
-  }
-
-  private static String abbreviate(String s) {
-    return s.length() > 200 ? s.substring(0, 200) + "..." : s;
+    return LedgerpostClient.enc(s);
   }
 }

@@ -17,6 +17,8 @@ record Fact(String queueId, Instant at, String to, String origTo, String state, 
   static final String SOURCE = "postfix-log";
   /** A returned DSN's facts (docs/design.md §8.13, "Returned DSNs"). */
   static final String DSN_SOURCE = "dsn";
+  /** A downstream Ledgerpost's own facts about the rows we relayed to it (docs/design.md §8.13, "Downstream Ledgerpost"). */
+  static final String LEDGERPOST_SOURCE = "ledgerpost";
   /** The longest reply kept; the rest is cut. */
   static final int MAX_REPLY = 512;
   static final int MAX_HOST = 255;

@@ -31,7 +31,13 @@ public enum Job {
   /** Deletes refused recipients (recipient_refusals) past suppression.refusalRetention (a bounded DELETE). Key 14: clear of the others' next. */
   REFUSAL_RETENTION(14),
   /** Rolls closed hours of the ledger up for the usage statistics (its writes also take an advisory lock, docs/design.md §8.12). */
-  STATS_ROLLUP(15);
+  STATS_ROLLUP(15),
+  /**
+   * Asks the downstream Ledgerpost what became of the recipients of our rows it took (docs/design.md §8.13): one node
+   * asks, so a downstream is asked once per row and pass whatever number of nodes (its facts' unique key keeps one
+   * anyway). Key 16: clear of the others' next.
+   */
+  TRACKING_DOWNSTREAM(16);
 
   /** The first key of every job lock: "LP". The second is {@link #key}. */
   static final int LOCK_CLASS = 0x4C50;

@@ -329,7 +329,9 @@ public record GatewayConfig(
   /**
    * Downstream tracking (docs/design.md §8.13): the operator's bounce classification rules, tried before the shipped
    * ones (empty: none); the Postfix log this node follows (empty: none) and how often it reads it; whether a returned
-   * DSN that matched one of our rows is relayed on to the sender as well ("Returned DSNs").
+   * DSN that matched one of our rows is relayed on to the sender as well ("Returned DSNs"); whether the downstream
+   * Ledgerpost of {@code reconcile.sources} is asked for its facts, how often, and back to what age of our rows.
    */
-  public record Tracking(String rulesFile, String postfixLog, Duration pollInterval, boolean relayDsns) {}
+  public record Tracking(String rulesFile, String postfixLog, Duration pollInterval, boolean relayDsns,
+      boolean downstreamLedgerpost, Duration downstreamInterval, Duration downstreamHorizon) {}
 }

@@ -109,6 +109,12 @@ public interface GatewayMetrics {
   /** A returned DSN was handled (docs/design.md §8.13): {@code result} matched, unmatched, malformed or expired. */
   default void trackingDsn(String result) {}
 
+  /**
+   * Asking the downstream Ledgerpost for its facts failed (docs/design.md §8.13): {@code kind} unreachable,
+   * unauthorized, not-found, status or malformed.
+   */
+  default void trackingDownstreamError(String kind) {}
+
   /** A fault rule fired: its reply was given instead of the gateway's own, or its delay was waited. */
   default void faultInjected(FaultStage stage, FaultKind kind) {}
 

@@ -214,6 +214,13 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   }
 
   @Override
+  public void trackingDownstreamError(String kind) {
+    Counter.builder("ledgerpost.tracking.downstream.errors")
+        .description("Requests to the downstream Ledgerpost for its tracking facts that failed, by kind (unreachable, unauthorized, not-found, status, malformed)")
+        .tag("kind", kind).register(registry).increment();
+  }
+
+  @Override
   public void faultInjected(FaultStage stage, FaultKind kind) {
     faults.get(stage.name() + kind.name()).increment();
   }
