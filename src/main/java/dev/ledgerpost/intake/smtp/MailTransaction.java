@@ -184,6 +184,10 @@ final class MailTransaction {
             // Handed to tracking after the outcome is known, never waited for: the client's reply and the row's record
             // are what they would have been.
             dsns.returned(a.ledgerId(), message.wire(), stuffed, true, v);
+          } else if (returned && !v.keeps() && (outcome instanceof DeliveryOutcome.Rejected || outcome instanceof DeliveryOutcome.Deferred
+              || outcome instanceof DeliveryOutcome.LostBeforeDot || outcome instanceof DeliveryOutcome.NotRecorded
+              || outcome instanceof DeliveryOutcome.OverQuota)) {
+            dsns.unrelayed(v); // surely not relayed: the reporting MTA's retry is not a loop
           }
           if (outcome instanceof DeliveryOutcome.Rejected r) { // the whole message refused: a fact for each recipient
             for (String to : accepted) {

@@ -28,6 +28,9 @@ public interface ReturnedDsns {
 
     @Override
     public void returned(UUID messageId, Buffer wire, boolean dotStuffed, boolean relayed, TrackingMessages.Verdict verdict) {}
+
+    @Override
+    public void unrelayed(TrackingMessages.Verdict verdict) {}
   };
 
   /**
@@ -45,6 +48,13 @@ public interface ReturnedDsns {
    * @param verdict    what {@link #verdict} answered for it
    */
   void returned(UUID messageId, Buffer wire, boolean dotStuffed, boolean relayed, TrackingMessages.Verdict verdict);
+
+  /**
+   * A DSN {@link #verdict} let through whose relay surely did not happen (the smarthost refused or deferred it, or the
+   * body never reached it): tracking stops counting it as under way. Not called for an unknown outcome: the smarthost may
+   * have it, and a second arrival is then a loop's, or a retry that must not be relayed twice either.
+   */
+  void unrelayed(TrackingMessages.Verdict verdict);
 
   /**
    * Over the event bus to {@link TrackingMessages#DSN_VERDICT} and {@link TrackingMessages#DSN} (tracking's verticle): the
@@ -73,6 +83,14 @@ public interface ReturnedDsns {
         byte[] bytes = wire.getBytes(0, Math.min(wire.length(), DsnReport.MAX_BYTES));
         bus.request(TrackingMessages.DSN, new TrackingMessages.Returned(messageId, bytes, dotStuffed, relayed, verdict), Object.class)
             .onFailure(e -> log.debug("tracking: DSN {} not handed to tracking: {}", messageId, e.getMessage()));
+      }
+
+      @Override
+      public void unrelayed(TrackingMessages.Verdict verdict) {
+        if (verdict.key() != null) {
+          bus.request(TrackingMessages.DSN_UNRELAYED, new TrackingMessages.Unrelayed(verdict.key()), Object.class)
+              .onFailure(e -> log.debug("tracking: an unrelayed DSN not handed to tracking: {}", e.getMessage()));
+        }
       }
     };
   }

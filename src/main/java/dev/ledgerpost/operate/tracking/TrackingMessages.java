@@ -14,6 +14,11 @@ public final class TrackingMessages {
    * before it is ({@link ReturnedDsns#verdict}): answered {@link Verdict}.
    */
   public static final String DSN_VERDICT = "tracking.dsnVerdict";
+  /**
+   * A DSN the verdict let through that the smarthost did not take (refused, deferred, or the connection lost before the
+   * dot): no longer under way, so the reporting MTA's retry of it is not taken for a loop ({@link ReturnedDsns#unrelayed}).
+   */
+  public static final String DSN_UNRELAYED = "tracking.dsnUnrelayed";
 
   private TrackingMessages() {}
 
@@ -24,6 +29,9 @@ public final class TrackingMessages {
    * its own ledger row, {@code bytes} its first bytes (DATA's wire form when {@code dotStuffed}).
    */
   public record Returned(UUID messageId, byte[] bytes, boolean dotStuffed, boolean relayed, Verdict verdict) {}
+
+  /** The identity ({@link Verdict#key}) of a DSN that was to be relayed and was not. */
+  public record Unrelayed(byte[] key) {}
 
   /** A message with the empty sender, before it is relayed: its first bytes (DATA's wire form when {@code dotStuffed}). */
   public record Ask(byte[] bytes, boolean dotStuffed) {}

@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -98,6 +99,19 @@ final class TrackingVerticle extends VerticleBase {
     }
   };
 
+  /**
+   * How long a DSN let through stays "under way" at most when nothing is heard of it: longer than any relay's own
+   * timeouts, so an entry the intake never closed (a node's crash between verdict and outcome) is forgotten.
+   */
+  static final Duration UNDER_WAY = Duration.ofMinutes(10);
+  /**
+   * The identities (hex) of the DSNs this node's verdict let through and whose outcome is not known yet, and since when.
+   * A loop can bring a DSN back before its first relay has even settled (the smarthost routes it straight back while our
+   * settle is still being written): such an arrival is the loop's, not a new DSN. An unknown outcome stays under way
+   * until {@link #UNDER_WAY}: the smarthost may have the DSN, and relaying it twice is what the guard is for.
+   */
+  private final Map<String, Instant> underWay = new HashMap<>();
+
   TrackingVerticle(Path path, Duration interval, Duration retention, Database db, Classifier classifier, String node, Clock clock,
       BounceFeed bounces, boolean relayDsns) {
     this.bounces = bounces;
@@ -117,6 +131,10 @@ final class TrackingVerticle extends VerticleBase {
     Bus.of(vertx).serve(TrackingMessages.OF_MESSAGE, TrackingMessages.OfMessage.class, q -> store.ofMessage(q.messageId()));
     Bus.of(vertx).serve(TrackingMessages.DSN, TrackingMessages.Returned.class, this::returned);
     Bus.of(vertx).serve(TrackingMessages.DSN_VERDICT, TrackingMessages.Ask.class, this::verdict);
+    Bus.of(vertx).serve(TrackingMessages.DSN_UNRELAYED, TrackingMessages.Unrelayed.class, q -> {
+      underWay.remove(HexFormat.of().formatHex(q.key()));
+      return Future.succeededFuture(true);
+    });
     pruneTimer = vertx.setPeriodic(PRUNE_INTERVAL.toMillis(), t -> prune());
     if (path == null) {
       return Future.succeededFuture(); // no log to follow: the facts recorded before are still served and retained
@@ -247,6 +265,9 @@ final class TrackingVerticle extends VerticleBase {
    */
   private Future<TrackingMessages.DsnResult> returned(TrackingMessages.Returned q) {
     Instant received = clock.instant();
+    if (q.verdict() != null && q.verdict().key() != null && q.verdict().action() == TrackingMessages.Action.RELAY) {
+      underWay.remove(HexFormat.of().formatHex(q.verdict().key())); // its own relay's outcome is known (a loop's arrival is not)
+    }
     if (q.relayed() && q.verdict() != null && q.verdict().key() != null) {
       relayed.putIfAbsent(HexFormat.of().formatHex(q.verdict().key()), q.messageId()); // at once: the loop may be quick
     }
@@ -295,8 +316,20 @@ final class TrackingVerticle extends VerticleBase {
           if (!(parsed instanceof DsnReport.Report r)) {
             return Future.succeededFuture(TrackingMessages.Verdict.RELAY);
           }
-          UUID first = relayed.get(HexFormat.of().formatHex(DsnReport.identity(r)));
-          return store.verdict(r, received, LedgerIds.lowest(received.minus(retention)), classifier, relayDsns, first);
+          String hex = HexFormat.of().formatHex(DsnReport.identity(r));
+          underWay.values().removeIf(since -> since.isBefore(received.minus(UNDER_WAY)));
+          if (underWay.containsKey(hex)) {
+            return Future.succeededFuture(new TrackingMessages.Verdict(TrackingMessages.Action.LOOPED, DsnReport.identity(r), null,
+                "the same report arrived again while its relay was under way"));
+          }
+          UUID first = relayed.get(hex);
+          underWay.put(hex, received); // before the store is asked: a second arrival meanwhile is this one's loop
+          return store.verdict(r, received, LedgerIds.lowest(received.minus(retention)), classifier, relayDsns, first)
+              .andThen(v -> {
+                if (v.failed() || v.result().keeps()) {
+                  underWay.remove(hex); // kept (or no verdict: the intake relays, and its outcome is never reported)
+                }
+              });
         })
         .onSuccess(v -> {
           if (v.keeps()) {

@@ -30,6 +30,13 @@ class TrackingDsnTest {
   static final Duration WAIT = Duration.ofSeconds(30);
   private static final Pattern QUEUED = Pattern.compile("queued as ([0-9a-f-]{36})");
 
+  /** Set: the smarthost's answer to the next DATA waits (a relay under way) until {@link #held} is completed. */
+  private volatile boolean holdNext;
+  private final java.util.concurrent.atomic.AtomicReference<java.util.function.Consumer<String>> held =
+      new java.util.concurrent.atomic.AtomicReference<>();
+  /** Set: the smarthost's answer to the next DATA, once. */
+  private final java.util.concurrent.atomic.AtomicReference<String> nextAnswer = new java.util.concurrent.atomic.AtomicReference<>();
+
   @RegisterExtension
   final GatewayHarness gateway = GatewayHarness.extension()
       .script(g -> new ScriptedSmtpServer.Script() {
@@ -40,6 +47,17 @@ class TrackingDsnTest {
 
         @Override
         public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
+          if (holdNext) {
+            holdNext = false;
+            io.vertx.core.Promise<String> answer = io.vertx.core.Promise.promise();
+            io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+            held.set(reply -> context.runOnContext(v -> answer.complete(reply)));
+            return answer.future();
+          }
+          String once = nextAnswer.getAndSet(null);
+          if (once != null) {
+            return Future.succeededFuture(once);
+          }
           return Future.succeededFuture("250 2.0.0 Ok: queued as ABCDEF0" + n);
         }
       });
@@ -226,6 +244,51 @@ class TrackingDsnTest {
     UUID kept = UUID.fromString(reply.substring(reply.indexOf("(ledger ") + 8, reply.indexOf("(ledger ") + 44));
     assertThat(handled(kept)).isEqualTo("looped|the same report was relayed before as " + earlier + "|0|");
     assertThat(LedgerRows.string(url, "SELECT status FROM messages WHERE id = '" + kept + "'")).isEqualTo("CAPTURED");
+  }
+
+  /**
+   * A smarthost that routes a DSN straight back can bring it here again before its first relay has even settled: the
+   * second arrival is the loop's, kept and not relayed, although nothing of the first is written yet.
+   */
+  @Test
+  void theSameReportArrivingAgainWhileItsFirstRelayIsUnderWayIsTheLoops() throws Exception {
+    String returned = dsn("Original-Envelope-Id: underway-1\n", "a@example.net", "failed", "5.1.1", "550 5.1.1 no", null);
+    holdNext = true;
+    java.util.concurrent.CompletableFuture<String> first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+        c.reply();
+        return c.sendMail("", List.of("sender@example.com"), returned).strip();
+      } catch (Exception e) {
+        throw new java.util.concurrent.CompletionException(e);
+      }
+    });
+    Poll.until(WAIT, "the first DSN's body at the smarthost, its answer held", () -> held.get() != null);
+    String again;
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      again = c.sendMail("", List.of("sender@example.com"), returned).strip();
+    }
+    assertThat(again).startsWith("250 2.0.0 DSN recorded by tracking (ledger ")
+        .endsWith("not relayed: the same report arrived again while its relay was under way");
+    held.get().accept("250 2.0.0 Ok: queued as HELD1");
+    assertThat(first.get(30, java.util.concurrent.TimeUnit.SECONDS)).startsWith("250 ").doesNotContain("DSN recorded");
+    assertThat(gateway.downstream().messages()).as("relayed once").hasSize(1);
+    UUID kept = UUID.fromString(again.substring(again.indexOf("(ledger ") + 8, again.indexOf("(ledger ") + 44));
+    assertThat(handled(kept)).isEqualTo("looped|the same report arrived again while its relay was under way|0|");
+  }
+
+  /** A DSN the smarthost did not take was not relayed: the reporting MTA's retry of it is relayed, not taken for a loop. */
+  @Test
+  void aDsnTheSmarthostDeferredIsRelayedWhenItsSenderTriesAgain() throws Exception {
+    String returned = dsn("Original-Envelope-Id: deferred-1\n", "a@example.net", "failed", "5.1.1", "550 5.1.1 no", null);
+    nextAnswer.set("451 4.3.0 try again later");
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      assertThat(c.sendMail("", List.of("sender@example.com"), returned)).startsWith("451");
+    }
+    UUID retried = returnDsn(returned);
+    assertThat(handled(retried)).startsWith("unmatched|");
+    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT status FROM messages WHERE id = '" + retried + "'")).isEqualTo("SENT");
   }
 
   @Test
