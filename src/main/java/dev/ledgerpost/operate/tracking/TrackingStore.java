@@ -95,10 +95,12 @@ final class TrackingStore {
        WHERE m.id >= $1 AND m.status = 'SENT'
          AND NOT EXISTS (SELECT 1 FROM delivery_facts f WHERE f.message_id = m.id)
        ORDER BY m.id LIMIT 1""";
-  private static final String POSITION = "SELECT file_key, position FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
+  private static final String POSITION =
+      "SELECT file_key, position, window_sha256 FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
   private static final String SAVE = """
-      INSERT INTO tracking_log_positions (node_id, path, file_key, position) VALUES ($1, $2, $3, $4)
-      ON CONFLICT (node_id, path) DO UPDATE SET file_key = EXCLUDED.file_key, position = EXCLUDED.position, updated_at = now()""";
+      INSERT INTO tracking_log_positions (node_id, path, file_key, position, window_sha256) VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (node_id, path) DO UPDATE SET file_key = EXCLUDED.file_key, position = EXCLUDED.position,
+        window_sha256 = EXCLUDED.window_sha256, updated_at = now()""";
   /** Retention: facts and mappings of message ids below the cut-off, a bounded batch at a time. */
   private static final String PRUNE_FACTS = """
       DELETE FROM delivery_facts WHERE id IN (SELECT id FROM delivery_facts WHERE message_id < $1 LIMIT $2)""";
@@ -163,7 +165,9 @@ final class TrackingStore {
         return null;
       }
       Row r = rows.iterator().next();
-      return new LogFollower.Position(r.getString("file_key"), r.getLong("position"));
+      Buffer w = r.getBuffer("window_sha256");
+      return new LogFollower.Position(r.getString("file_key"), r.getLong("position"),
+          w == null ? null : java.util.HexFormat.of().formatHex(w.getBytes()));
     });
   }
 
@@ -197,7 +201,8 @@ final class TrackingStore {
           return null;
         });
     if (at != null) {
-      done = done.compose(v -> c.preparedQuery(SAVE).execute(Tuple.of(node, path, at.fileKey(), at.offset())).mapEmpty());
+      done = done.compose(v -> c.preparedQuery(SAVE).execute(Tuple.of(node, path, at.fileKey(), at.offset(),
+          at.window() == null ? null : Buffer.buffer(java.util.HexFormat.of().parseHex(at.window())))).mapEmpty());
     }
     return done.map(v -> new Recorded(recorded, unmatched, suppressed));
   }
