@@ -61,6 +61,12 @@ final class TrackingStore {
   static final java.time.Duration AFTER = java.time.Duration.ofMinutes(1);
   private static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
   /**
+   * Taken by every transaction that inserts facts, before it does: the usage statistics' barrier (V114's
+   * stats_delivery_barrier, docs/data-model.md §5.29) takes it exclusively to learn an id below which every fact has
+   * committed. Shared: writers never wait for one another, only, for a moment, for a barrier.
+   */
+  private static final String FACTS_LOCK = "SELECT pg_advisory_xact_lock_shared(19539, 2)";
+  /**
    * The facts and, in the same statement, each new one's event (docs/design.md §6.1: an event commits with the fact it
    * reports): {@code recipient.delivered}, {@code recipient.deferred}, or {@code recipient.bounced} for a bounce and an
    * expiry alike (its {@code state} tells them apart). A fact already recorded (the conflict) has no new event either.
@@ -275,7 +281,8 @@ final class TrackingStore {
       if (columns.isEmpty()) {
         return Future.succeededFuture();
       }
-      return c.preparedQuery(INSERT).execute(arrays(columns)).onSuccess(inserted -> inserted.forEach(r -> {
+      return c.query(FACTS_LOCK).execute().compose(l -> c.preparedQuery(INSERT).execute(arrays(columns)))
+          .onSuccess(inserted -> inserted.forEach(r -> {
         recorded.add(new String[] {r.getString("state"), r.getString("category")});
         if (bounces.feeds(r.getString("state"), r.getString("category"))) {
           feeding.add(r.getLong("id")); // a new fact only: one read again adds nothing to the list either
@@ -415,7 +422,8 @@ final class TrackingStore {
               + Fact.sanitised(key, 200), 0), null);
         }
         UUID first = matched;
-        return c.preparedQuery(INSERT).execute(arrays(columns)).compose(inserted -> {
+        return c.query(FACTS_LOCK).execute().compose(l -> c.preparedQuery(INSERT).execute(arrays(columns)))
+            .compose(inserted -> {
           List<Long> feeding = new ArrayList<>();
           inserted.forEach(x -> {
             recorded.add(new String[] {x.getString("state"), x.getString("category")});
