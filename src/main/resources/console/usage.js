@@ -1,6 +1,7 @@
-// Usage: GET /api/v1/stats (docs/design.md §8.12) as a stacked bar chart per day or hour, per user or status, with
-// the totals below and the same counts as CSV. SVG with attributes and CSS classes only (the page's CSP allows no
-// inline style); colours come from console.css's .usage-s0 … .usage-s7, the rest of the series is "others".
+// Usage: GET /api/v1/stats (docs/design.md §8.12) as a stacked bar chart per day or hour, per user, status or delivery
+// state and bounce category (then of recipients), with the totals below and the same counts as CSV. SVG with
+// attributes and CSS classes only (the page's CSP allows no inline style); colours come from console.css's
+// .usage-s0 … .usage-s7, the rest of the series is "others".
 
 import {api, query, session} from './api.js';
 import {bytes, h, replace} from './dom.js';
@@ -39,6 +40,7 @@ export function mount(container) {
       h('option', {value: '1d', selected: true}, 'day'), h('option', {value: '1h'}, 'hour (31 days at most)'))),
     h('label', {}, 'By ', h('select', {name: 'groupBy'},
       h('option', {value: 'user', selected: true}, 'user'), h('option', {value: 'status'}, 'status'),
+      h('option', {value: 'delivery,category'}, 'delivery state and bounce category (recipients)'),
       h('option', {value: ''}, 'nothing'))),
     h('button', {type: 'submit'}, 'Show'),
     h('button', {type: 'button', class: 'secondary', id: 'usage-csv'}, 'Download CSV'));
@@ -48,7 +50,8 @@ export function mount(container) {
   container.append(
     h('h1', {}, 'Usage'),
     h('p', {class: 'lead'}, 'Messages the gateway took per day or hour (UTC), from the ledger: exact, whatever was ',
-      'settled or resolved since. Bounce categories need the tracking facts, which the gateway does not record yet.'),
+      'settled or resolved since. By delivery state: the recipients of those messages by their tracking facts ',
+      '(delivered, deferred, bounced, expired, and why), where a smarthost\'s log is followed.'),
     form, error, chart, totals);
 
   async function load(e) {
@@ -64,16 +67,21 @@ export function mount(container) {
   }
 
   function draw(answer, p) {
+    // By delivery state the rows count recipients (messages and bytes are null): the series is state/category.
+    const recipients = p.groupBy === 'delivery,category';
     const key = p.groupBy || null;
+    const label = (r) => recipients ? r.delivery + (r.category ? ` / ${r.category}` : '')
+      : key ? String(r[key] ?? '(none)') : 'messages';
+    const value = (r) => recipients ? r.recipients : r.messages;
     const byKey = new Map();
     for (const r of answer.rows) {
-      const k = key ? String(r[key] ?? '(none)') : 'messages';
-      byKey.set(k, (byKey.get(k) ?? 0) + r.messages);
+      const k = label(r);
+      byKey.set(k, (byKey.get(k) ?? 0) + value(r));
     }
     const ranked = [...byKey.entries()].sort((a, b) => b[1] - a[1]);
     const shown = ranked.slice(0, SERIES).map(([k]) => k);
     const series = (r) => {
-      const k = key ? String(r[key] ?? '(none)') : 'messages';
+      const k = label(r);
       return shown.includes(k) ? k : 'others';
     };
     const step = (p.bucket === '1h' ? 3600 : 86400) * 1000;
@@ -83,15 +91,15 @@ export function mount(container) {
     for (const r of answer.rows) {
       const i = Math.round((Date.parse(r.bucket) - start) / step);
       const s = series(r);
-      stacks[i].set(s, (stacks[i].get(s) ?? 0) + r.messages);
+      stacks[i].set(s, (stacks[i].get(s) ?? 0) + value(r));
     }
     const top = Math.max(1, ...stacks.map((m) => [...m.values()].reduce((a, b) => a + b, 0)));
     const bw = (W - PAD.left - PAD.right) / n;
     const y = (v) => H - PAD.bottom - (v / top) * (H - PAD.top - PAD.bottom);
     const total = ranked.reduce((a, [, v]) => a + v, 0);
     const chartSvg = svg('svg', {viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': 'usage-title usage-desc', class: 'chart-svg'},
-      svg('title', {id: 'usage-title'}, 'Messages per ' + (p.bucket === '1h' ? 'hour' : 'day')),
-      svg('desc', {id: 'usage-desc'}, `${total} messages from ${answer.since} to ${answer.until}, highest ${top} in one bucket.`),
+      svg('title', {id: 'usage-title'}, (recipients ? 'Recipients' : 'Messages') + ' per ' + (p.bucket === '1h' ? 'hour' : 'day')),
+      svg('desc', {id: 'usage-desc'}, `${total} ${recipients ? 'recipients' : 'messages'} from ${answer.since} to ${answer.until}, highest ${top} in one bucket.`),
       svg('line', {x1: PAD.left, y1: y(0), x2: W - PAD.right, y2: y(0), class: 'axis'}),
       svg('text', {x: PAD.left - 6, y: y(top) + 4, class: 'tick', 'text-anchor': 'end'}, top),
       svg('text', {x: PAD.left - 6, y: y(0) + 4, class: 'tick', 'text-anchor': 'end'}, 0),
@@ -110,21 +118,25 @@ export function mount(container) {
         base += v;
       }
     });
-    replace(chart, answer.rows.length === 0 ? h('p', {class: 'empty'}, 'No messages in this range.') : chartSvg);
+    replace(chart, answer.rows.length === 0 ? h('p', {class: 'empty'}, recipients ? 'No tracked recipients in this range.'
+      : 'No messages in this range.') : chartSvg);
     const sums = new Map();
     for (const r of answer.rows) {
-      const k = key ? String(r[key] ?? '(none)') : 'all';
+      const k = key ? label(r) : 'all';
       const t = sums.get(k) ?? {messages: 0, recipients: 0, bytes: 0};
-      t.messages += r.messages; t.recipients += r.recipients; t.bytes += r.bytes;
+      t.messages += r.messages ?? 0; t.recipients += r.recipients; t.bytes += r.bytes ?? 0;
       sums.set(k, t);
     }
+    const head = recipients ? [h('th', {scope: 'col', class: 'num'}, 'Recipients')]
+      : [h('th', {scope: 'col', class: 'num'}, 'Messages'), h('th', {scope: 'col', class: 'num'}, 'Recipients'),
+        h('th', {scope: 'col', class: 'num'}, 'Bytes')];
+    const cells = (t) => recipients ? [h('td', {class: 'num'}, String(t.recipients))]
+      : [h('td', {class: 'num'}, String(t.messages)), h('td', {class: 'num'}, String(t.recipients)), h('td', {class: 'num'}, bytes(t.bytes))];
     replace(totals, h('table', {class: 'ledger'},
       h('caption', {}, 'Totals of the range'),
-      h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, key ?? ''), h('th', {scope: 'col', class: 'num'}, 'Messages'),
-        h('th', {scope: 'col', class: 'num'}, 'Recipients'), h('th', {scope: 'col', class: 'num'}, 'Bytes'))),
-      h('tbody', {}, ...[...sums.entries()].sort((a, b) => b[1].messages - a[1].messages).map(([k, t]) => h('tr', {},
-        h('td', {}, k), h('td', {class: 'num'}, String(t.messages)), h('td', {class: 'num'}, String(t.recipients)),
-        h('td', {class: 'num'}, bytes(t.bytes)))))));
+      h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, recipients ? 'delivery / category' : key ?? ''), ...head)),
+      h('tbody', {}, ...[...sums.entries()].sort((a, b) => (b[1].messages - a[1].messages) || (b[1].recipients - a[1].recipients))
+        .map(([k, t]) => h('tr', {}, h('td', {}, k), ...cells(t))))));
   }
 
   /** The same request as CSV; the token goes in a header, so the file is fetched, then saved from a blob. */

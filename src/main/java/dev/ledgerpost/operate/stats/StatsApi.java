@@ -79,7 +79,7 @@ record StatsApi(Bus bus, Clock clock) {
       for (int i = 0; i < q.groupBy().size(); i++) {
         row.put(q.groupBy().get(i).label(), r.keys().get(i));
       }
-      rows.add(row.put("messages", r.messages()).put("recipients", r.recipients()).put("bytes", r.bytes()));
+      rows.add(row.put("messages", r.messages()).put("recipients", r.recipients()).put("bytes", r.bytes())); // null by delivery
     }
     JsonObject out = new JsonObject().put("since", q.since().toString()).put("until", q.until().toString())
         .put("bucket", q.hours() == 1 ? "1h" : "1d").put("groupBy", groupBy);

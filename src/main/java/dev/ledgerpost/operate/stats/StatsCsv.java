@@ -5,7 +5,7 @@ import dev.ledgerpost.operate.stats.StatsMessages.StatsQuery;
 
 /**
  * The statistics as CSV (RFC 4180, CRLF lines): {@code bucket}, the groupBy columns in the request's order, then
- * {@code messages,recipients,bytes}. A value a spreadsheet would run as a formula (it starts with = + - @) gets a
+ * {@code messages,recipients,bytes} (messages and bytes empty in rows by delivery or category). A value a spreadsheet would run as a formula (it starts with = + - @) gets a
  * leading apostrophe: user names and tags come from clients.
  */
 final class StatsCsv {
@@ -18,9 +18,14 @@ final class StatsCsv {
     for (StatsMessages.Row r : a.rows()) {
       out.append(r.bucket());
       r.keys().forEach(k -> out.append(',').append(field(k)));
-      out.append(',').append(r.messages()).append(',').append(r.recipients()).append(',').append(r.bytes()).append("\r\n");
+      out.append(',').append(count(r.messages())).append(',').append(r.recipients()).append(',').append(count(r.bytes())).append("\r\n");
     }
     return out.toString();
+  }
+
+  /** A count, or an empty field where there is none (messages and bytes of a row by delivery state). */
+  private static String count(Long n) {
+    return n == null ? "" : n.toString();
   }
 
   static String field(String value) {

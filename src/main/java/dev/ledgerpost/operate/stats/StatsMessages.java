@@ -13,7 +13,11 @@ public final class StatsMessages {
 
   /** What a count may be grouped by besides its bucket. */
   public enum Dimension {
-    STATUS("status"), USER("user"), TAG("tag");
+    STATUS("status"), USER("user"), TAG("tag"),
+    /** A recipient's tracking state (docs/design.md §8.13): delivered, deferred, bounced, expired. */
+    DELIVERY("delivery"),
+    /** The bounce category of a recipient's state (null for delivered). */
+    CATEGORY("category");
 
     final String name;
 
@@ -30,10 +34,19 @@ public final class StatsMessages {
    * Counts of [since, until) per bucket ({@code hours}: 1 or 24; both bounds on a bucket's edge), grouped by
    * {@code groupBy} (in this order in each row), of one user's messages only when {@code user} is not null.
    */
-  public record StatsQuery(Instant since, Instant until, int hours, List<Dimension> groupBy, String user) {}
+  public record StatsQuery(Instant since, Instant until, int hours, List<Dimension> groupBy, String user) {
+    /** Whether it counts recipients by their tracking facts (groupBy delivery or category) rather than messages. */
+    public boolean byDelivery() {
+      return groupBy.contains(Dimension.DELIVERY) || groupBy.contains(Dimension.CATEGORY);
+    }
+  }
 
-  /** One bucket's counts; {@code keys} holds the values of the query's groupBy, in its order (null: no user). */
-  public record Row(Instant bucket, List<String> keys, long messages, long recipients, long bytes) {}
+  /**
+   * One bucket's counts; {@code keys} holds the values of the query's groupBy, in its order (null: no user). Grouped by
+   * delivery or category, {@code messages} and {@code bytes} are null: a message's recipients may end in different
+   * states, and the count is of recipients.
+   */
+  public record Row(Instant bucket, List<String> keys, Long messages, long recipients, Long bytes) {}
 
   /** The rows by bucket, then by the groupBy values. */
   public record Answer(List<Row> rows) {}
@@ -41,5 +54,6 @@ public final class StatsMessages {
   /** A pass as of {@code now}: prune, fold closed rows, roll closed hours (at most {@code maxHours}). */
   public record Rollup(Instant now, int maxHours) {}
 
-  public record RolledUp(int pruned, int folded, int rolled) {}
+  /** {@code deliveryRolled}: hours rolled by delivery state (V114) in this pass. */
+  public record RolledUp(int pruned, int folded, int rolled, int deliveryRolled) {}
 }

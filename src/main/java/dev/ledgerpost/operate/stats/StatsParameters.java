@@ -15,8 +15,8 @@ import java.util.Locale;
 /**
  * The statistics request's parameters checked and made a {@link StatsQuery} (docs/design.md §8.12). A value that cannot
  * be read is a {@link Refused} 400 (unknown bucket or groupBy, a time that is not one), a readable request that cannot be
- * answered a 422 (since not before until, a range too long for its bucket, a bound inside a bucket, a groupBy whose
- * facts this gateway does not record). Each says what was given and what would do.
+ * answered a 422 (since not before until, a range too long for its bucket, a bound inside a bucket, status or tag with
+ * delivery or category). Each says what was given and what would do.
  */
 final class StatsParameters {
   /** An hourly answer covers at most 31 days (744 buckets); a daily one 400 days (the default ledger.retention). */
@@ -78,15 +78,24 @@ final class StatsParameters {
         case "status" -> Dimension.STATUS;
         case "user" -> Dimension.USER;
         case "tag" -> Dimension.TAG;
-        case "category" -> throw new Refused(422, "groupBy=category needs the tracking facts (bounce categories: "
-            + "delivered, bounced and why, docs/design.md §8.13), which are per recipient and not in these counts; list "
-            + "the messages with GET /api/v1/messages?category=..., or group by status for the smarthost's verdicts");
-        default -> throw new Refused(400, "unknown groupBy '" + cut(part.trim()) + "': a comma-separated list of status, user, tag");
+        case "delivery" -> Dimension.DELIVERY;
+        case "category" -> Dimension.CATEGORY;
+        default -> throw new Refused(400, "unknown groupBy '" + cut(part.trim())
+            + "': a comma-separated list of status, user, tag, delivery, category");
       };
       if (out.contains(d)) {
         throw new Refused(400, "groupBy names " + d.label() + " twice");
       }
       out.add(d);
+    }
+    boolean byDelivery = out.contains(Dimension.DELIVERY) || out.contains(Dimension.CATEGORY);
+    for (Dimension message : List.of(Dimension.STATUS, Dimension.TAG)) {
+      if (byDelivery && out.contains(message)) {
+        // The delivery counts are of recipients by their tracking facts, rolled up per user only (docs/design.md §8.12).
+        throw new Refused(422, "groupBy=" + message.label() + " cannot be combined with delivery or category: those count "
+            + "recipients by their tracking facts, per user only; ask for groupBy=" + message.label() + " and for "
+            + "groupBy=delivery,category separately");
+      }
     }
     return out;
   }

@@ -21,7 +21,11 @@ import java.util.List;
  *   <li>redoes every rolled hour one of whose open rows (kept in {@code stats_open}) has been closed since: by a late
  *       settle, a manual resolution or an accepted reconcile proposal, the only writers that change a status after the
  *       open, and only ever from PENDING or UNKNOWN;</li>
- *   <li>rolls the closed hours not rolled yet (ended at least {@link #DELAY} ago), newest first, at most a pass's worth.</li>
+ *   <li>rolls the closed hours not rolled yet (ended at least {@link #DELAY} ago), newest first, at most a pass's worth;</li>
+ *   <li>moves the delivery roll-up ({@code stats_delivery_hours}, V114) to the facts recorded so far: a barrier that waits
+ *       for the tracking transactions in progress gives the highest fact id all below which have committed; the recipients
+ *       with newer facts in rolled hours are re-counted, then the same closed hours are rolled by delivery state, 24 a
+ *       transaction.</li>
  * </ol>
  * An erasure needs nothing here: it rewrites {@code stats_hours.auth_user} in its own transaction with the same
  * replacement as {@code messages.auth_user} (it covers every text column of the schema, §8.6).
@@ -40,7 +44,9 @@ final class StatsRollup {
       c AS (DELETE FROM stats_open WHERE hour < (SELECT h FROM lo)),
       d AS (DELETE FROM stats_rolled WHERE hour < (SELECT h FROM lo) RETURNING 1),
       e AS (DELETE FROM stats_days WHERE day < (SELECT h FROM lo)),
-      f AS (DELETE FROM stats_days_rolled WHERE day < (SELECT h FROM lo))
+      f AS (DELETE FROM stats_days_rolled WHERE day < (SELECT h FROM lo)),
+      g AS (DELETE FROM stats_delivery_hours WHERE hour < (SELECT h FROM lo)),
+      i AS (DELETE FROM stats_delivery_rolled WHERE hour < (SELECT h FROM lo))
       SELECT (SELECT count(*) FROM d) AS pruned, (SELECT h FROM lo) AS lo""";
   /** Rolled hours holding a row that was open when rolled and is closed now (a probe by id each: the table is small). */
   private static final String FOLD = """
@@ -49,6 +55,13 @@ final class StatsRollup {
   private static final String TODO = """
       SELECT g.h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS g(h)
        WHERE NOT EXISTS (SELECT 1 FROM stats_rolled r WHERE r.hour = g.h) ORDER BY g.h DESC LIMIT $3""";
+  private static final String DELIVERY_TODO = """
+      SELECT g.h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS g(h)
+       WHERE NOT EXISTS (SELECT 1 FROM stats_delivery_rolled r WHERE r.hour = g.h) ORDER BY g.h DESC LIMIT $3""";
+  private static final String BARRIER = "SELECT stats_delivery_barrier() AS upto";
+  private static final String ROLL_DELIVERY = "SELECT stats_roll_delivery($1, $2) AS n";
+  /** Hours rolled by delivery state per transaction. */
+  static final int DELIVERY_HOURS_PER_STATEMENT = 24;
   /** One hour (again): V106's stats_roll_hour, which bench/stats.sh calls too (docs/data-model.md §5.22). */
   private static final String ROLL = "SELECT stats_roll_hour($1)";
 
@@ -69,15 +82,46 @@ final class StatsRollup {
         fold.forEach(row -> folds.add(row.getOffsetDateTime("hour")));
         return rollEach(folds).compose(v -> {
           if (lo == null || !lo.isBefore(closed)) { // an empty ledger ('infinity'), or nothing closed yet
-            return Future.succeededFuture(new RolledUp(prunedHours, folds.size(), 0));
+            return delivery(null, closed, r.maxHours()).map(d -> new RolledUp(prunedHours, folds.size(), 0, d));
           }
           return pool.preparedQuery(TODO).execute(Tuple.of(lo.truncatedTo(ChronoUnit.HOURS), closed, r.maxHours()))
               .compose(todo -> {
                 List<OffsetDateTime> hours = new ArrayList<>();
                 todo.forEach(row -> hours.add(row.getOffsetDateTime("h")));
-                return rollEach(hours).map(x -> new RolledUp(prunedHours, folds.size(), hours.size()));
+                return rollEach(hours).compose(x -> delivery(lo, closed, r.maxHours()))
+                    .map(d -> new RolledUp(prunedHours, folds.size(), hours.size(), d));
               });
         });
+      });
+    });
+  }
+
+  /**
+   * The delivery roll-up moved to the facts committed now (docs/data-model.md §5.29): the barrier, then the recipients
+   * with newer facts re-counted and the closed hours from {@code lo} (null: none) rolled, newest first, a day's worth a
+   * transaction. Answers the hours rolled.
+   */
+  private Future<Integer> delivery(OffsetDateTime lo, OffsetDateTime closed, int maxHours) {
+    return pool.query(BARRIER).execute().compose(b -> {
+      long upto = b.iterator().next().getLong("upto");
+      Future<List<OffsetDateTime>> todo = lo == null ? Future.succeededFuture(List.of())
+          : pool.preparedQuery(DELIVERY_TODO).execute(Tuple.of(lo.truncatedTo(ChronoUnit.HOURS), closed, maxHours)).map(rows -> {
+            List<OffsetDateTime> hours = new ArrayList<>();
+            rows.forEach(row -> hours.add(row.getOffsetDateTime("h")));
+            return hours;
+          });
+      return todo.compose(hours -> {
+        // The first statement moves the mark (and re-counts), even with no hour to roll; the others roll at the same mark.
+        Future<Integer> chain = Future.succeededFuture(0);
+        int i = 0;
+        do {
+          OffsetDateTime[] part = hours.subList(i, Math.min(hours.size(), i + DELIVERY_HOURS_PER_STATEMENT))
+              .toArray(new OffsetDateTime[0]);
+          chain = chain.compose(n -> pool.preparedQuery(ROLL_DELIVERY).execute(Tuple.tuple().addValue(upto).addValue(part))
+              .map(rows -> n + rows.iterator().next().getLong("n").intValue()));
+          i += DELIVERY_HOURS_PER_STATEMENT;
+        } while (i < hours.size());
+        return chain;
       });
     });
   }

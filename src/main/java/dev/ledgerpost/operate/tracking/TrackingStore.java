@@ -62,6 +62,12 @@ final class TrackingStore {
   static final java.time.Duration AFTER = java.time.Duration.ofMinutes(1);
   private static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
   /**
+   * Taken by every transaction that inserts facts, before it does: the usage statistics' barrier (V114's
+   * stats_delivery_barrier, docs/data-model.md §5.29) takes it exclusively to learn an id below which every fact has
+   * committed. Shared: writers never wait for one another, only, for a moment, for a barrier.
+   */
+  private static final String FACTS_LOCK = "SELECT pg_advisory_xact_lock_shared(19539, 2)";
+  /**
    * The facts and, in the same statement, each new one's event (docs/design.md §6.1: an event commits with the fact it
    * reports): {@code recipient.delivered}, {@code recipient.deferred}, or {@code recipient.bounced} for a bounce and an
    * expiry alike (its {@code state} tells them apart). A fact already recorded (the conflict) has no new event either.
@@ -96,10 +102,12 @@ final class TrackingStore {
        WHERE m.id >= $1 AND m.status = 'SENT'
          AND NOT EXISTS (SELECT 1 FROM delivery_facts f WHERE f.message_id = m.id)
        ORDER BY m.id LIMIT 1""";
-  private static final String POSITION = "SELECT file_key, position FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
+  private static final String POSITION =
+      "SELECT file_key, position, window_sha256 FROM tracking_log_positions WHERE node_id = $1 AND path = $2";
   private static final String SAVE = """
-      INSERT INTO tracking_log_positions (node_id, path, file_key, position) VALUES ($1, $2, $3, $4)
-      ON CONFLICT (node_id, path) DO UPDATE SET file_key = EXCLUDED.file_key, position = EXCLUDED.position, updated_at = now()""";
+      INSERT INTO tracking_log_positions (node_id, path, file_key, position, window_sha256) VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (node_id, path) DO UPDATE SET file_key = EXCLUDED.file_key, position = EXCLUDED.position,
+        window_sha256 = EXCLUDED.window_sha256, updated_at = now()""";
   /** Retention: facts and mappings of message ids below the cut-off, a bounded batch at a time. */
   private static final String PRUNE_FACTS = """
       DELETE FROM delivery_facts WHERE id IN (SELECT id FROM delivery_facts WHERE message_id < $1 LIMIT $2)""";
@@ -194,7 +202,9 @@ final class TrackingStore {
         return null;
       }
       Row r = rows.iterator().next();
-      return new LogFollower.Position(r.getString("file_key"), r.getLong("position"));
+      Buffer w = r.getBuffer("window_sha256");
+      return new LogFollower.Position(r.getString("file_key"), r.getLong("position"),
+          w == null ? null : java.util.HexFormat.of().formatHex(w.getBytes()));
     });
   }
 
@@ -228,7 +238,8 @@ final class TrackingStore {
           return null;
         });
     if (at != null) {
-      done = done.compose(v -> c.preparedQuery(SAVE).execute(Tuple.of(node, path, at.fileKey(), at.offset())).mapEmpty());
+      done = done.compose(v -> c.preparedQuery(SAVE).execute(Tuple.of(node, path, at.fileKey(), at.offset(),
+          at.window() == null ? null : Buffer.buffer(java.util.HexFormat.of().parseHex(at.window())))).mapEmpty());
     }
     return done.map(v -> new Recorded(recorded, unmatched, suppressed));
   }
@@ -301,7 +312,8 @@ final class TrackingStore {
       if (columns.isEmpty()) {
         return Future.succeededFuture();
       }
-      return c.preparedQuery(INSERT).execute(arrays(columns)).onSuccess(inserted -> inserted.forEach(r -> {
+      return insertFacts(c, columns)
+          .onSuccess(inserted -> inserted.forEach(r -> {
         recorded.add(new String[] {r.getString("state"), r.getString("category")});
         if (bounces.feeds(r.getString("state"), r.getString("category"))) {
           feeding.add(r.getLong("id")); // a new fact only: one read again adds nothing to the list either
@@ -325,6 +337,11 @@ final class TrackingStore {
       best = mappings.stream().max((a, b) -> a.seenAt().compareTo(b.seenAt())).orElseThrow();
     }
     return best.messageId();
+  }
+
+  /** The facts' one statement ({@link #INSERT}), after the shared lock every writer of facts takes ({@link #FACTS_LOCK}). */
+  private static Future<io.vertx.sqlclient.RowSet<Row>> insertFacts(SqlConnection c, List<Object[]> columns) {
+    return c.query(FACTS_LOCK).execute().compose(l -> c.preparedQuery(INSERT).execute(arrays(columns)));
   }
 
   private static Tuple arrays(List<Object[]> columns) {
@@ -372,7 +389,7 @@ final class TrackingStore {
     if (columns.isEmpty()) {
       return Future.succeededFuture(new Recorded(List.of(), List.of(), List.of()));
     }
-    return policy.run("tracking", () -> pool.withTransaction(c -> c.preparedQuery(INSERT).execute(arrays(columns)).compose(inserted -> {
+    return policy.run("tracking", () -> pool.withTransaction(c -> insertFacts(c, columns).compose(inserted -> {
       List<String[]> recorded = new ArrayList<>();
       List<Long> feeding = new ArrayList<>();
       inserted.forEach(x -> {
@@ -484,7 +501,7 @@ final class TrackingStore {
       if (m.none() != null) {
         return note(c, dsnId, m.none(), null, identity, relayed);
       }
-      return c.preparedQuery(INSERT).execute(arrays(m.columns())).compose(inserted -> {
+      return insertFacts(c, m.columns()).compose(inserted -> {
         List<Long> feeding = new ArrayList<>();
         inserted.forEach(x -> {
           recorded.add(new String[] {x.getString("state"), x.getString("category")});

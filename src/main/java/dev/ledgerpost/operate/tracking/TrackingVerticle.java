@@ -72,6 +72,8 @@ final class TrackingVerticle extends VerticleBase {
   private LogFollower follower;
   private LogFollower.Position saved;
   private boolean busy;
+  /** The last loss the follower reported (a file of the last run not found), logged once. */
+  private String lastLost;
   /** Whether the last pass failed: the log says so once per outage, and once when it is over. */
   private boolean failing;
   private long timer = -1;
@@ -174,7 +176,14 @@ final class TrackingVerticle extends VerticleBase {
     }
     busy = true;
     LogFollower f = follower;
-    return vertx.executeBlocking(f::poll).compose(this::record).map(v -> {
+    return vertx.executeBlocking(f::poll).compose(chunk -> {
+      if (chunk.lost() != null && !chunk.lost().equals(lastLost)) {
+        // Once, though a failed pass makes a new follower from the same saved position, which finds the same loss.
+        lastLost = chunk.lost();
+        LOG.warn(chunk.lost());
+      }
+      return record(chunk);
+    }).map(v -> {
       if (failing) {
         failing = false;
         LOG.info("tracking: {} is followed again", path);

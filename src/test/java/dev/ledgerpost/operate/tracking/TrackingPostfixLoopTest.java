@@ -124,10 +124,13 @@ class TrackingPostfixLoopTest {
             "SELECT route FROM messages WHERE id = '" + id + "'") + ", CAPTURED capture");
     String first = LedgerRows.string(url, "SELECT id::text FROM messages WHERE mail_from = '' AND status = 'SENT'");
     assertThat(LedgerRows.string(url, "SELECT string_agg(result || ' ' || relayed || ' ' || facts || ' ' || coalesce(reason, ''), ', '"
-        + " ORDER BY message_id) FROM tracking_dsns")).isEqualTo("matched true 1 by ENVID, looped false 0 the same report was relayed before as "
-            + first);
-    assertThat(LedgerRows.string(url, "SELECT downstream_reply FROM messages WHERE mail_from = '' AND status = 'CAPTURED'"))
-        .isEqualTo("250 2.0.0 DSN kept by tracking, not relayed again: the same report was relayed before as " + first);
+        + " ORDER BY message_id) FROM tracking_dsns")).as("the second arrival is the loop's: after the first relay settled, or while"
+        + " it was still under way (Postfix can route it back that quickly)").isIn(
+            "matched true 1 by ENVID, looped false 0 the same report was relayed before as " + first,
+            "matched true 1 by ENVID, looped false 0 the same report arrived again while its relay was under way");
+    assertThat(LedgerRows.string(url, "SELECT downstream_reply FROM messages WHERE mail_from = '' AND status = 'CAPTURED'")).isIn(
+        "250 2.0.0 DSN kept by tracking, not relayed again: the same report was relayed before as " + first,
+        "250 2.0.0 DSN kept by tracking, not relayed again: the same report arrived again while its relay was under way");
     assertThat(postfix.log()).contains("DSN recorded by tracking (ledger ");
 
     // A new message to the bounced address is refused at RCPT with the suppression reply naming the row; removing the

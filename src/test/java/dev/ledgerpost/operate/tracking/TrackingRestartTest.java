@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
+import dev.ledgerpost.testing.LogCapture;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
@@ -20,13 +21,15 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The follower across a restart of its gateway (docs/design.md §8.13): it resumes from the position it saved with its
  * facts, in the file it was reading even when that file was renamed away while the gateway was down (its end first,
- * then the new file), and records every line once, with one event each.
+ * then the new file), also when it was compressed meanwhile (logrotate's {@code compress}: its unread end is read from
+ * the gzip'd file), and records every line once, with one event each; a file that cannot be found is one warning.
  */
 class TrackingRestartTest {
   static final Duration WAIT = Duration.ofSeconds(30);
@@ -103,5 +106,96 @@ class TrackingRestartTest {
     assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts"))
         .isEqualTo("0:deferred,0:delivered,1:bounced");
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(3);
+  }
+
+  /** Relays one message to a@ and b@, follows the log until its first line is a fact and the position saved, stops. */
+  private Path followedThenStopped() throws Exception {
+    String url = gateway.databaseUrl();
+    Path log = GatewayHarness.tempDir("tracking-restart-").resolve("mail.log");
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      c.reply();
+      assertThat(c.sendMail("s@example.com", List.of("a@example.net", "b@example.net"), "Subject: r\r\n\r\nbody")).startsWith("250");
+    }
+    for (int i = 0; i < 60; i++) {
+      append(log, "Dec  4 10:00:00 smarthost postfix/anvil[9]: statistics: line " + i + " that no fact is made of\n"); // beyond the window
+    }
+    append(log, line("a@example.net", "4.2.2", "deferred"));
+    Vertx first = Vertx.vertx();
+    GatewayHarness one = follower(first, log);
+    try {
+      Poll.until(WAIT, "the first fact", () -> facts() == 1);
+      Poll.until(WAIT, "its position saved", () -> LedgerRows.count(url,
+          "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
+    } finally {
+      one.close();
+      GatewayHarness.await(first.close());
+    }
+    return log;
+  }
+
+  /** logrotate with {@code compress} and no {@code delaycompress}: renamed, gzip'd into a new file, the plain one removed. */
+  private static void rotateAndCompress(Path log, String rotated) throws Exception {
+    Path plain = log.resolveSibling("mail.log.1");
+    Files.move(log, plain);
+    try (var out = new GZIPOutputStream(Files.newOutputStream(log.resolveSibling(rotated)))) {
+      Files.copy(plain, out);
+    }
+    Files.delete(plain);
+  }
+
+  @Test
+  void aRestartReadsTheUnreadEndOfItsFileRotatedAndGzippedMeanwhileOnce() throws Exception {
+    String url = gateway.databaseUrl();
+    Path log = followedThenStopped();
+    // While no gateway follows: a line more in the file, which is then rotated and compressed, and a line in the new one.
+    append(log, line("a@example.net", "2.0.0", "sent"));
+    rotateAndCompress(log, "mail.log-20261204.gz");
+    append(log, line("b@example.net", "5.1.1", "bounced"));
+
+    Vertx second = Vertx.vertx();
+    try (LogCapture warnings = LogCapture.of(TrackingVerticle.class.getName())) {
+      GatewayHarness two = follower(second, log);
+      try {
+        Poll.until(WAIT, "the new file's position saved", () -> LedgerRows.count(url,
+            "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
+        // The position commits with the facts of the lines before it: at the new file's end, both files are recorded.
+        assertThat(facts()).isEqualTo(3);
+      } finally {
+        two.close();
+        GatewayHarness.await(second.close());
+      }
+      assertThat(warnings.warningsContaining("unknown to tracking")).isEmpty();
+    }
+    assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts"))
+        .isEqualTo("0:deferred,0:delivered,1:bounced");
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(3);
+  }
+
+  @Test
+  void aFileRotatedAwayBeyondReachIsOneWarningAndTheNewFileIsFollowed() throws Exception {
+    String url = gateway.databaseUrl();
+    Path log = followedThenStopped();
+    append(log, line("a@example.net", "2.0.0", "sent"));
+    rotateAndCompress(log, "mail.log.1.gz");
+    Files.delete(log.resolveSibling("mail.log.1.gz")); // logrotate's rotate count reached, or removed by hand
+    append(log, line("b@example.net", "5.1.1", "bounced"));
+
+    Vertx second = Vertx.vertx();
+    try (LogCapture warnings = LogCapture.of(TrackingVerticle.class.getName())) {
+      GatewayHarness two = follower(second, log);
+      try {
+        Poll.until(WAIT, "the new file's fact", () -> facts() == 2);
+        Poll.until(WAIT, "the new file's position saved", () -> LedgerRows.count(url,
+            "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
+      } finally {
+        two.close();
+        GatewayHarness.await(second.close());
+      }
+      List<String> lost = warnings.warningsContaining("unknown to tracking");
+      assertThat(lost).hasSize(1);
+      assertThat(lost.get(0)).contains(log.toString() + " was read to byte ", "following " + log + " from its start");
+    }
+    assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts"))
+        .as("the line in the lost file's end is not a fact").isEqualTo("0:deferred,1:bounced");
   }
 }
