@@ -14,11 +14,15 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
@@ -34,8 +38,10 @@ import java.util.zip.ZipException;
  * offset, so that a restart resumes where the last run stopped only in the same file. When the file at the path is not
  * that one (renamed, copied and truncated, or renamed and compressed while we were away), it is looked for among the
  * path's rotated siblings: an uncompressed one by its inode or its window, a gzip'd one ({@code mail.log.1.gz}, {@code
- * mail.log-20261204.gz}) by its window, read through the decompressor to the offset. Its end is read first, then the
- * file at the path from its start. Not found, the chunk says what is lost ({@link Chunk#lost}).
+ * mail.log-20261204.gz}) by its window, read through the decompressor to the offset. Its end is read first, then every
+ * rotated sibling newer than it, oldest first and in full (several rotations while we were away: {@link #rotationOrder}),
+ * then the file at the path from its start. Not found, the chunk says what is lost ({@link Chunk#lost}); so does a sibling
+ * of that chain that is gone before it is reached.
  *
  * <p>Blocking: called on a worker, one poll at a time. Not thread-safe.
  */
@@ -66,6 +72,16 @@ final class LogFollower implements AutoCloseable {
   /** A longer "line" is cut: the parser ignores lines over 8 KB anyway. */
   private static final int MAX_LINE = 64 * 1024;
   private static final Pattern COMPRESSED = Pattern.compile(".*\\.(gz|xz|bz2|zst|lz4|Z)$");
+  /** After the followed file's name: logrotate's numbered form ({@code .3}, {@code .3.gz}) and its dateext form. */
+  private static final Pattern NUMBERED = Pattern.compile("\\.(\\d{1,9})(\\.gz)?");
+  private static final Pattern DATED = Pattern.compile("-(.+?)(\\.gz)?");
+
+  /** A rotated sibling as listed: its name then, its device and inode (which a rename keeps) and its modification time. */
+  record Sibling(Path path, String key, FileTime modified) {
+    boolean compressed() {
+      return path.getFileName().toString().endsWith(".gz");
+    }
+  }
 
   private final Path path;
   /** The file being read: an open handle, or the decompressed stream of a rotated gzip'd one (then channel is null). */
@@ -81,6 +97,20 @@ final class LogFollower implements AutoCloseable {
   private String window;
   private Position resume;
   private String lost;
+  /**
+   * The rotated siblings still to be read in full after the file being read, oldest first: those newer than the one a
+   * restart resumed in. Each is known by its inode, so a rename meanwhile (the next rotation's numbers) does not lose it.
+   */
+  private final ArrayDeque<Sibling> chain = new ArrayDeque<>();
+  /** The inode of the file at the path when the chain was listed: rotated while the chain is read, it is read in full too. */
+  private String chainPathKey;
+  /** Whether the file being read is a rotated sibling: read to its end, then the chain's next file or the path's. */
+  private boolean rotated;
+  /**
+   * While a chain file is open and nothing of it is consumed yet: the end of the file before it, answered as the position.
+   * Offset 0 names no bytes, so a restart could not know a gzip'd file by it; the previous file's end it finds again.
+   */
+  private Position held;
 
   /** {@code resume}: the position a previous run recorded, or null to start at the file's beginning. */
   LogFollower(Path path, Position resume) {
@@ -97,6 +127,15 @@ final class LogFollower implements AutoCloseable {
     }
     if (gz != null) {
       return pollCompressed(); // the last run's file, found compressed
+    }
+    if (rotated) {
+      // A rotated sibling (the last run's file, or one newer than it): to its end, an unfinished last line too, then the next.
+      List<String> rest = read(true);
+      if (offset < channel.size()) {
+        return new Chunk(rest, position(), takeLost());
+      }
+      next();
+      return new Chunk(rest, position(), takeLost());
     }
     String current = keyAtPath();
     if (current != null && !current.equals(fileKey)) {
@@ -118,6 +157,9 @@ final class LogFollower implements AutoCloseable {
   }
 
   Position position() {
+    if (held != null && offset == 0) {
+      return held;
+    }
     if (channel == null && gz == null) {
       return null;
     }
@@ -125,6 +167,10 @@ final class LogFollower implements AutoCloseable {
       window = sha256(tail, 0, tail.length);
     }
     return new Position(fileKey, offset, window);
+  }
+
+  private void addLost(String sentence) {
+    lost = lost == null ? sentence : lost + "; " + sentence;
   }
 
   private String takeLost() {
@@ -173,6 +219,8 @@ final class LogFollower implements AutoCloseable {
         return true;
       }
     } catch (IOException e) {
+      chain.clear();
+      rotated = false;
       channel = c;
       fileKey = key;
       restart(0);
@@ -199,13 +247,53 @@ final class LogFollower implements AutoCloseable {
    * a gzip'd one by the window, decompressed up to the offset. Opened at the recorded offset.
    */
   private boolean openRotated(Position from) throws IOException {
+    List<Sibling> all = siblings();
+    List<Sibling> newest = new ArrayList<>(all);
+    newest.sort(Comparator.comparing(Sibling::modified).reversed());
+    for (Sibling cand : newest.subList(0, Math.min(MAX_CANDIDATES, newest.size()))) {
+      Path p = cand.path();
+      if (cand.compressed()) {
+        if (from.window() != null && from.offset() > 0 && openCompressed(p, from)) {
+          planChain(all, cand);
+          return true;
+        }
+        continue;
+      }
+      String key = cand.key();
+      boolean sameInode = key != null && key.equals(from.fileKey());
+      if (!sameInode && (from.window() == null || from.offset() == 0)) {
+        continue; // nothing to know a copy by
+      }
+      FileChannel c;
+      try {
+        c = FileChannel.open(p, StandardOpenOption.READ);
+      } catch (NoSuchFileException e) {
+        continue; // gone meanwhile: not it
+      }
+      byte[] before = from.offset() <= c.size() ? windowBefore(c, from.offset()) : null;
+      if (before != null && (from.window() == null ? sameInode : sha256(before, 0, before.length).equals(from.window()))) {
+        channel = c;
+        fileKey = key == null ? from.fileKey() : key; // a copy's own: the path's file is another, read after it
+        offset = from.offset();
+        tail = before;
+        window = null;
+        rotated = true;
+        planChain(all, cand);
+        return true;
+      }
+      c.close();
+    }
+    return false;
+  }
+
+  /** The path's rotated siblings now, plain or gzip'd (other compressions cannot be read), regular files only. */
+  private List<Sibling> siblings() throws IOException {
     Path dir = path.toAbsolutePath().getParent();
     String name = path.getFileName().toString();
+    List<Sibling> siblings = new ArrayList<>();
     if (dir == null) {
-      return false;
+      return siblings;
     }
-    record Candidate(Path path, FileTime modified) {}
-    List<Candidate> siblings = new ArrayList<>();
     try (var list = Files.list(dir)) {
       for (Path p : (Iterable<Path>) list::iterator) {
         String n = p.getFileName().toString();
@@ -216,45 +304,187 @@ final class LogFollower implements AutoCloseable {
         try {
           BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
           if (a.isRegularFile()) {
-            siblings.add(new Candidate(p, a.lastModifiedTime()));
+            siblings.add(new Sibling(p, a.fileKey() == null ? null : a.fileKey().toString(), a.lastModifiedTime()));
           }
         } catch (IOException e) {
-          // gone meanwhile: not it
+          // gone meanwhile: not one
         }
       }
     }
-    siblings.sort(Comparator.comparing(Candidate::modified).reversed());
-    for (Candidate cand : siblings.subList(0, Math.min(MAX_CANDIDATES, siblings.size()))) {
-      Path p = cand.path();
-      if (p.getFileName().toString().endsWith(".gz")) {
-        if (from.window() != null && from.offset() > 0 && openCompressed(p, from)) {
-          return true;
-        }
-        continue;
+    return siblings;
+  }
+
+  /**
+   * The files rotated after {@code found}, to be read in full after its unread end, oldest first: several rotations
+   * while we were away. Not the file at the path (read last), not {@code found} under another form ({@code mail.log.1}
+   * and the {@code mail.log.1.gz} being made of it), and of a file under both forms, the uncompressed one (a gzip'd file
+   * beside its source may be unfinished). At most {@link #MAX_CANDIDATES}.
+   */
+  private void planChain(List<Sibling> all, Sibling found) throws IOException {
+    chain.clear();
+    String atPath = keyAtPath();
+    chainPathKey = atPath;
+    String name = path.getFileName().toString();
+    List<Sibling> ordered = rotationOrder(name, all);
+    int at = ordered.indexOf(found);
+    Set<String> plain = new HashSet<>();
+    for (Sibling s : ordered) {
+      if (!s.compressed()) {
+        plain.add(s.path().getFileName().toString());
       }
-      Object key;
-      try {
-        key = Files.readAttributes(p, BasicFileAttributes.class).fileKey();
-      } catch (IOException e) {
-        continue;
-      }
-      boolean sameInode = key != null && key.toString().equals(from.fileKey());
-      if (!sameInode && (from.window() == null || from.offset() == 0)) {
-        continue; // nothing to know a copy by
-      }
-      FileChannel c = FileChannel.open(p, StandardOpenOption.READ);
-      byte[] before = from.offset() <= c.size() ? windowBefore(c, from.offset()) : null;
-      if (before != null && (from.window() == null ? sameInode : sha256(before, 0, before.length).equals(from.window()))) {
-        channel = c;
-        fileKey = key == null ? from.fileKey() : key.toString(); // a copy's own: the path's file is another, read after it
-        offset = from.offset();
-        tail = before;
-        window = null;
-        return true;
-      }
-      c.close();
     }
-    return false;
+    String foundBase = base(found);
+    for (Sibling s : ordered.subList(at + 1, ordered.size())) {
+      String b = base(s);
+      if (b.equals(foundBase) || (s.key() != null && (s.key().equals(atPath) || s.key().equals(found.key())))
+          || (s.compressed() && plain.contains(b)) || chain.size() >= MAX_CANDIDATES) {
+        continue;
+      }
+      chain.add(s);
+    }
+  }
+
+  private static String base(Sibling s) {
+    String n = s.path().getFileName().toString();
+    return s.compressed() ? n.substring(0, n.length() - ".gz".length()) : n;
+  }
+
+  /**
+   * The siblings of the file {@code name}, oldest rotation first. All numbered ({@code mail.log.3.gz}, {@code mail.log.2},
+   * {@code mail.log.1}): by number, highest first. All dateext ({@code mail.log-20261202}, {@code mail.log-20261203.gz}):
+   * by what follows the dash, ascending (logrotate's dates sort as text). A mix, or another name ({@code mail.log.old}),
+   * says nothing by its name: by modification time, then by name. A file under both forms (plain and gzip'd) has the
+   * plain one first.
+   */
+  static List<Sibling> rotationOrder(String name, List<Sibling> siblings) {
+    List<Sibling> ordered = new ArrayList<>(siblings);
+    boolean numbered = true;
+    boolean dated = true;
+    for (Sibling s : ordered) {
+      String rest = s.path().getFileName().toString().substring(name.length());
+      numbered &= NUMBERED.matcher(rest).matches();
+      dated &= DATED.matcher(rest).matches();
+    }
+    Comparator<Sibling> plainFirst = Comparator.comparing(Sibling::compressed);
+    if (numbered) {
+      ordered.sort(Comparator.comparing((Sibling s) -> -rotationNumber(name, s)).thenComparing(plainFirst));
+    } else if (dated) {
+      ordered.sort(Comparator.comparing((Sibling s) -> dateSuffix(name, s)).thenComparing(plainFirst));
+    } else {
+      ordered.sort(Comparator.comparing(Sibling::modified).thenComparing(s -> s.path().getFileName().toString()));
+    }
+    return ordered;
+  }
+
+  private static long rotationNumber(String name, Sibling s) {
+    Matcher m = NUMBERED.matcher(s.path().getFileName().toString().substring(name.length()));
+    return m.matches() ? Long.parseLong(m.group(1)) : 0;
+  }
+
+  private static String dateSuffix(String name, Sibling s) {
+    Matcher m = DATED.matcher(s.path().getFileName().toString().substring(name.length()));
+    return m.matches() ? m.group(1) : "";
+  }
+
+  /**
+   * The file being read is done: the chain's next file from its start (found by its inode: a rotation meanwhile may
+   * have renamed it; gone, the loss is said and the next one taken), else the file at the path from its start, after
+   * the file that was at the path when the chain was listed if that one was rotated away meanwhile.
+   */
+  private void next() throws IOException {
+    Position end = position();
+    closeCurrent();
+    while (true) {
+      while (!chain.isEmpty()) {
+        Sibling s = chain.poll();
+        Path p = locate(s);
+        try {
+          if (p == null) {
+            throw new NoSuchFileException(s.path().toString());
+          }
+          if (s.compressed()) {
+            InputStream raw = Files.newInputStream(p);
+            try {
+              gz = new BufferedInputStream(new GZIPInputStream(raw, 64 * 1024), 64 * 1024);
+            } catch (IOException e) {
+              raw.close();
+              throw e;
+            }
+            gzPath = p;
+            pending = new byte[0];
+          } else {
+            channel = FileChannel.open(p, StandardOpenOption.READ);
+          }
+        } catch (NoSuchFileException e) {
+          addLost("tracking: " + s.path() + ", rotated from " + path + " after the file a restart resumed in, is gone (the"
+              + " rotate count reached meanwhile?): what it held is unknown to tracking (its facts, if any, are missing);"
+              + " going on with the next");
+          continue;
+        } catch (ZipException | java.io.EOFException e) {
+          addLost("tracking: " + s.path() + ", rotated from " + path + " after the file a restart resumed in, is not readable"
+              + " gzip (" + e.getMessage() + "): what it held is unknown to tracking (its facts, if any, are missing);"
+              + " going on with the next");
+          continue;
+        }
+        fileKey = s.key() == null ? s.path().toString() : s.key();
+        rotated = true;
+        restart(0);
+        held = end;
+        return;
+      }
+      rotated = false;
+      held = null;
+      String now = keyAtPath();
+      String before = chainPathKey;
+      chainPathKey = null;
+      if (before == null || before.equals(now)) {
+        break;
+      }
+      // The file at the path when the chain was listed was rotated while it was read: it, and those after it, in full.
+      List<Sibling> all = siblings();
+      Sibling was = all.stream().filter(s -> before.equals(s.key())).findFirst().orElse(null);
+      if (was == null) {
+        break;
+      }
+      planChain(all, was);
+      chain.addFirst(was);
+    }
+    resume = null;
+    open();
+  }
+
+  /** Where a listed sibling is now: under its listed name if that is still its inode, else the sibling with its inode. */
+  private Path locate(Sibling s) throws IOException {
+    try {
+      Object key = Files.readAttributes(s.path(), BasicFileAttributes.class).fileKey();
+      if (s.key() == null || (key != null && key.toString().equals(s.key()))) {
+        return s.path();
+      }
+    } catch (NoSuchFileException e) {
+      // renamed or deleted: looked for by its inode
+    }
+    if (s.key() == null) {
+      return null;
+    }
+    for (Sibling o : siblings()) {
+      if (s.key().equals(o.key())) {
+        return o.path();
+      }
+    }
+    return null;
+  }
+
+  private void closeCurrent() throws IOException {
+    if (channel != null) {
+      channel.close();
+      channel = null;
+    }
+    if (gz != null) {
+      gz.close();
+      gz = null;
+      gzPath = null;
+    }
+    pending = new byte[0];
   }
 
   /** Whether the gzip'd file holds the position's window before its offset; if so it is kept open there. */
@@ -314,7 +544,7 @@ final class LogFollower implements AutoCloseable {
       }
     } catch (java.io.EOFException e) {
       end = true; // a gzip file cut short: what it held is read; the rest is not there to read
-      lost = "tracking: " + gzPath + " ends before its gzip trailer: read to byte " + (offset + n) + " of its content";
+      addLost("tracking: " + gzPath + " ends before its gzip trailer: read to byte " + (offset + n) + " of its content");
     }
     List<String> lines = new ArrayList<>();
     int start = split(buf, n, lines);
@@ -327,11 +557,7 @@ final class LogFollower implements AutoCloseable {
     if (!end) {
       return new Chunk(lines, position(), takeLost());
     }
-    gz.close();
-    gz = null;
-    gzPath = null;
-    pending = new byte[0];
-    open(); // resume is null: the file at the path from its start
+    next(); // the chain's next file, else the file at the path from its start
     return new Chunk(lines, position(), takeLost());
   }
 
@@ -390,6 +616,7 @@ final class LogFollower implements AutoCloseable {
     System.arraycopy(bytes, n - fromNew, t, fromOld, fromNew);
     tail = t;
     window = null;
+    held = null;
   }
 
   private static byte[] windowBefore(FileChannel c, long at) throws IOException {

@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.GZIPOutputStream;
@@ -14,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The follower's file handling: new lines, a line being written, rotation by rename and by copytruncate, a restart, and a
- * restart after the file was rotated and compressed (or copied and truncated) meanwhile.
+ * restart after the file was rotated and compressed (or copied and truncated) meanwhile, and after several rotations
+ * (the files between the last run's and the current one, oldest first; a restart anywhere in that chain).
  */
 class LogFollowerTest {
   @TempDir
@@ -221,5 +224,199 @@ class LogFollowerTest {
       assertThat(first.lines()).containsExactly("d");
       assertThat(f.poll().lost()).isNull();
     }
+  }
+
+  /** A file of lines {@code prefix-0 .. prefix-(n-1)}, each 100 bytes with its newline. */
+  private static List<String> lines(String prefix, int n) {
+    List<String> l = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      String head = prefix + "-" + i + " ";
+      l.add(head + "z".repeat(99 - head.length()));
+    }
+    return l;
+  }
+
+  private static String text(List<String> lines) {
+    return String.join("\n", lines) + "\n";
+  }
+
+  /** Every position a chunk answered while the whole backlog was read, with the lines answered after it. */
+  private record Step(LogFollower.Position position, List<String> rest) {}
+
+  /**
+   * Reads from {@code at} until nothing more comes, asserting the lines are {@code expected} exactly (once, in order) and
+   * no loss is said; answers each chunk's position and the lines that were still to come after it.
+   */
+  private static List<Step> readAll(Path log, LogFollower.Position at, List<String> expected) throws Exception {
+    List<String> all = new ArrayList<>();
+    List<LogFollower.Position> positions = new ArrayList<>();
+    List<Integer> counts = new ArrayList<>();
+    try (LogFollower f = new LogFollower(log, at)) {
+      for (int i = 0; i < 40; i++) {
+        LogFollower.Chunk c = f.poll();
+        assertThat(c.lost()).isNull();
+        all.addAll(c.lines());
+        positions.add(c.position());
+        counts.add(all.size());
+      }
+    }
+    assertThat(all).containsExactlyElementsOf(expected);
+    List<Step> steps = new ArrayList<>();
+    for (int i = 0; i < positions.size(); i++) {
+      steps.add(new Step(positions.get(i), expected.subList(counts.get(i), expected.size())));
+    }
+    return steps;
+  }
+
+  /** The same modification time on every file: the order must come from the names. */
+  private void sameMtime(String... names) throws Exception {
+    FileTime t = FileTime.from(Instant.parse("2026-12-04T10:00:00Z"));
+    for (String n : names) {
+      Files.setLastModifiedTime(dir.resolve(n), t);
+    }
+  }
+
+  /** The last run's position, after lines no restart reads again, in a fresh mail.log. */
+  private LogFollower.Position followed(Path log) throws Exception {
+    append(log, text(lines("seen", 50)));
+    try (LogFollower f = new LogFollower(log, null)) {
+      assertThat(f.poll().lines()).hasSize(50);
+      return f.position();
+    }
+  }
+
+  /**
+   * Three rotations while away, numbered, with {@code compress} and {@code delaycompress}: the last run's file is now
+   * mail.log.3.gz, then mail.log.2.gz, mail.log.1 and the current file. One of them more than a read's worth, so that
+   * the chain's positions fall inside a gzip'd file too; a restart at every one of them reads the rest exactly once.
+   */
+  @Test
+  void threeNumberedRotationsWhileAwayAreReadOldestFirstThenTheCurrentFileAndARestartAnywhereResumesThere() throws Exception {
+    Path log = dir.resolve("mail.log");
+    LogFollower.Position at = followed(log);
+    List<String> end = lines("end", 3);
+    List<String> r1 = lines("r1", LogFollower.MAX_READ / 100 * 3 / 2); // one and a half reads
+    List<String> r2 = lines("r2", 4);
+    List<String> cur = lines("cur", 2);
+    append(log, text(end));
+    Files.move(log, dir.resolve("mail.log.1"));
+    append(log, text(r1));
+    gzip(dir.resolve("mail.log.1"), dir.resolve("mail.log.2.gz"));
+    Files.move(log, dir.resolve("mail.log.1"));
+    append(log, text(r2));
+    Files.move(dir.resolve("mail.log.2.gz"), dir.resolve("mail.log.3.gz"));
+    gzip(dir.resolve("mail.log.1"), dir.resolve("mail.log.2.gz"));
+    Files.move(log, dir.resolve("mail.log.1"));
+    append(log, text(cur));
+    sameMtime("mail.log.3.gz", "mail.log.2.gz", "mail.log.1", "mail.log");
+    List<String> expected = new ArrayList<>(end);
+    expected.addAll(r1);
+    expected.addAll(r2);
+    expected.addAll(cur);
+
+    List<Step> steps = readAll(log, at, expected);
+    String current = Files.readAttributes(log, java.nio.file.attribute.BasicFileAttributes.class).fileKey().toString();
+    assertThat(steps).as("a position at a file's start is the current file's (known by its inode), never a rotated one's")
+        .allMatch(s -> s.position().offset() > 0 || s.position().fileKey().equals(current));
+    for (Step step : steps) {
+      if (!step.rest().isEmpty()) {
+        assertThat(readAll(log, step.position(), step.rest())).as("a restart at " + step.position()).isNotEmpty();
+      }
+    }
+  }
+
+  /** The same with dateext names, compressed but the newest: by their dates, whatever their modification times. */
+  @Test
+  void threeDatedRotationsWhileAwayAreReadByTheirDatesThenTheCurrentFile() throws Exception {
+    Path log = dir.resolve("mail.log");
+    LogFollower.Position at = followed(log);
+    List<String> end = lines("end", 3);
+    List<String> d3 = lines("d3", 5);
+    List<String> d4 = lines("d4", 5);
+    List<String> cur = lines("cur", 2);
+    append(log, text(end));
+    Files.move(log, dir.resolve("mail.log-20261202"));
+    gzip(dir.resolve("mail.log-20261202"), dir.resolve("mail.log-20261202.gz"));
+    append(log, text(d3));
+    Files.move(log, dir.resolve("mail.log-20261203"));
+    gzip(dir.resolve("mail.log-20261203"), dir.resolve("mail.log-20261203.gz"));
+    append(log, text(d4));
+    Files.move(log, dir.resolve("mail.log-20261204"));
+    append(log, text(cur));
+    Files.setLastModifiedTime(dir.resolve("mail.log-20261204"), FileTime.from(Instant.parse("2026-12-01T00:00:00Z")));
+    List<String> expected = new ArrayList<>(end);
+    expected.addAll(d3);
+    expected.addAll(d4);
+    expected.addAll(cur);
+    List<Step> steps = readAll(log, at, expected);
+    for (Step step : steps) {
+      if (!step.rest().isEmpty()) {
+        readAll(log, step.position(), step.rest());
+      }
+    }
+  }
+
+  /**
+   * While the chain is read another rotation comes: the sibling not reached yet is renamed (found again by its inode) or
+   * compressed into a new file (gone: said once, naming it, and skipped), and the file that was at the path is rotated
+   * (read in full before the new one).
+   */
+  @Test
+  void aRotationWhileTheChainIsReadLosesOnlyTheSiblingThatIsGoneAndSaysSoOnce() throws Exception {
+    Path log = dir.resolve("mail.log");
+    LogFollower.Position at = followed(log);
+    append(log, "end\n");
+    Files.move(log, dir.resolve("mail.log.1"));
+    append(log, "r1\n");
+    gzip(dir.resolve("mail.log.1"), dir.resolve("mail.log.2.gz"));
+    Files.move(log, dir.resolve("mail.log.1"));
+    append(log, "r2\n");
+    Files.move(dir.resolve("mail.log.2.gz"), dir.resolve("mail.log.3.gz"));
+    Files.move(dir.resolve("mail.log.1"), dir.resolve("mail.log.2"));
+    Files.move(log, dir.resolve("mail.log.1"));
+    append(log, "r3\n");
+    // mail.log.3.gz holds "end", mail.log.2 "r1" (plain), mail.log.1 "r2", mail.log "r3"
+    Files.move(dir.resolve("mail.log.2"), dir.resolve("mail.log.2.tmp"));
+    gzip(dir.resolve("mail.log.2.tmp"), dir.resolve("mail.log.2.gz"));
+    try (LogFollower f = new LogFollower(log, at)) {
+      LogFollower.Chunk first = f.poll();
+      assertThat(first.lines()).containsExactly("end");
+      // the next rotation: .3.gz deleted, .2.gz renamed to .3.gz, .1 compressed into .2.gz (a new file), the path's to .1
+      Files.delete(dir.resolve("mail.log.3.gz"));
+      Files.move(dir.resolve("mail.log.2.gz"), dir.resolve("mail.log.3.gz"));
+      gzip(dir.resolve("mail.log.1"), dir.resolve("mail.log.2.gz"));
+      Files.move(log, dir.resolve("mail.log.1"));
+      append(log, "r4\n");
+      List<String> all = new ArrayList<>();
+      List<String> lost = new ArrayList<>();
+      for (int i = 0; i < 12; i++) {
+        LogFollower.Chunk c = f.poll();
+        all.addAll(c.lines());
+        if (c.lost() != null) {
+          lost.add(c.lost());
+        }
+      }
+      assertThat(all).as("r1 found renamed by its inode, r2 gone, r3 read after it though rotated, then r4")
+          .containsExactly("r1", "r3", "r4");
+      assertThat(lost).hasSize(1);
+      assertThat(lost.get(0)).contains(dir.resolve("mail.log.1") + ", rotated from " + log, "is gone", "unknown to tracking");
+    }
+  }
+
+  @Test
+  void theOrderOfRotatedNamesIsByNumberOrDateAndAMixIsByModificationTimeThenName() {
+    FileTime t1 = FileTime.from(Instant.parse("2026-12-01T00:00:00Z"));
+    FileTime t2 = FileTime.from(Instant.parse("2026-12-02T00:00:00Z"));
+    LogFollower.Sibling n1 = new LogFollower.Sibling(dir.resolve("m.log.1"), "k1", t1);
+    LogFollower.Sibling n2 = new LogFollower.Sibling(dir.resolve("m.log.2.gz"), "k2", t2);
+    LogFollower.Sibling n10 = new LogFollower.Sibling(dir.resolve("m.log.10.gz"), "k10", t2);
+    assertThat(LogFollower.rotationOrder("m.log", List.of(n1, n2, n10))).containsExactly(n10, n2, n1);
+    LogFollower.Sibling a = new LogFollower.Sibling(dir.resolve("m.log-20261203.gz"), "a", t1);
+    LogFollower.Sibling b = new LogFollower.Sibling(dir.resolve("m.log-20261204"), "b", t1);
+    LogFollower.Sibling c = new LogFollower.Sibling(dir.resolve("m.log-20261130.gz"), "c", t2);
+    assertThat(LogFollower.rotationOrder("m.log", List.of(a, b, c))).containsExactly(c, a, b);
+    LogFollower.Sibling old = new LogFollower.Sibling(dir.resolve("m.log.old"), "o", t1);
+    assertThat(LogFollower.rotationOrder("m.log", List.of(n2, b, n1, old))).as("a mix: by time, then name")
+        .containsExactly(b, n1, old, n2);
   }
 }

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The follower across a restart of its gateway (docs/design.md §8.13): it resumes from the position it saved with its
  * facts, in the file it was reading even when that file was renamed away while the gateway was down (its end first,
  * then the new file), also when it was compressed meanwhile (logrotate's {@code compress}: its unread end is read from
- * the gzip'd file), and records every line once, with one event each; a file that cannot be found is one warning.
+ * the gzip'd file), then every file rotated after it (several rotations while down) and the current file, and records
+ * every line once, with one event each; a file that cannot be found is one warning.
  */
 class TrackingRestartTest {
   static final Duration WAIT = Duration.ofSeconds(30);
@@ -197,5 +198,45 @@ class TrackingRestartTest {
     }
     assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts"))
         .as("the line in the lost file's end is not a fact").isEqualTo("0:deferred,1:bounced");
+  }
+
+  /**
+   * Two rotations while down (numbered, {@code compress} with {@code delaycompress}): the file the first gateway was
+   * reading is mail.log.2.gz, with a line it did not read; mail.log.1 has a line; the current file has one. The second
+   * gateway records all three, each once with one event, and ends at the current file's end.
+   */
+  @Test
+  void aRestartAfterTwoRotationsReadsEveryRotatedFileBetweenOnceThenTheCurrentOne() throws Exception {
+    String url = gateway.databaseUrl();
+    Path log = followedThenStopped();
+    append(log, line("a@example.net", "4.4.1", "deferred"));
+    Files.move(log, log.resolveSibling("mail.log.1"));
+    append(log, line("a@example.net", "2.0.0", "sent"));
+    try (var out = new GZIPOutputStream(Files.newOutputStream(log.resolveSibling("mail.log.2.gz")))) {
+      Files.copy(log.resolveSibling("mail.log.1"), out); // the older one renamed and compressed a rotation later
+    }
+    Files.delete(log.resolveSibling("mail.log.1"));
+    Files.move(log, log.resolveSibling("mail.log.1"));
+    append(log, line("b@example.net", "5.1.1", "bounced"));
+
+    Vertx second = Vertx.vertx();
+    try (LogCapture warnings = LogCapture.of(TrackingVerticle.class.getName())) {
+      GatewayHarness two = follower(second, log);
+      try {
+        Poll.until(WAIT, "the current file's position saved", () -> LedgerRows.count(url,
+            "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log)
+            && LedgerRows.string(url, "SELECT file_key FROM tracking_log_positions WHERE node_id = 'tracker'")
+                .equals(Files.readAttributes(log, java.nio.file.attribute.BasicFileAttributes.class).fileKey().toString()));
+        // The position commits with the facts of the lines before it: at the current file's end, all three files are recorded.
+        assertThat(facts()).isEqualTo(4);
+      } finally {
+        two.close();
+        GatewayHarness.await(second.close());
+      }
+      assertThat(warnings.warningsContaining("unknown to tracking")).isEmpty();
+    }
+    assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state || ':' || coalesce(dsn, ''), ',' ORDER BY id) FROM delivery_facts"))
+        .isEqualTo("0:deferred:4.2.2,0:deferred:4.4.1,0:delivered:2.0.0,1:bounced:5.1.1");
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(4);
   }
 }
