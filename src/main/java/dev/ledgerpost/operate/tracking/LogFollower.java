@@ -27,8 +27,11 @@ final class LogFollower implements AutoCloseable {
   /** Where a follower is: the file (device and inode) and the byte offset after the last line it answered. */
   record Position(String fileKey, long offset) {}
 
-  /** The complete lines of one poll and the position after them. */
-  record Chunk(List<String> lines, Position position) {}
+  /**
+   * The complete lines of one poll, the position after each of them ({@code after}, same size: a caller that records
+   * only some of the lines saves the position after the last it recorded), and the position after them all.
+   */
+  record Chunk(List<String> lines, List<Position> after, Position position) {}
 
   /** Bytes read at most per poll, so that a large backlog is taken in steps (each step's facts one transaction). */
   static final int MAX_READ = 1 << 20;
@@ -49,25 +52,28 @@ final class LogFollower implements AutoCloseable {
 
   Chunk poll() throws IOException {
     if (channel == null && !open()) {
-      return new Chunk(List.of(), null);
+      return new Chunk(List.of(), List.of(), null);
     }
     String current = keyAtPath();
     if (current != null && !current.equals(fileKey)) {
       // Renamed away: what is left of the old file first, then the new one from its start on the next poll.
-      List<String> rest = read(true);
+      List<Position> after = new ArrayList<>();
+      List<String> rest = read(true, after);
       if (offset < channel.size()) {
-        return new Chunk(rest, position()); // more than a poll's worth left in the old file
+        return new Chunk(rest, after, position()); // more than a poll's worth left in the old file
       }
       channel.close();
       channel = null;
       resume = new Position(current, 0);
       open();
-      return new Chunk(rest, position());
+      return new Chunk(rest, after, position());
     }
     if (channel.size() < offset) {
       offset = 0; // truncated in place (copytruncate): the file starts again
     }
-    return new Chunk(read(false), position());
+    List<Position> after = new ArrayList<>();
+    List<String> lines = read(false, after);
+    return new Chunk(lines, after, position());
   }
 
   Position position() {
@@ -138,8 +144,11 @@ final class LogFollower implements AutoCloseable {
     }
   }
 
-  /** The complete lines from the offset on (at most {@link #MAX_READ} bytes); {@code toEnd}: a last unfinished one too. */
-  private List<String> read(boolean toEnd) throws IOException {
+  /**
+   * The complete lines from the offset on (at most {@link #MAX_READ} bytes); {@code toEnd}: a last unfinished one too.
+   * {@code after} gets the position after each line.
+   */
+  private List<String> read(boolean toEnd, List<Position> after) throws IOException {
     List<String> lines = new ArrayList<>();
     long size = channel.size();
     if (size <= offset) {
@@ -154,11 +163,13 @@ final class LogFollower implements AutoCloseable {
       if (bytes[i] == '\n') {
         lines.add(text(bytes, start, i));
         start = i + 1;
+        after.add(new Position(fileKey, offset + start));
       }
     }
     if ((toEnd && n == size - offset && start < n) || (start == 0 && n >= MAX_LINE)) {
       lines.add(text(bytes, start, n)); // the old file's last line, or a "line" too long to wait for
       start = n;
+      after.add(new Position(fileKey, offset + start));
     }
     offset += start;
     return lines;
