@@ -98,6 +98,8 @@ final class TrackingStore {
    * The facts and, in the same statement, each new one's event (docs/design.md §6.1: an event commits with the fact it
    * reports): {@code recipient.delivered}, {@code recipient.deferred}, or {@code recipient.bounced} for a bounce and an
    * expiry alike (its {@code state} tells them apart). A fact already recorded (the conflict) has no new event either.
+   * The recipient's address comes with the facts ($14, from the recipients the writer read to find each line's index):
+   * joining {@code recipients} again here read that partitioned table's index once more per fact.
    */
   private static final String INSERT = """
       WITH f AS (
@@ -112,10 +114,11 @@ final class TrackingStore {
         SELECT f.message_id::text || ':tracking:' || f.id, f.message_id,
                CASE f.state WHEN 'delivered' THEN 'recipient.delivered' WHEN 'deferred' THEN 'recipient.deferred'
                             ELSE 'recipient.bounced' END,
-               jsonb_build_object('id', f.message_id, 'recipient', r.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
+               jsonb_build_object('id', f.message_id, 'recipient', a.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
                                   'remoteHost', f.remote_host, 'dsn', f.dsn, 'reply', f.reply, 'category', f.category,
                                   'rule', f.rule, 'source', f.source, 'queueId', f.queue_id)
-          FROM f JOIN recipients r ON r.message_id = f.message_id AND r.idx = f.idx
+          FROM f JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::int[], $14::text[])) AS a(message_id, idx, address)
+                 ON a.message_id = f.message_id AND a.idx = f.idx
          WHERE f.state <> 'queued')
       SELECT id, state, category FROM f""";
   private static final String OF_MESSAGE = """
@@ -384,13 +387,14 @@ final class TrackingStore {
       List<Object[]> columns = new ArrayList<>();
       for (Map.Entry<Fact, UUID> e : rowOf.entrySet()) {
         Fact f = e.getKey();
-        Integer idx = byMessage.getOrDefault(e.getValue(), List.of()).stream()
-            .filter(r -> f.concerns(r.getString("address"))).map(r -> r.getInteger("idx")).findFirst().orElse(null);
-        if (idx == null) {
+        Row recipient = byMessage.getOrDefault(e.getValue(), List.of()).stream()
+            .filter(r -> f.concerns(r.getString("address"))).findFirst().orElse(null);
+        if (recipient == null) {
           continue; // a recipient Postfix added (an alias's expansion, a BCC map): not one of ours
         }
-        columns.add(new Object[] {e.getValue(), idx, f.state(), f.at().atOffset(ZoneOffset.UTC), f.remoteHost(), f.dsn(),
-            f.reply(), f.category(), f.rule(), Fact.SOURCE, f.evidence(), f.queueId(), Buffer.buffer(f.eventKey())});
+        columns.add(new Object[] {e.getValue(), recipient.getInteger("idx"), f.state(), f.at().atOffset(ZoneOffset.UTC), f.remoteHost(),
+            f.dsn(), f.reply(), f.category(), f.rule(), Fact.SOURCE, f.evidence(), f.queueId(), Buffer.buffer(f.eventKey()),
+            recipient.getString("address")});
       }
       if (columns.isEmpty()) {
         return Future.succeededFuture();
@@ -431,7 +435,7 @@ final class TrackingStore {
   private static Tuple arrays(List<Object[]> columns) {
     int n = columns.size();
     Object[][] cols = {new UUID[n], new Integer[n], new String[n], new OffsetDateTime[n], new String[n], new String[n],
-        new String[n], new String[n], new String[n], new String[n], new String[n], new String[n], new Buffer[n]};
+        new String[n], new String[n], new String[n], new String[n], new String[n], new String[n], new Buffer[n], new String[n]};
     for (int i = 0; i < n; i++) {
       for (int j = 0; j < cols.length; j++) {
         cols[j][i] = columns.get(i)[j];
@@ -529,10 +533,10 @@ final class TrackingStore {
             continue;
           }
           for (UUID row : live) { // newest first: a reused ENVID or Message-ID is the latest row's
-            Integer idx = idxOf(byMessage.getOrDefault(row, List.of()), p);
-            if (idx != null) {
+            Row recipient = recipientOf(byMessage.getOrDefault(row, List.of()), p);
+            if (recipient != null) {
               matched = matched == null ? row : matched;
-              columns.add(dsnFact(row, idx, state, r, p, dsnId, received, classifier));
+              columns.add(dsnFact(row, recipient, state, r, p, dsnId, received, classifier));
               break;
             }
           }
@@ -568,21 +572,21 @@ final class TrackingStore {
   }
 
   /** The recipient a reported one is: its Original-Recipient first (our address before any rewriting), else its Final-Recipient. */
-  private static Integer idxOf(List<Row> recipients, DsnReport.Recipient p) {
+  private static Row recipientOf(List<Row> recipients, DsnReport.Recipient p) {
     for (String a : new String[] {p.originalRecipient(), p.finalRecipient()}) {
       if (a == null) {
         continue;
       }
       for (Row x : recipients) {
         if (x.getString("address").equalsIgnoreCase(a)) {
-          return x.getInteger("idx");
+          return x;
         }
       }
     }
     return null;
   }
 
-  private static Object[] dsnFact(UUID row, int idx, String state, DsnReport.Report r, DsnReport.Recipient p, UUID dsnId,
+  private static Object[] dsnFact(UUID row, Row recipient, String state, DsnReport.Report r, DsnReport.Recipient p, UUID dsnId,
       Instant received, Classifier classifier) {
     String reply = Fact.sanitised(p.diagnostic(), Fact.MAX_REPLY);
     String category = null;
@@ -597,8 +601,8 @@ final class TrackingStore {
         + p.group().replace('\n', ' '), 8192);
     byte[] key = Fact.sha256((r.reportingMta() + "\n" + r.envelopeId() + "\n" + r.returnedMessageId() + "\n" + r.arrivalDate() + "\n"
         + p.group()));
-    return new Object[] {row, idx, state, at.atOffset(ZoneOffset.UTC), Fact.sanitised(p.remoteMta(), Fact.MAX_HOST), p.status(), reply,
-        category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key)};
+    return new Object[] {row, recipient.getInteger("idx"), state, at.atOffset(ZoneOffset.UTC), Fact.sanitised(p.remoteMta(), Fact.MAX_HOST),
+        p.status(), reply, category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key), recipient.getString("address")};
   }
 
   private static Future<TrackingMessages.DsnResult> note(SqlConnection c, UUID dsnId, TrackingMessages.DsnResult result, UUID matched) {
