@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The Postfix log follower (docs/design.md §8.13): every {@code tracking.pollInterval} it reads the lines added to
  * {@code tracking.postfixLog} (on a worker: {@link LogFollower}), parses them with the reconcile part's grammar
- * ({@link PostfixLog}), and records the delivery lines of queue ids that are our rows' as facts, with the position
- * after them, in one transaction ({@link TrackingStore}). Lines of queue ids we never relayed are ignored. A pass never
+ * ({@link PostfixLog}), and, {@link #HOLD} after reading them, records the delivery lines of queue ids that are our
+ * rows' as facts, with the position after them, in one transaction ({@link TrackingStore}). A queue id's lines belong
+ * to its life, from its client= line to its "removed": Postfix reuses a short queue id as soon as its message is
+ * removed. Lines of queue ids we never relayed are ignored. A pass never
  * overlaps another; a pass that failed reads its lines again from the last saved position (the facts' unique key makes
  * that harmless). Every node with the setting follows its own file. Without it the verticle only serves the facts
  * recorded ({@link TrackingMessages#OF_MESSAGE}) and their retention.
