@@ -30,15 +30,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *
  * <p>Before: the second message's lines found the first's mapping (six days were thought to separate two uses), so
  * the first row got a second delivered fact and the second row none: the rows "SENT without a delivered fact" of the
- * tracking bench's warm-up.
+ * tracking bench's warm-up. And a life's delivery line minutes after its client= line (Postfix kept the message), when
+ * the client= line was read before our settle had committed, was looked for around its own time, 3 minutes back, and
+ * never found: it is looked for around its life's client= line.
  */
 class TrackingQueueIdReuseTest {
   static final Duration WAIT = Duration.ofSeconds(30);
-  static final Path LOG = GatewayHarness.tempDir("tracking-reuse-").resolve("mail.log");
+  final Path log = GatewayHarness.tempDir("tracking-reuse-").resolve("mail.log");
 
   @RegisterExtension
   final GatewayHarness gateway = GatewayHarness.extension()
-      .with("tracking.postfixLog", LOG.toString())
+      .with("tracking.postfixLog", log.toString())
       .with("tracking.pollInterval", "50ms")
       .script(g -> new ScriptedSmtpServer.Script() {
         @Override
@@ -57,8 +59,8 @@ class TrackingQueueIdReuseTest {
         + "status=sent (250 2.0.0 Ok " + at.toEpochMilli() + ")");
   }
 
-  private static void append(String lines) throws Exception {
-    Files.writeString(LOG, lines, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+  private void append(String lines) throws Exception {
+    Files.writeString(log, lines, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
   }
 
   /** Relays one message to {@code to} and answers its ledger id. */
@@ -78,7 +80,7 @@ class TrackingQueueIdReuseTest {
 
   private void awaitRead() throws Exception {
     Poll.until(WAIT, "the follower past the last line", () -> LedgerRows.count(gateway.databaseUrl(),
-        "SELECT coalesce(max(position), 0) FROM tracking_log_positions") == Files.size(LOG));
+        "SELECT coalesce(max(position), 0) FROM tracking_log_positions") == Files.size(log));
   }
 
   @Test
@@ -118,5 +120,20 @@ class TrackingQueueIdReuseTest {
     assertThat(delivered(second)).isEqualTo(1);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM delivery_facts")).isEqualTo(3);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.delivered'")).isEqualTo(3);
+  }
+
+  @Test
+  void aDeliveryLineMinutesAfterItsClientLineFindsTheRowOfItsLife() throws Exception {
+    // The client= line is recorded before the row that names the queue id exists (our settle is not in yet).
+    Instant t = Instant.now();
+    append(line(t, "smtpd", "client=gateway[127.0.0.1]"));
+    awaitRead();
+    String id = relay("late@example.net");
+    // Postfix kept the message: its delivery line comes 4 minutes later (by its time stamp), beyond the wide window's
+    // 3 minutes before the line, and the row is found by the life's client= line.
+    append(sent(t.plus(Duration.ofMinutes(4)), "late@example.net") + line(t.plus(Duration.ofMinutes(4)), "qmgr", "removed"));
+    Poll.until(WAIT, "the late line's fact on its row", () -> delivered(id) == 1);
+    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT queue_id FROM delivery_facts")).isEqualTo("3F2A1B8C4D");
+    Poll.until(WAIT, "no mapping left", () -> LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM tracking_queue_ids") == 0);
   }
 }
