@@ -57,7 +57,8 @@ final class TrackingStore {
   /**
    * The rows of the queue ids looked for, in one statement: a range scan of the primary key over the merged windows
    * (each row read once however many anchors its window serves), each row's queue id cut out of its reply by position
-   * (no regular expression), joined to the lookups; per lookup the row nearest its anchor on the expected side (a short
+   * (strpos, then the letters and digits that start what follows: the reply is not searched by a regular expression),
+   * joined to the lookups; per lookup the row nearest its anchor on the expected side (a short
    * queue id is reused by Postfix as soon as its message is removed: the inode and the microsecond). The mappings a
    * later batch may need (lives still open at the batch's end) are recorded in the same statement; a life whose lines
    * all fell in this batch writes none.
@@ -67,7 +68,8 @@ final class TrackingStore {
         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bool[], $4::uuid[], $5::uuid[], $6::bool[])
                    AS q(queue_id, seen_at, after, lo, hi, keep)),
       m AS (
-        SELECT m.id, split_part(substr(m.downstream_reply, strpos(m.downstream_reply, 'queued as ') + 10), ' ', 1) AS queue_id
+        SELECT m.id, substring(substr(m.downstream_reply, strpos(m.downstream_reply, 'queued as ') + 10) FROM '^[0-9A-Za-z]+')
+                     AS queue_id
           FROM unnest($7::uuid[], $8::uuid[]) AS r(lo, hi)
           JOIN LATERAL (SELECT id, downstream_reply FROM messages
                          WHERE id >= r.lo AND id < r.hi AND strpos(downstream_reply, 'queued as ') > 0) m ON true),
