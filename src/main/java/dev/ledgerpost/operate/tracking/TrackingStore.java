@@ -179,9 +179,9 @@ final class TrackingStore {
    * row is looked for in the wide window.
    */
   record Delivery(Fact fact, Instant since, boolean fresh, boolean keep, boolean wide) {
-    /** The same line tried again in a later batch. */
-    Delivery again(boolean wide) {
-      return new Delivery(fact, since, false, keep, wide);
+    /** The same line tried again in a later batch; {@code open} whether its life is still open. */
+    Delivery again(boolean open, boolean wide) {
+      return new Delivery(fact, since, false, keep && open, wide);
     }
   }
 

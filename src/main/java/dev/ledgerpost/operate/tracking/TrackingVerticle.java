@@ -268,7 +268,10 @@ final class TrackingVerticle extends VerticleBase {
     for (Waiting w : retried) {
       boolean widened = wideDue && Duration.between(w.firstTried(), now).compareTo(WIDE_AFTER) >= 0;
       wide |= widened;
-      all.add(w.delivery().again(widened));
+      TrackingStore.Delivery d = w.delivery();
+      // Its life ended meanwhile ("removed" read): a mapping found now would only outlive it.
+      boolean open = d.since() == null || d.since().equals(lives.get(d.fact().queueId()));
+      all.add(d.again(open, widened));
       triedAt.put(w.delivery().fact(), w.firstTried());
     }
     LogFollower.Position at = upTo;
