@@ -63,20 +63,19 @@ final class DownstreamFacts {
         skipped++;
         continue;
       }
-      Integer idx = row.recipients().stream().filter(a -> a.address().equalsIgnoreCase(address)).map(TrackingStore.Awaited::idx)
-          .findFirst().orElse(null);
-      if (idx == null || !(r.getValue("delivery") instanceof JsonArray delivery)) {
+      TrackingStore.Awaited ours = row.recipients().stream().filter(a -> a.address().equalsIgnoreCase(address)).findFirst().orElse(null);
+      if (ours == null || !(r.getValue("delivery") instanceof JsonArray delivery)) {
         continue; // a recipient we did not give it, or a downstream without tracking (before openapi.yaml's delivery)
       }
       for (int i = 0; i < delivery.size(); i++) {
-        Object[] c = delivery.getValue(i) instanceof JsonObject f ? column(row, idx, pos, f, url, classifier) : null;
+        Object[] c = delivery.getValue(i) instanceof JsonObject f ? column(row, ours, pos, f, url, classifier) : null;
         if (c == null) {
           skipped++;
           continue;
         }
         columns.add(c);
         if (FINAL.contains((String) c[2])) {
-          fin.add(idx);
+          fin.add(ours.idx());
         }
       }
     }
@@ -85,7 +84,9 @@ final class DownstreamFacts {
   }
 
   /** One of the downstream's facts as ours; null when it cannot be read (no known state, no time). */
-  private static Object[] column(TrackingStore.Awaiting row, int idx, int pos, JsonObject f, String url, Classifier classifier) {
+  private static Object[] column(TrackingStore.Awaiting row, TrackingStore.Awaited ours, int pos, JsonObject f, String url,
+      Classifier classifier) {
+    int idx = ours.idx();
     String state = f.getValue("state") instanceof String s && STATES.contains(s) ? s : null;
     Instant at = instant(f.getValue("at"));
     if (state == null || at == null) {
@@ -116,7 +117,7 @@ final class DownstreamFacts {
     byte[] key = Fact.sha256(row.downstreamId().toLowerCase(java.util.Locale.ROOT) + "\n" + pos + "\n" + source + "\n" + state + "\n"
         + at + "\n" + dsn + "\n" + host + "\n" + queueId);
     return new Object[] {row.id(), idx, state, at.atOffset(ZoneOffset.UTC), host, dsn, reply, category, rule,
-        Fact.LEDGERPOST_SOURCE, evidence, row.downstreamId(), Buffer.buffer(key)};
+        Fact.LEDGERPOST_SOURCE, evidence, row.downstreamId(), Buffer.buffer(key), ours.address()};
   }
 
   private static String text(JsonObject f, String field, int max) {

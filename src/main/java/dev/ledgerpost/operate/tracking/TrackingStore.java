@@ -32,34 +32,70 @@ import java.util.UUID;
  */
 final class TrackingStore {
   /**
-   * Where a queue id's row is looked for around the time Postfix first logged it: the ledger id is issued before the
-   * DATA (for the send API, before MAIL), and qmgr logs the queue id once the body is in, so the id is older by up to
-   * the body's transfer; after it by the two clocks' difference at most.
-   */
-
-  /**
-   * Postfix keeps a message at most 5 days (maximal_queue_lifetime) and may reuse a short queue id after that: a
-   * mapping older than this before a batch's first line is another message's.
+   * Postfix keeps a message at most 5 days (maximal_queue_lifetime): a mapping older than this before a batch's first
+   * line is not used (its queue id's "removed" line was not read: a log lost or cut).
    */
   static final java.time.Duration QUEUE_LIFETIME = java.time.Duration.ofDays(6);
   private static final String MAPPED =
       "SELECT queue_id, message_id, seen_at FROM tracking_queue_ids WHERE queue_id = ANY($1) AND seen_at > $2";
   /**
-   * One range scan of the rows issued around the batch's sightings (the primary key, from 3 minutes before the first to
-   * a minute after the last), each row's queue id read from its reply and joined to the queue ids asked for: a batch
-   * costs one scan of those minutes whatever number of queue ids it asks about, ours or not.
+   * Where a queue id's row is looked for first: the rows whose ids were issued within this of the line the lookup is
+   * anchored on. The anchor is the queue id's {@code client=} line when this run read it (Postfix opens the queue file
+   * at our first RCPT; the id is issued at the client's DATA, a moment later), else the delivery line itself (the id
+   * is older by the body's transfer and Postfix's delivery, seconds). The log's time stamps are whole seconds in
+   * Postfix's own {@code maillog_file}. A batch of a second's lines then reads about 11 seconds of rows, not 4 minutes
+   * (docs/design.md §8.13, "What a batch costs").
    */
-  private static final String MAP = """
-      INSERT INTO tracking_queue_ids (queue_id, message_id, seen_at)
-      SELECT DISTINCT ON (q.queue_id) q.queue_id, m.id, q.seen_at
-        FROM (SELECT id, substring(downstream_reply from 'queued as ([0-9A-Za-z]+)') AS queue_id
-                FROM messages WHERE id >= $3 AND id < $4 AND downstream_reply IS NOT NULL) m
-        JOIN unnest($1::text[], $2::timestamptz[]) AS q(queue_id, seen_at) ON q.queue_id = m.queue_id
-       ORDER BY q.queue_id, m.id DESC
-      ON CONFLICT DO NOTHING
-      RETURNING queue_id, message_id, seen_at""";
+  static final java.time.Duration TIGHT = java.time.Duration.ofSeconds(5);
+  /**
+   * The wide window, for a delivery line still without its row after {@link TrackingVerticle#WIDE_AFTER}: a client that
+   * waited long between its first RCPT and its DATA, a body that took minutes, a line whose queue id was first read
+   * after a restart and whose message Postfix kept a while, clocks that differ. From 3 minutes before the anchor to a
+   * minute after it.
+   */
   static final java.time.Duration BEFORE = java.time.Duration.ofMinutes(3);
   static final java.time.Duration AFTER = java.time.Duration.ofMinutes(1);
+  /**
+   * The rows of the queue ids looked for, in one statement: a range scan of the primary key over the merged windows
+   * (each row read once however many anchors its window serves), each row's queue id cut out of its reply by position
+   * (strpos, then the letters and digits that start what follows: the reply is not searched by a regular expression),
+   * joined to the lookups; per lookup the row nearest its anchor on the expected side (a short
+   * queue id is reused by Postfix as soon as its message is removed: the inode and the microsecond). The mappings a
+   * later batch may need (lives still open at the batch's end) are recorded in the same statement; a life whose lines
+   * all fell in this batch writes none.
+   */
+  private static final String LOOKUP = """
+      WITH q AS (
+        SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bool[], $4::uuid[], $5::uuid[], $6::bool[])
+                   AS q(queue_id, seen_at, after, lo, hi, keep)),
+      m AS (
+        SELECT m.id, substring(substr(m.downstream_reply, strpos(m.downstream_reply, 'queued as ') + 10) FROM '^[0-9A-Za-z]+')
+                     AS queue_id
+          FROM unnest($7::uuid[], $8::uuid[]) AS r(lo, hi)
+          JOIN LATERAL (SELECT id, downstream_reply FROM messages
+                         WHERE id >= r.lo AND id < r.hi AND strpos(downstream_reply, 'queued as ') > 0) m ON true),
+      found AS (
+        SELECT DISTINCT ON (q.queue_id, q.seen_at) q.queue_id, m.id AS message_id, q.seen_at, q.keep
+          FROM q JOIN m ON m.queue_id = q.queue_id AND m.id >= q.lo AND m.id < q.hi
+         ORDER BY q.queue_id, q.seen_at,
+                  CASE WHEN q.after THEN ('x' || translate(left(m.id::text, 13), '-', ''))::bit(48)::bigint
+                                         < (extract(epoch FROM q.seen_at) * 1000)::bigint
+                       ELSE ('x' || translate(left(m.id::text, 13), '-', ''))::bit(48)::bigint
+                                         > (extract(epoch FROM q.seen_at) * 1000)::bigint + 1000 END,
+                  abs(('x' || translate(left(m.id::text, 13), '-', ''))::bit(48)::bigint
+                      - (extract(epoch FROM q.seen_at) * 1000)::bigint)),
+      kept AS (
+        INSERT INTO tracking_queue_ids (queue_id, message_id, seen_at)
+        SELECT queue_id, message_id, seen_at FROM found WHERE keep
+        ON CONFLICT DO NOTHING)
+      SELECT queue_id, message_id, seen_at FROM found""";
+  /**
+   * A queue id's life is over ("removed"): its mapping is deleted, so that the mappings are the open lives only and a
+   * reused queue id can never reach an earlier message's row; a newer life's mapping (seen after the line) stays.
+   */
+  private static final String ENDED = """
+      DELETE FROM tracking_queue_ids t USING unnest($1::text[], $2::timestamptz[]) AS e(queue_id, at)
+       WHERE t.queue_id = e.queue_id AND t.seen_at <= e.at""";
   private static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
   /**
    * Taken by every transaction that inserts facts, before it does: the usage statistics' barrier (V114's
@@ -71,6 +107,8 @@ final class TrackingStore {
    * The facts and, in the same statement, each new one's event (docs/design.md §6.1: an event commits with the fact it
    * reports): {@code recipient.delivered}, {@code recipient.deferred}, or {@code recipient.bounced} for a bounce and an
    * expiry alike (its {@code state} tells them apart). A fact already recorded (the conflict) has no new event either.
+   * The recipient's address comes with the facts ($14, from the recipients the writer read to find each line's index):
+   * joining {@code recipients} again here read that partitioned table's index once more per fact.
    */
   private static final String INSERT = """
       WITH f AS (
@@ -85,10 +123,11 @@ final class TrackingStore {
         SELECT f.message_id::text || ':tracking:' || f.id, f.message_id,
                CASE f.state WHEN 'delivered' THEN 'recipient.delivered' WHEN 'deferred' THEN 'recipient.deferred'
                             ELSE 'recipient.bounced' END,
-               jsonb_build_object('id', f.message_id, 'recipient', r.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
+               jsonb_build_object('id', f.message_id, 'recipient', a.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
                                   'remoteHost', f.remote_host, 'dsn', f.dsn, 'reply', f.reply, 'category', f.category,
                                   'rule', f.rule, 'source', f.source, 'queueId', f.queue_id)
-          FROM f JOIN recipients r ON r.message_id = f.message_id AND r.idx = f.idx
+          FROM f JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::int[], $14::text[])) AS a(message_id, idx, address)
+                 ON a.message_id = f.message_id AND a.idx = f.idx
          WHERE f.state <> 'queued')
       SELECT id, state, category FROM f""";
   private static final String OF_MESSAGE = """
@@ -165,15 +204,34 @@ final class TrackingStore {
   /** A row the downstream follower asks about: its downstream ledger id and its accepted recipients. */
   record Awaiting(UUID id, String downstreamId, List<Awaited> recipients) {}
 
-  /** A queue id's first sighting in the log: where its row is looked for. */
+  /**
+   * A queue id's {@code client=} line, the start of its life, whose life was still open at the end of the batch: its
+   * row is looked for around {@code at} and the mapping recorded for the lines of later batches.
+   */
   record Sighting(String queueId, Instant at) {}
 
-  /** What a batch did: the facts recorded (state and category each) and the delivery lines no row of ours was found for. */
   /**
-   * What a batch did: the facts recorded (state and category each), the delivery lines no row of ours was found for, and
-   * the suppression list's entries its bounces added (docs/design.md §8.8).
+   * A delivery line to record: {@code since} the time of its queue id's {@code client=} line when this run read it (the
+   * line's life; null when not: before a restart, or a message Postfix did not take by SMTP), {@code fresh} whether that
+   * client= line is in this batch (no mapping of an earlier batch can be its life's), {@code keep} whether its life may
+   * have lines in a later batch (no "removed" read yet: a mapping looked up for it is recorded), {@code wide} whether its
+   * row is looked for in the wide window.
    */
-  record Recorded(List<String[]> facts, List<Fact> unmatched, List<SuppressionMessages.Entry> suppressed) {}
+  record Delivery(Fact fact, Instant since, boolean fresh, boolean keep, boolean wide) {
+    /** The same line tried again in a later batch; {@code open} whether its life is still open. */
+    Delivery again(boolean open, boolean wide) {
+      return new Delivery(fact, since, false, keep && open, wide);
+    }
+  }
+
+  /** A queue id's "removed" line: the end of its life. */
+  record Ended(String queueId, Instant at) {}
+
+  /**
+   * What a batch did: the facts recorded (state and category each), the delivery lines no row of ours was found for,
+   * and the suppression list's entries its bounces added (docs/design.md §8.8).
+   */
+  record Recorded(List<String[]> facts, List<Delivery> unmatched, List<SuppressionMessages.Entry> suppressed) {}
 
   private final Pool pool;
   private final TransactionPolicy policy;
@@ -209,34 +267,48 @@ final class TrackingStore {
   }
 
   /**
-   * One batch: {@code sightings} the first lines of queue ids, {@code facts} the delivery lines, {@code at} the position
-   * after them (null: none to save).
+   * One batch: {@code sightings} the lives begun in it and still open at its end, {@code deliveries} its delivery lines
+   * (and those tried again), {@code ended} its "removed" lines, {@code at} the position after its last line (null:
+   * none to save).
    */
-  Future<Recorded> record(String node, String path, List<Sighting> sightings, List<Fact> facts, LogFollower.Position at) {
-    return policy.run("tracking", () -> pool.withTransaction(c -> recordIn(c, node, path, sightings, facts, at)));
+  Future<Recorded> record(String node, String path, List<Sighting> sightings, List<Delivery> deliveries, List<Ended> ended,
+      LogFollower.Position at) {
+    return policy.run("tracking", () -> pool.withTransaction(c -> recordIn(c, node, path, sightings, deliveries, ended, at)));
   }
 
-  private Future<Recorded> recordIn(SqlConnection c, String node, String path, List<Sighting> sightings, List<Fact> facts,
-      LogFollower.Position at) {
-    Set<String> queueIds = new LinkedHashSet<>();
-    sightings.forEach(s -> queueIds.add(s.queueId()));
-    facts.forEach(f -> queueIds.add(f.queueId()));
+  private Future<Recorded> recordIn(SqlConnection c, String node, String path, List<Sighting> sightings, List<Delivery> deliveries,
+      List<Ended> ended, LogFollower.Position at) {
+    // The mappings of earlier batches, for the lines whose life did not begin in this one.
+    Set<String> older = new LinkedHashSet<>();
+    Instant oldest = Instant.MAX;
+    for (Delivery d : deliveries) {
+      if (!d.fresh()) {
+        older.add(d.fact().queueId());
+        oldest = d.fact().at().isBefore(oldest) ? d.fact().at() : oldest;
+      }
+    }
     Map<String, List<Mapping>> mapped = new HashMap<>();
-    Future<Void> done = queueIds.isEmpty() ? Future.succeededFuture()
-        : c.preparedQuery(MAPPED).execute(Tuple.tuple().addValue(queueIds.toArray(new String[0]))
-            .addValue(oldest(sightings, facts).minus(QUEUE_LIFETIME).atOffset(ZoneOffset.UTC))).compose(rows -> {
-          rows.forEach(r -> add(mapped, r));
-          return map(c, sightings, facts, mapped);
-        });
+    Future<Void> done = older.isEmpty() ? Future.succeededFuture()
+        : c.preparedQuery(MAPPED).execute(Tuple.tuple().addValue(older.toArray(new String[0]))
+            .addValue(oldest.minus(QUEUE_LIFETIME).atOffset(ZoneOffset.UTC))).map(rows -> {
+              rows.forEach(r -> add(mapped, r));
+              return null;
+            });
     List<String[]> recorded = new ArrayList<>();
-    List<Fact> unmatched = new ArrayList<>();
+    List<Delivery> unmatched = new ArrayList<>();
     List<Long> feeding = new ArrayList<>();
     List<SuppressionMessages.Entry> suppressed = new ArrayList<>();
-    done = done.compose(v -> facts(c, facts, mapped, recorded, unmatched, feeding))
+    done = done.compose(v -> lookup(c, sightings, deliveries, mapped))
+        .compose(v -> facts(c, deliveries, mapped, recorded, unmatched, feeding))
         .compose(v -> bounces.added(c, feeding)).map(added -> {
           suppressed.addAll(added);
           return null;
         });
+    if (!ended.isEmpty()) {
+      done = done.compose(v -> c.preparedQuery(ENDED).execute(Tuple.tuple()
+          .addValue(ended.stream().map(Ended::queueId).toArray(String[]::new))
+          .addValue(ended.stream().map(e -> e.at().atOffset(ZoneOffset.UTC)).toArray(OffsetDateTime[]::new))).mapEmpty());
+    }
     if (at != null) {
       done = done.compose(v -> c.preparedQuery(SAVE).execute(Tuple.of(node, path, at.fileKey(), at.offset(),
           at.window() == null ? null : Buffer.buffer(java.util.HexFormat.of().parseHex(at.window())))).mapEmpty());
@@ -244,51 +316,109 @@ final class TrackingStore {
     return done.map(v -> new Recorded(recorded, unmatched, suppressed));
   }
 
-  private record Mapping(UUID messageId, Instant seenAt) {}
+  /** A lookup's key: the queue id and the anchor its row is looked for around (the mapping's {@code seen_at}). */
+  private record Lookup(String queueId, Instant at) {}
 
-  private static Instant oldest(List<Sighting> sightings, List<Fact> facts) {
-    Instant t = Instant.MAX;
-    for (Sighting s : sightings) {
-      t = s.at().isBefore(t) ? s.at() : t;
-    }
-    for (Fact f : facts) {
-      t = f.at().isBefore(t) ? f.at() : t;
-    }
-    return t;
+  /** What a lookup asks: {@code after} the id is expected after the anchor (a client= line), else before it. */
+  private static final class Ask {
+    boolean after;
+    boolean wide;
+    boolean keep;
   }
+
+  private record Mapping(UUID messageId, Instant seenAt) {}
 
   private static void add(Map<String, List<Mapping>> mapped, Row r) {
     mapped.computeIfAbsent(r.getString("queue_id"), k -> new ArrayList<>())
         .add(new Mapping(r.getUUID("message_id"), r.getOffsetDateTime("seen_at").toInstant()));
   }
 
-  /** Maps the queue ids not mapped yet from the rows settled around their first sighting (or their line's time). */
-  private static Future<Void> map(SqlConnection c, List<Sighting> sightings, List<Fact> facts, Map<String, List<Mapping>> mapped) {
-    Map<String, Instant> first = new LinkedHashMap<>();
-    sightings.forEach(s -> first.putIfAbsent(s.queueId(), s.at()));
-    facts.forEach(f -> first.putIfAbsent(f.queueId(), f.at()));
-    first.keySet().removeAll(mapped.keySet());
-    if (first.isEmpty()) {
+  /**
+   * Looks up the rows of the lives begun in this batch and of the delivery lines no mapping answers, in one statement
+   * over the merged windows; adds what it found to {@code mapped}.
+   */
+  private static Future<Void> lookup(SqlConnection c, List<Sighting> sightings, List<Delivery> deliveries,
+      Map<String, List<Mapping>> mapped) {
+    Map<Lookup, Ask> asks = new LinkedHashMap<>();
+    for (Sighting s : sightings) {
+      Ask a = asks.computeIfAbsent(new Lookup(s.queueId(), s.at()), k -> new Ask());
+      a.after = true;
+      a.keep = true;
+    }
+    Map<String, Instant> earliest = new HashMap<>(); // one lookup for the lines of a queue id whose life is not known
+    for (Delivery d : deliveries) {
+      if (d.since() == null) {
+        earliest.merge(d.fact().queueId(), d.fact().at(), (a, b) -> a.isBefore(b) ? a : b);
+      }
+    }
+    for (Delivery d : deliveries) {
+      if (rowAt(mapped.get(d.fact().queueId()), d.fact().at(), d.since()) != null) {
+        continue;
+      }
+      Ask a = asks.computeIfAbsent(new Lookup(d.fact().queueId(), d.since() != null ? d.since() : earliest.get(d.fact().queueId())),
+          k -> new Ask());
+      a.after |= d.since() != null;
+      a.wide |= d.wide();
+      a.keep |= d.keep();
+    }
+    if (asks.isEmpty()) {
       return Future.succeededFuture();
     }
-    OffsetDateTime[] times = first.values().stream().map(t -> t.atOffset(ZoneOffset.UTC)).toArray(OffsetDateTime[]::new);
-    Instant lo = first.values().stream().min(Instant::compareTo).orElseThrow().minus(BEFORE);
-    Instant hi = first.values().stream().max(Instant::compareTo).orElseThrow().plus(AFTER);
-    return c.preparedQuery(MAP).execute(Tuple.tuple().addValue(first.keySet().toArray(new String[0])).addValue(times)
-            .addValue(LedgerIds.lowest(lo)).addValue(LedgerIds.lowest(hi)))
+    int n = asks.size();
+    String[] ids = new String[n];
+    OffsetDateTime[] times = new OffsetDateTime[n];
+    Boolean[] after = new Boolean[n];
+    UUID[] lo = new UUID[n];
+    UUID[] hi = new UUID[n];
+    Boolean[] keep = new Boolean[n];
+    List<Instant[]> windows = new ArrayList<>();
+    int i = 0;
+    for (Map.Entry<Lookup, Ask> e : asks.entrySet()) {
+      Instant t = e.getKey().at();
+      Instant from = t.minus(e.getValue().wide ? BEFORE : TIGHT);
+      Instant to = t.plus(e.getValue().wide ? AFTER : TIGHT);
+      ids[i] = e.getKey().queueId();
+      times[i] = t.atOffset(ZoneOffset.UTC);
+      after[i] = e.getValue().after;
+      lo[i] = LedgerIds.lowest(from);
+      hi[i] = LedgerIds.lowest(to);
+      keep[i] = e.getValue().keep;
+      windows.add(new Instant[] {from, to});
+      i++;
+    }
+    List<Instant[]> ranges = merged(windows);
+    return c.preparedQuery(LOOKUP).execute(Tuple.tuple().addValue(ids).addValue(times).addValue(after).addValue(lo).addValue(hi)
+            .addValue(keep).addValue(ranges.stream().map(r -> LedgerIds.lowest(r[0])).toArray(UUID[]::new))
+            .addValue(ranges.stream().map(r -> LedgerIds.lowest(r[1])).toArray(UUID[]::new)))
         .onSuccess(rows -> rows.forEach(r -> add(mapped, r))).mapEmpty();
   }
 
-  /** The recipient each delivery line names, among the rows its queue id maps to; then one insert of them all. */
-  private Future<Void> facts(SqlConnection c, List<Fact> facts, Map<String, List<Mapping>> mapped, List<String[]> recorded,
-      List<Fact> unmatched, List<Long> feeding) {
-    Map<Fact, UUID> rowOf = new LinkedHashMap<>();
-    for (Fact f : facts) {
-      UUID row = rowAt(mapped.get(f.queueId()), f.at());
-      if (row == null) {
-        unmatched.add(f);
+  /** The windows as the fewest disjoint ranges, oldest first: each row is read once. */
+  static List<Instant[]> merged(List<Instant[]> windows) {
+    List<Instant[]> sorted = new ArrayList<>(windows);
+    sorted.sort((a, b) -> a[0].compareTo(b[0]));
+    List<Instant[]> out = new ArrayList<>();
+    for (Instant[] w : sorted) {
+      Instant[] last = out.isEmpty() ? null : out.get(out.size() - 1);
+      if (last != null && !w[0].isAfter(last[1])) {
+        last[1] = w[1].isAfter(last[1]) ? w[1] : last[1];
       } else {
-        rowOf.put(f, row);
+        out.add(new Instant[] {w[0], w[1]});
+      }
+    }
+    return out;
+  }
+
+  /** The recipient each delivery line names, among the rows its queue id maps to; then one insert of them all. */
+  private Future<Void> facts(SqlConnection c, List<Delivery> deliveries, Map<String, List<Mapping>> mapped, List<String[]> recorded,
+      List<Delivery> unmatched, List<Long> feeding) {
+    Map<Fact, UUID> rowOf = new LinkedHashMap<>();
+    for (Delivery d : deliveries) {
+      UUID row = rowAt(mapped.get(d.fact().queueId()), d.fact().at(), d.since());
+      if (row == null) {
+        unmatched.add(d);
+      } else {
+        rowOf.put(d.fact(), row);
       }
     }
     if (rowOf.isEmpty()) {
@@ -301,13 +431,14 @@ final class TrackingStore {
       List<Object[]> columns = new ArrayList<>();
       for (Map.Entry<Fact, UUID> e : rowOf.entrySet()) {
         Fact f = e.getKey();
-        Integer idx = byMessage.getOrDefault(e.getValue(), List.of()).stream()
-            .filter(r -> f.concerns(r.getString("address"))).map(r -> r.getInteger("idx")).findFirst().orElse(null);
-        if (idx == null) {
+        Row recipient = byMessage.getOrDefault(e.getValue(), List.of()).stream()
+            .filter(r -> f.concerns(r.getString("address"))).findFirst().orElse(null);
+        if (recipient == null) {
           continue; // a recipient Postfix added (an alias's expansion, a BCC map): not one of ours
         }
-        columns.add(new Object[] {e.getValue(), idx, f.state(), f.at().atOffset(ZoneOffset.UTC), f.remoteHost(), f.dsn(),
-            f.reply(), f.category(), f.rule(), Fact.SOURCE, f.evidence(), f.queueId(), Buffer.buffer(f.eventKey())});
+        columns.add(new Object[] {e.getValue(), recipient.getInteger("idx"), f.state(), f.at().atOffset(ZoneOffset.UTC), f.remoteHost(),
+            f.dsn(), f.reply(), f.category(), f.rule(), Fact.SOURCE, f.evidence(), f.queueId(), Buffer.buffer(f.eventKey()),
+            recipient.getString("address")});
       }
       if (columns.isEmpty()) {
         return Future.succeededFuture();
@@ -322,21 +453,28 @@ final class TrackingStore {
     });
   }
 
-  /** The newest mapping seen at or before the line (Postfix reuses short queue ids over days), else the newest. */
-  private static UUID rowAt(List<Mapping> mappings, Instant at) {
+  /**
+   * The row of a line: among the mappings of its life (seen at or after its client= line, {@code since}, when known:
+   * an earlier life of a reused queue id is another message), the newest seen at or before the line, else the newest.
+   */
+  private static UUID rowAt(List<Mapping> mappings, Instant at, Instant since) {
     if (mappings == null || mappings.isEmpty()) {
       return null;
     }
     Mapping best = null;
+    Mapping newest = null;
     for (Mapping m : mappings) {
+      if (since != null && m.seenAt().isBefore(since)) {
+        continue;
+      }
       if (!m.seenAt().isAfter(at) && (best == null || m.seenAt().isAfter(best.seenAt()))) {
         best = m;
       }
+      if (newest == null || m.seenAt().isAfter(newest.seenAt())) {
+        newest = m;
+      }
     }
-    if (best == null) {
-      best = mappings.stream().max((a, b) -> a.seenAt().compareTo(b.seenAt())).orElseThrow();
-    }
-    return best.messageId();
+    return best != null ? best.messageId() : newest == null ? null : newest.messageId();
   }
 
   /** The facts' one statement ({@link #INSERT}), after the shared lock every writer of facts takes ({@link #FACTS_LOCK}). */
@@ -347,7 +485,7 @@ final class TrackingStore {
   private static Tuple arrays(List<Object[]> columns) {
     int n = columns.size();
     Object[][] cols = {new UUID[n], new Integer[n], new String[n], new OffsetDateTime[n], new String[n], new String[n],
-        new String[n], new String[n], new String[n], new String[n], new String[n], new String[n], new Buffer[n]};
+        new String[n], new String[n], new String[n], new String[n], new String[n], new String[n], new Buffer[n], new String[n]};
     for (int i = 0; i < n; i++) {
       for (int j = 0; j < cols.length; j++) {
         cols[j][i] = columns.get(i)[j];
@@ -560,10 +698,10 @@ final class TrackingStore {
             continue;
           }
           for (UUID row : live) { // newest first: a reused ENVID or Message-ID is the latest row's
-            Integer idx = idxOf(byMessage.getOrDefault(row, List.of()), p);
-            if (idx != null) {
+            Row recipient = recipientOf(byMessage.getOrDefault(row, List.of()), p);
+            if (recipient != null) {
               matched = matched == null ? row : matched;
-              columns.add(dsnFact(row, idx, state, r, p, dsnId, received, classifier));
+              columns.add(dsnFact(row, recipient, state, r, p, dsnId, received, classifier));
               break;
             }
           }
@@ -588,21 +726,21 @@ final class TrackingStore {
   }
 
   /** The recipient a reported one is: its Original-Recipient first (our address before any rewriting), else its Final-Recipient. */
-  private static Integer idxOf(List<Row> recipients, DsnReport.Recipient p) {
+  private static Row recipientOf(List<Row> recipients, DsnReport.Recipient p) {
     for (String a : new String[] {p.originalRecipient(), p.finalRecipient()}) {
       if (a == null) {
         continue;
       }
       for (Row x : recipients) {
         if (x.getString("address").equalsIgnoreCase(a)) {
-          return x.getInteger("idx");
+          return x;
         }
       }
     }
     return null;
   }
 
-  private static Object[] dsnFact(UUID row, int idx, String state, DsnReport.Report r, DsnReport.Recipient p, UUID dsnId,
+  private static Object[] dsnFact(UUID row, Row recipient, String state, DsnReport.Report r, DsnReport.Recipient p, UUID dsnId,
       Instant received, Classifier classifier) {
     String reply = Fact.sanitised(p.diagnostic(), Fact.MAX_REPLY);
     String category = null;
@@ -617,8 +755,8 @@ final class TrackingStore {
         + p.group().replace('\n', ' '), 8192);
     byte[] key = Fact.sha256((r.reportingMta() + "\n" + r.envelopeId() + "\n" + r.returnedMessageId() + "\n" + r.arrivalDate() + "\n"
         + p.group()));
-    return new Object[] {row, idx, state, at.atOffset(ZoneOffset.UTC), Fact.sanitised(p.remoteMta(), Fact.MAX_HOST), p.status(), reply,
-        category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key)};
+    return new Object[] {row, recipient.getInteger("idx"), state, at.atOffset(ZoneOffset.UTC), Fact.sanitised(p.remoteMta(), Fact.MAX_HOST),
+        p.status(), reply, category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key), recipient.getString("address")};
   }
 
   private static Future<TrackingMessages.DsnResult> note(SqlConnection c, UUID dsnId, TrackingMessages.DsnResult result, UUID matched,

@@ -27,8 +27,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The Postfix log follower (docs/design.md §8.13): every {@code tracking.pollInterval} it reads the lines added to
  * {@code tracking.postfixLog} (on a worker: {@link LogFollower}), parses them with the reconcile part's grammar
- * ({@link PostfixLog}), and records the delivery lines of queue ids that are our rows' as facts, with the position
- * after them, in one transaction ({@link TrackingStore}). Lines of queue ids we never relayed are ignored. A pass never
+ * ({@link PostfixLog}), and, {@link #HOLD} after reading them, records the delivery lines of queue ids that are our
+ * rows' as facts, with the position after them, in one transaction ({@link TrackingStore}). A queue id's lines belong
+ * to its life, from its client= line to its "removed": Postfix reuses a short queue id as soon as its message is
+ * removed. Lines of queue ids we never relayed are ignored. A pass never
  * overlaps another; a pass that failed reads its lines again from the last saved position (the facts' unique key makes
  * that harmless). Every node with the setting follows its own file. Without it the verticle only serves the facts
  * recorded ({@link TrackingMessages#OF_MESSAGE}) and their retention.
@@ -36,14 +38,26 @@ import org.slf4j.LoggerFactory;
 final class TrackingVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(TrackingVerticle.class);
   /**
-   * How long a delivery line whose row is not found is tried again: the smarthost may log the delivery before our settle
-   * of its 250 has committed the reply that names the queue id. After that it is not ours.
+   * How long a line waits after it was read before it is recorded: Postfix logs a message's lines (its client= line at
+   * our first RCPT, its delivery a moment after its 250) before our settle of that 250 has committed the reply that
+   * names the queue id. Held this long, a batch's lookups find their rows the first time, a message's lines mostly
+   * fall in one batch (so its mapping need not be recorded), and the position saved is after the last line recorded,
+   * so a restart reads the held lines again (docs/design.md §8.13).
+   */
+  static final Duration HOLD = Duration.ofSeconds(2);
+  /**
+   * How long a delivery line whose row is not found is tried again (a settle slower than {@link #HOLD}, a client that
+   * waited long before its DATA): every {@link #RETRY_INTERVAL} in the tight window, and from {@link #WIDE_AFTER} on in
+   * the wide one at most every {@link #WIDE_INTERVAL}, so that lines of queue ids that are not ours (a Postfix other
+   * senders use too) cost a wide scan a few times, not every poll. After that it is not ours.
    */
   static final Duration UNMATCHED_GRACE = Duration.ofSeconds(60);
   private static final int MAX_UNMATCHED = 10_000;
   static final Duration RETRY_INTERVAL = Duration.ofSeconds(2);
-  /** Queue ids whose first line was seen, and when: a delivery days later still finds its row by that time. */
-  private static final int MAX_FIRST_SEEN = 100_000;
+  static final Duration WIDE_AFTER = Duration.ofSeconds(10);
+  static final Duration WIDE_INTERVAL = Duration.ofSeconds(10);
+  /** Queue ids whose client= line was read and not their "removed" yet, and when: a line days later knows its life. */
+  private static final int MAX_LIVES = 100_000;
   private static final Duration PRUNE_INTERVAL = Duration.ofHours(1);
   private static final int PRUNE_BATCH = 10_000;
   private static final int PRUNE_BATCHES = 1_000;
@@ -60,14 +74,26 @@ final class TrackingVerticle extends VerticleBase {
   private final String node;
   private final Clock clock;
   private final ZoneId zone = ZoneId.systemDefault();
-  private final Map<String, Instant> firstSeen = new LinkedHashMap<>(1024, 0.75f, false) {
+  /** The open lives: a queue id and the time of its client= line (docs/design.md §8.13, "Queue ids are reused"). */
+  private final Map<String, Instant> lives = new LinkedHashMap<>(1024, 0.75f, false) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Instant> eldest) {
-      return size() > MAX_FIRST_SEEN;
+      return size() > MAX_LIVES;
     }
   };
-  /** Delivery lines not matched yet, with the time they were first tried. */
-  private List<Map.Entry<Fact, Instant>> unmatched = new ArrayList<>();
+  /**
+   * A line read and not recorded yet, and when it was read; {@code after}: on the last line of a poll's chunk, the
+   * position after the chunk (null on the others). A chunk's lines are read at once, so they are let go together, and a
+   * saved position is always a chunk's: the follower names a position by the bytes before it too, known for its end.
+   */
+  private record Held(String raw, LogFollower.Position after, Instant readAt) {}
+  private final java.util.ArrayDeque<Held> held = new java.util.ArrayDeque<>();
+  /** A delivery line not matched yet, with the time it was first tried. */
+  private record Waiting(TrackingStore.Delivery delivery, Instant firstTried) {}
+  private List<Waiting> unmatched = new ArrayList<>();
+  private Instant lastWide;
+  /** Whether lines were dropped at the cap of unmatched ones: said once until the list is below it again. */
+  private boolean capped;
   private TrackingStore store;
   private LogFollower follower;
   private LogFollower.Position saved;
@@ -198,6 +224,7 @@ final class TrackingVerticle extends VerticleBase {
         LOG.debug("tracking: {} still not followed: {}", path, e.getMessage());
       }
       LogFollower.Position from = saved;
+      held.clear(); // read again from the saved position, which is before them
       vertx.executeBlocking(() -> {
         f.close();
         return null;
@@ -207,52 +234,134 @@ final class TrackingVerticle extends VerticleBase {
     }).onComplete(ar -> busy = false);
   }
 
+  /** A queue id's life as this batch sees it: the time of its client= line (null: not read by this run). */
+  private static final class Life {
+    final String queueId;
+    final Instant since;
+    final boolean fresh;
+    boolean removed;
+
+    Life(String queueId, Instant since, boolean fresh) {
+      this.queueId = queueId;
+      this.since = since;
+      this.fresh = fresh;
+    }
+  }
+
   private Future<Void> record(LogFollower.Chunk chunk) {
+    Instant now = clock.instant();
+    int n = chunk.lines().size();
+    for (int i = 0; i < n; i++) {
+      held.add(new Held(chunk.lines().get(i), i == n - 1 ? chunk.position() : null, now));
+    }
+    // The lines held long enough; the position after the last of them, or the chunk's when none is held any more.
+    List<String> lines = new ArrayList<>();
+    LogFollower.Position upTo = null;
+    while (!held.isEmpty() && !held.peekFirst().readAt().isAfter(now.minus(HOLD))) {
+      Held h = held.pollFirst();
+      lines.add(h.raw());
+      upTo = h.after() != null ? h.after() : upTo;
+    }
+    if (held.isEmpty() && chunk.position() != null) {
+      upTo = chunk.position();
+    }
     ZonedDateTime reference = ZonedDateTime.now(clock.withZone(zone));
-    Map<String, Instant> seen = new LinkedHashMap<>();
-    List<Fact> facts = new ArrayList<>();
-    for (String raw : chunk.lines()) {
+    Map<String, Life> current = new java.util.HashMap<>();
+    List<Life> begun = new ArrayList<>();
+    List<Life> over = new ArrayList<>();
+    List<TrackingStore.Ended> ended = new ArrayList<>();
+    List<Map.Entry<Fact, Life>> read = new ArrayList<>();
+    for (String raw : lines) {
       PostfixLog.Line l = PostfixLog.parse(raw, zone, reference);
       if (l == null || l.queueId() == null) {
         continue;
       }
-      if (!firstSeen.containsKey(l.queueId())) {
-        seen.putIfAbsent(l.queueId(), l.at());
+      String q = l.queueId();
+      if (l.program().equals("smtpd") && l.text().startsWith("client=")) {
+        Life life = new Life(q, l.at(), true); // a new life: a short queue id is reused once its message is removed
+        current.put(q, life);
+        begun.add(life);
+        continue;
+      }
+      Life life = current.computeIfAbsent(q, k -> new Life(k, lives.get(k), false));
+      if (l.text().equals("removed")) {
+        life.removed = true;
+        over.add(life);
+        current.remove(q);
+        if (!life.fresh) {
+          ended.add(new TrackingStore.Ended(q, l.at())); // its mapping, if an earlier batch recorded one
+        }
+        continue;
       }
       PostfixLog.Delivery d = PostfixLog.delivery(l);
       Fact fact = d == null ? null : Fact.of(l, d, classifier);
       if (fact != null) {
-        facts.add(fact);
+        read.add(Map.entry(fact, life));
       }
     }
     List<TrackingStore.Sighting> sightings = new ArrayList<>();
-    seen.forEach((q, at) -> sightings.add(new TrackingStore.Sighting(q, at)));
-    Instant now = clock.instant();
-    // The lines not matched yet are tried again every RETRY_INTERVAL, not every poll: each try is a scan of minutes of rows.
+    for (Life life : begun) {
+      if (!life.removed) {
+        sightings.add(new TrackingStore.Sighting(life.queueId, life.since));
+      }
+    }
+    List<TrackingStore.Delivery> all = new ArrayList<>();
+    read.forEach(e -> all.add(new TrackingStore.Delivery(e.getKey(), e.getValue().since, e.getValue().fresh, !e.getValue().removed, false)));
+    // The lines not matched yet are tried again every RETRY_INTERVAL, not every poll; the wide window at most every
+    // WIDE_INTERVAL, for the lines unmatched for WIDE_AFTER.
     boolean retry = lastRetry == null || Duration.between(lastRetry, now).compareTo(RETRY_INTERVAL) >= 0;
-    List<Map.Entry<Fact, Instant>> retried = retry ? unmatched : List.of();
-    List<Map.Entry<Fact, Instant>> carried = retry ? List.of() : unmatched;
-    List<Fact> all = new ArrayList<>(facts);
-    retried.forEach(e -> all.add(e.getKey()));
-    if (all.isEmpty() && sightings.isEmpty() && (chunk.position() == null || chunk.position().equals(saved))) {
+    boolean wideDue = lastWide == null || Duration.between(lastWide, now).compareTo(WIDE_INTERVAL) >= 0;
+    List<Waiting> retried = retry ? unmatched : List.of();
+    List<Waiting> carried = retry ? List.of() : unmatched;
+    Map<Fact, Instant> triedAt = new java.util.IdentityHashMap<>();
+    boolean wide = false;
+    for (Waiting w : retried) {
+      boolean widened = wideDue && Duration.between(w.firstTried(), now).compareTo(WIDE_AFTER) >= 0;
+      wide |= widened;
+      TrackingStore.Delivery d = w.delivery();
+      // Its life ended meanwhile ("removed" read): a mapping found now would only outlive it.
+      boolean open = d.since() == null || d.since().equals(lives.get(d.fact().queueId()));
+      all.add(d.again(open, widened));
+      triedAt.put(w.delivery().fact(), w.firstTried());
+    }
+    LogFollower.Position at = upTo;
+    if (all.isEmpty() && sightings.isEmpty() && ended.isEmpty() && (at == null || at.equals(saved))) {
       return Future.succeededFuture();
     }
+    boolean widePass = wide;
     // Nothing of this pass is kept before its transaction commits: a failed one is read again as it was.
-    return store.record(node, path.toString(), sightings, all, chunk.position()).map(r -> {
-      saved = chunk.position() == null ? saved : chunk.position();
-      firstSeen.putAll(seen);
+    return store.record(node, path.toString(), sightings, all, ended, at).map(r -> {
+      saved = at == null ? saved : at;
+      over.forEach(life -> lives.remove(life.queueId));
+      begun.forEach(life -> {
+        if (!life.removed) {
+          lives.put(life.queueId, life.since);
+        }
+      });
       if (retry) {
         lastRetry = now;
       }
-      Map<Fact, Instant> triedAt = new LinkedHashMap<>();
-      retried.forEach(e -> triedAt.put(e.getKey(), e.getValue()));
-      List<Map.Entry<Fact, Instant>> still = new ArrayList<>(carried);
-      for (Fact f : r.unmatched()) {
-        Instant first = triedAt.getOrDefault(f, now);
-        if (Duration.between(first, now).compareTo(UNMATCHED_GRACE) < 0 && still.size() < MAX_UNMATCHED) {
-          still.add(Map.entry(f, first));
+      if (widePass) {
+        lastWide = now;
+      }
+      List<Waiting> still = new ArrayList<>(carried);
+      int dropped = 0;
+      for (TrackingStore.Delivery d : r.unmatched()) {
+        Instant first = triedAt.getOrDefault(d.fact(), now);
+        if (Duration.between(first, now).compareTo(UNMATCHED_GRACE) >= 0) {
+          continue; // not ours
+        }
+        if (still.size() < MAX_UNMATCHED) {
+          still.add(new Waiting(d, first));
+        } else {
+          dropped++;
         }
       }
+      if (dropped > 0 && !capped) {
+        LOG.warn("tracking: {} delivery line(s) of {} not tried again: {} lines without their row already wait (the cap); "
+            + "is the smarthost's log another Postfix's, or the ledger's settles minutes late?", dropped, path, MAX_UNMATCHED);
+      }
+      capped = dropped > 0;
       unmatched = still;
       for (String[] fact : r.facts()) {
         db.metrics().trackingFact(fact[0], fact[1]);
