@@ -164,14 +164,20 @@ cost_rounds() {
   done
 }
 
-# cost_summary FILE A B: from FILE's rows "round mode msg_s jvm_ms pg_ms wal_B ...", the median rate of each mode, each
+# cost_summary FILE A B: from FILE's rows "round mode msg_s jvm_ms pg_ms wal_B ..." after its last header line (the
+# run just made; earlier runs kept above it are not mixed in), the median rate of each mode, each
 # round's A/B ratio (A's run beside B's in the same round: a drift of the machine falls on both of a pair) and their
 # median, and the median CPU-ms and WAL bytes per message of each.
 cost_summary() {
   python3 - "$@" <<'PY'
 import statistics, sys
 path, a, b = sys.argv[1:4]
-rows = [l.split() for l in open(path) if l[:1].isdigit()]
+rows = []
+for l in open(path):  # the last run's rows only: a results file keeps the runs before it above
+    if l.startswith("round"):
+        rows = []
+    elif l[:1].isdigit():
+        rows.append(l.split())
 def med(mode, col):
     vals = [float(r[col]) for r in rows if r[1] == mode and not r[2].startswith("ERR")]
     return statistics.median(vals) if vals else float("nan")
