@@ -475,6 +475,13 @@ final class LogFollower implements AutoCloseable {
   }
 
   private void closeCurrent() throws IOException {
+    closeFiles();
+    gzPath = null; // set only beside gz
+    pending = new byte[0];
+  }
+
+  /** Closes the plain file's channel or the gzip'd file's stream, whichever is open. */
+  private void closeFiles() throws IOException {
     if (channel != null) {
       channel.close();
       channel = null;
@@ -482,9 +489,7 @@ final class LogFollower implements AutoCloseable {
     if (gz != null) {
       gz.close();
       gz = null;
-      gzPath = null;
     }
-    pending = new byte[0];
   }
 
   /** Whether the gzip'd file holds the position's window before its offset; if so it is kept open there. */
@@ -647,13 +652,6 @@ final class LogFollower implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    if (channel != null) {
-      channel.close();
-      channel = null;
-    }
-    if (gz != null) {
-      gz.close();
-      gz = null;
-    }
+    closeFiles();
   }
 }

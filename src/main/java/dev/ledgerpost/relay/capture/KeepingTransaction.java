@@ -14,12 +14,13 @@ import io.vertx.core.Future;
  * bytes in {@code captures} and its row CAPTURED with the reply that says why, and the smarthost's transaction is reset.
  * Everything else is the smarthost transaction's own.
  */
-final class KeepingTransaction implements RelayTransaction {
+final class KeepingTransaction extends ForwardingTransaction {
   private final ContractTransaction smarthost;
   private final Capture capture;
   private final String user;
 
   KeepingTransaction(ContractTransaction smarthost, Capture capture, String user) {
+    super(smarthost);
     this.smarthost = smarthost;
     this.capture = capture;
     this.user = user;
@@ -34,40 +35,5 @@ final class KeepingTransaction implements RelayTransaction {
     Opening opening = Opening.fresh();
     wire.id(opening.id());
     return smarthost.deliverOver(wire, Capture.ROUTE, message, opening);
-  }
-
-  @Override
-  public DownstreamReply mailReply() {
-    return smarthost.mailReply();
-  }
-
-  @Override
-  public String route() {
-    return smarthost.route();
-  }
-
-  @Override
-  public String routeFor(String recipient) {
-    return smarthost.routeFor(recipient);
-  }
-
-  @Override
-  public boolean offers(String keyword) {
-    return smarthost.offers(keyword);
-  }
-
-  @Override
-  public Future<DownstreamReply> rcpt(String recipient, RcptParameters parameters) {
-    return smarthost.rcpt(recipient, parameters);
-  }
-
-  @Override
-  public Future<DeliveryOutcome> deliver(MessageData message, Opening opening) {
-    return smarthost.deliver(message, opening);
-  }
-
-  @Override
-  public Future<Void> abort() {
-    return smarthost.abort();
   }
 }

@@ -1,30 +1,20 @@
 package dev.ledgerpost.operate.stats;
 
+import static dev.ledgerpost.operate.stats.StatsFixture.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ledgerpost.operate.stats.StatsMessages.Dimension;
 import dev.ledgerpost.operate.stats.StatsMessages.RolledUp;
-import dev.ledgerpost.operate.stats.StatsMessages.Rollup;
-import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -39,14 +29,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class StatsDeliveryTest {
   static final int MESSAGES = 3000;
-  static final Instant NOW = Instant.now();
-  static final Instant UNTIL = NOW.truncatedTo(ChronoUnit.DAYS).plus(Duration.ofDays(1));
-  static final Instant SINCE = UNTIL.minus(Duration.ofDays(4));
 
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension();
 
-  private final HttpClient http = HttpClient.newHttpClient();
+  static final StatsFixture stats = new StatsFixture(gateway, MESSAGES);
+  static final Instant SINCE = stats.since;
+  static final Instant UNTIL = stats.until;
 
   /**
    * Facts for the SENT messages' recipients, by a hash of the recipient: none (one in ten), delivered; deferred then
@@ -71,26 +60,14 @@ class StatsDeliveryTest {
           AS v(kind, n, state, category, sec, source) ON v.kind = h.hh %% 7
        WHERE m.status = 'SENT' AND h.hh %% 10 <> 0 AND (%2$s)""";
 
-  private static boolean generated;
-
-  static synchronized void generate() throws Exception {
-    if (generated) {
-      return;
-    }
-    long to = NOW.toEpochMilli();
-    long from = NOW.minus(Duration.ofHours(70)).toEpochMilli();
-    String sql = Files.readString(Path.of("bench/stats-generate.sql"))
-        .replace(":v_messages", String.valueOf(MESSAGES)).replace(":v_first", "1").replace(":v_total", String.valueOf(MESSAGES))
-        .replace(":v_from_ms", String.valueOf(from)).replace(":v_to_ms", String.valueOf(to)).replace(":v_users", "5");
-    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement()) {
-      st.execute(sql);
+  static void generate() throws Exception {
+    stats.generate(st -> {
       st.execute("UPDATE messages SET auth_user = 'erin@example.org' WHERE auth_user = 'user3'");
       st.execute(FACTS.formatted("first", "true"));
       st.execute("ANALYZE messages");
       st.execute("ANALYZE delivery_facts");
       assertThat(count(st, "SELECT count(DISTINCT (message_id, idx)) FROM delivery_facts")).isGreaterThan(MESSAGES);
-    }
-    generated = true;
+    });
   }
 
   @Test
@@ -99,7 +76,7 @@ class StatsDeliveryTest {
     String url = gateway.databaseUrl();
     everyGroupingMatches("all live");
 
-    RolledUp first = rollup();
+    RolledUp first = stats.rollup();
     assertThat(first.deliveryRolled()).as("hours rolled by delivery state").isBetween(60, 80);
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
       assertThat(count(st, "SELECT fact_id FROM stats_delivery_mark")).isEqualTo(count(st, "SELECT max(id) FROM delivery_facts"));
@@ -123,7 +100,7 @@ class StatsDeliveryTest {
       assertThat(st.executeUpdate(late)).isPositive();
     }
     everyGroupingMatches("late facts, before the job");
-    RolledUp second = rollup();
+    RolledUp second = stats.rollup();
     assertThat(second.deliveryRolled()).as("no new hour: the late facts were summed into the rolled ones").isLessThanOrEqualTo(1);
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
       assertThat(count(st, "SELECT fact_id FROM stats_delivery_mark")).isEqualTo(count(st, "SELECT max(id) FROM delivery_facts"));
@@ -183,8 +160,7 @@ class StatsDeliveryTest {
     for (int hours : new int[] {1, 24}) {
       for (List<Dimension> by : groupings) {
         String groupBy = String.join(",", by.stream().map(Dimension::label).toList());
-        String q = "/api/v1/stats?since=" + SINCE + "&until=" + UNTIL + "&bucket=" + (hours == 1 ? "1h" : "1d") + "&groupBy=" + groupBy;
-        HttpResponse<String> r = get(q);
+        HttpResponse<String> r = get(stats.query(hours, by));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         List<String> want = expected(SINCE, UNTIL, hours, by, null);
         assertThat(want).isNotEmpty();
@@ -196,14 +172,8 @@ class StatsDeliveryTest {
     assertThat(lines(new JsonObject(r.body()), by)).as(when + ": user0").isEqualTo(expected(SINCE, UNTIL, 1, by, "user0")).isNotEmpty();
   }
 
-  private HttpResponse<String> get(String path) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.httpPort() + path))
-        .timeout(Duration.ofSeconds(20)).header("Authorization", "Bearer " + gateway.gateway().adminToken());
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static RolledUp rollup() throws Exception {
-    return GatewayHarness.await(Bus.of(gateway.vertx()).request(StatsMessages.ROLLUP, new Rollup(NOW, 1000), RolledUp.class));
+  private static HttpResponse<String> get(String path) throws Exception {
+    return stats.get(path, gateway.gateway().adminToken(), null);
   }
 
   static List<String> lines(JsonObject answer, List<Dimension> by) {
@@ -231,38 +201,13 @@ class StatsDeliveryTest {
     for (Dimension d : by) {
       cols.append(", ").append(d == Dimension.USER ? "auth_user" : d == Dimension.DELIVERY ? "delivery" : "category");
     }
-    String sql = "SELECT to_char(to_timestamp(floor(extract(epoch FROM m.received_at) / " + hours * 3600 + ") * " + hours * 3600
-        + ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS bucket" + cols + ", count(*)"
+    String sql = "SELECT " + StatsFixture.bucket("m.received_at", hours) + cols + ", count(*)"
         + " FROM (SELECT DISTINCT ON (f.message_id, f.idx) f.message_id, f.state AS delivery, f.category FROM delivery_facts f"
         + "        ORDER BY f.message_id, f.idx, CASE WHEN f.state IN ('delivered', 'bounced', 'expired') THEN 0"
         + "                 WHEN f.state = 'deferred' THEN 1 ELSE 2 END, f.at DESC, f.id DESC) x"
         + " JOIN messages m ON m.id = x.message_id"
         + " WHERE m.received_at >= ?::timestamptz AND m.received_at < ?::timestamptz" + (user == null ? "" : " AND m.auth_user = ?")
         + " GROUP BY 1" + cols + " ORDER BY 1" + cols;
-    List<String> out = new ArrayList<>();
-    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, since.toString());
-      ps.setString(2, until.toString());
-      if (user != null) {
-        ps.setString(3, user);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          StringBuilder line = new StringBuilder(rs.getString(1));
-          for (int i = 0; i < by.size(); i++) {
-            line.append('|').append(rs.getString(2 + i));
-          }
-          out.add(line.append('|').append(rs.getLong(2 + by.size())).toString());
-        }
-      }
-    }
-    return out;
-  }
-
-  private static long count(Statement st, String sql) throws SQLException {
-    try (ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return stats.rows(sql, since, until, user, by.size(), 1);
   }
 }

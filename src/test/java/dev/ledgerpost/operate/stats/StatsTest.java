@@ -1,27 +1,21 @@
 package dev.ledgerpost.operate.stats;
 
+import static dev.ledgerpost.operate.stats.StatsFixture.count;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ledgerpost.operate.stats.StatsMessages.Dimension;
 import dev.ledgerpost.operate.stats.StatsMessages.RolledUp;
-import dev.ledgerpost.operate.stats.StatsMessages.Rollup;
-import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.SendClient;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -41,29 +35,19 @@ class StatsTest {
   static final String USER0_KEY = "stats-test-user0-key";
   static final String USER1_KEY = "stats-test-user1-key";
   static final int MESSAGES = 4000;
-  /** The generated rows span the 70 hours before the test's start; rolled hours are those ended an hour before that. */
-  static final Instant NOW = Instant.now();
-  static final Instant UNTIL = NOW.truncatedTo(ChronoUnit.DAYS).plus(Duration.ofDays(1));
-  static final Instant SINCE = UNTIL.minus(Duration.ofDays(4));
 
   @RegisterExtension
   static final GatewayHarness gateway = GatewayHarness.extension()
       .with("api.keysFile", SendClient.keysFile(Map.of(USER0_KEY, "user0:1000", USER1_KEY, "user1:1000")).toString());
 
-  private static boolean generated;
-  private final HttpClient http = HttpClient.newHttpClient();
+  /** The generated rows span the 70 hours before the test's start; rolled hours are those ended an hour before that. */
+  static final StatsFixture stats = new StatsFixture(gateway, MESSAGES);
+  static final Instant NOW = stats.now;
+  static final Instant UNTIL = stats.until;
+  static final Instant SINCE = stats.since;
 
-  static synchronized void generate() throws Exception {
-    if (generated) {
-      return;
-    }
-    long to = NOW.toEpochMilli();
-    long from = NOW.minus(Duration.ofHours(70)).toEpochMilli();
-    String sql = Files.readString(Path.of("bench/stats-generate.sql"))
-        .replace(":v_messages", String.valueOf(MESSAGES)).replace(":v_first", "1").replace(":v_total", String.valueOf(MESSAGES))
-        .replace(":v_from_ms", String.valueOf(from)).replace(":v_to_ms", String.valueOf(to)).replace(":v_users", "5");
-    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement()) {
-      st.execute(sql);
+  static void generate() throws Exception {
+    stats.generate(st -> {
       // one user is an address, so that an erasure changes rows of rolled hours
       st.execute("UPDATE messages SET auth_user = 'erin@example.org' WHERE auth_user = 'user3'");
       // tags (V101): one, two or none; a message counts once per tag under groupBy=tag
@@ -78,8 +62,7 @@ class StatsTest {
       }
       st.execute("ANALYZE messages");
       assertThat(count(st, "SELECT count(*) FROM messages")).isEqualTo(MESSAGES);
-    }
-    generated = true;
+    });
   }
 
   @Test
@@ -88,7 +71,7 @@ class StatsTest {
     String url = gateway.databaseUrl();
     everyCombinationMatches("all live");
 
-    RolledUp first = rollup();
+    RolledUp first = stats.rollup();
     assertThat(first.rolled()).as("hours rolled: those of the 70 hours that ended an hour ago").isBetween(60, 80);
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
       assertThat(count(st, "SELECT count(*) FROM stats_open")).as("open rows of rolled hours, read live").isPositive();
@@ -122,7 +105,7 @@ class StatsTest {
     }
     everyCombinationMatches("changed after the roll-up, not folded yet");
 
-    RolledUp second = rollup();
+    RolledUp second = stats.rollup();
     assertThat(second.folded()).as("the hours of the settled and the resolved row, redone").isGreaterThanOrEqualTo(1);
     try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
       assertThat(count(st, "SELECT count(*) FROM stats_open WHERE id IN ('" + pending + "', '" + unknown + "')"))
@@ -212,8 +195,7 @@ class StatsTest {
     for (int hours : new int[] {1, 24}) {
       for (List<Dimension> by : groupings) {
         String groupBy = String.join(",", by.stream().map(Dimension::label).toList());
-        HttpResponse<String> r = get("/api/v1/stats?since=" + SINCE + "&until=" + UNTIL + "&bucket=" + (hours == 1 ? "1h" : "1d")
-            + "&groupBy=" + groupBy, gateway.gateway().adminToken(), null);
+        HttpResponse<String> r = get(stats.query(hours, by), gateway.gateway().adminToken(), null);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         List<String> want = expected(SINCE, UNTIL, hours, by, null);
         assertThat(want).isNotEmpty();
@@ -222,20 +204,8 @@ class StatsTest {
     }
   }
 
-  private HttpResponse<String> get(String path, String token, String accept) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.httpPort() + path))
-        .timeout(Duration.ofSeconds(20));
-    if (token != null) {
-      b.header("Authorization", "Bearer " + token);
-    }
-    if (accept != null) {
-      b.header("Accept", accept);
-    }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static RolledUp rollup() throws Exception {
-    return GatewayHarness.await(Bus.of(gateway.vertx()).request(StatsMessages.ROLLUP, new Rollup(NOW, 1000), RolledUp.class));
+  private static HttpResponse<String> get(String path, String token, String accept) throws Exception {
+    return stats.get(path, token, accept);
   }
 
   static List<String> lines(JsonObject answer, List<Dimension> by) {
@@ -262,39 +232,12 @@ class StatsTest {
     for (Dimension d : by) {
       cols.append(", ").append(d == Dimension.USER ? "auth_user" : d == Dimension.TAG ? "tag" : "status");
     }
-    String sql = "SELECT to_char(to_timestamp(floor(extract(epoch FROM received_at) / " + hours * 3600 + ") * " + hours * 3600
-        + ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS bucket" + cols
+    String sql = "SELECT " + StatsFixture.bucket("received_at", hours) + cols
         + ", count(*), sum((SELECT count(*) FROM recipients r WHERE r.message_id = m.id)), sum(size_bytes) FROM messages m"
         + (by.contains(Dimension.TAG) ? " CROSS JOIN LATERAL unnest(m.tags) AS t(tag)" : "")
         + " WHERE received_at >= ?::timestamptz AND received_at < ?::timestamptz" + (user == null ? "" : " AND auth_user = ?")
         + " GROUP BY 1" + cols + " ORDER BY 1" + cols;
-    List<String> out = new ArrayList<>();
-    try (Connection c = TestDatabase.connect(gateway.databaseUrl()); PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, since.toString());
-      ps.setString(2, until.toString());
-      if (user != null) {
-        ps.setString(3, user);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          StringBuilder line = new StringBuilder(rs.getString(1));
-          for (int i = 0; i < by.size(); i++) {
-            line.append('|').append(rs.getString(2 + i));
-          }
-          int n = 2 + by.size();
-          out.add(line.append('|').append(rs.getLong(n)).append('|').append(rs.getLong(n + 1)).append('|')
-              .append(rs.getLong(n + 2)).toString());
-        }
-      }
-    }
-    return out;
-  }
-
-  private static long count(Statement st, String sql) throws Exception {
-    try (ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return stats.rows(sql, since, until, user, by.size(), 3);
   }
 
   private static String string(Statement st, String sql) throws Exception {

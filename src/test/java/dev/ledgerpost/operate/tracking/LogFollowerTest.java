@@ -64,11 +64,7 @@ class LogFollowerTest {
   void aRestartResumesAtItsPositionInTheSameFileAndAtTheStartOfAnother() throws Exception {
     Path log = dir.resolve("mail.log");
     append(log, "a\nb\n");
-    LogFollower.Position at;
-    try (LogFollower f = new LogFollower(log, null)) {
-      assertThat(f.poll().lines()).containsExactly("a", "b");
-      at = f.position();
-    }
+    LogFollower.Position at = firstRun(log, "a", "b");
     append(log, "c\n");
     try (LogFollower f = new LogFollower(log, at)) {
       assertThat(f.poll().lines()).containsExactly("c");
@@ -153,11 +149,7 @@ class LogFollowerTest {
     Path log = dir.resolve("mail.log");
     String line = "y".repeat(99) + "\n";
     append(log, "first\n");
-    LogFollower.Position at;
-    try (LogFollower f = new LogFollower(log, null)) {
-      assertThat(f.poll().lines()).containsExactly("first");
-      at = f.position();
-    }
+    LogFollower.Position at = firstRun(log, "first");
     int n = LogFollower.MAX_READ / 100 * 2; // two reads' worth of unread lines
     append(log, line.repeat(n));
     Files.move(log, dir.resolve("mail.log.1"));
@@ -182,11 +174,7 @@ class LogFollowerTest {
   void aCopyTruncatedThenGzippedWhileAwayIsFoundByItsBytesNotByTheInodeThePathKept() throws Exception {
     Path log = dir.resolve("mail.log");
     append(log, "a\nb\n");
-    LogFollower.Position at;
-    try (LogFollower f = new LogFollower(log, null)) {
-      assertThat(f.poll().lines()).containsExactly("a", "b");
-      at = f.position();
-    }
+    LogFollower.Position at = firstRun(log, "a", "b");
     append(log, "c\n");
     Files.copy(log, dir.resolve("mail.log.1")); // copytruncate: a copy, then the file cut to nothing in place
     Files.write(log, new byte[0], StandardOpenOption.TRUNCATE_EXISTING);
@@ -273,6 +261,14 @@ class LogFollowerTest {
     FileTime t = FileTime.from(Instant.parse("2026-12-04T10:00:00Z"));
     for (String n : names) {
       Files.setLastModifiedTime(dir.resolve(n), t);
+    }
+  }
+
+  /** A first run over {@code log}, from its start: its first poll reads exactly {@code lines}; the position it stopped at. */
+  private static LogFollower.Position firstRun(Path log, String... lines) throws Exception {
+    try (LogFollower f = new LogFollower(log, null)) {
+      assertThat(f.poll().lines()).containsExactly(lines);
+      return f.position();
     }
   }
 

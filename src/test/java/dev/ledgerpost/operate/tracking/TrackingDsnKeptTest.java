@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -29,17 +27,7 @@ class TrackingDsnKeptTest {
   @RegisterExtension
   final GatewayHarness gateway = GatewayHarness.extension()
       .with("tracking.relayDsns", false)
-      .script(g -> new ScriptedSmtpServer.Script() {
-        @Override
-        public List<String> ehloKeywords() {
-          return List.of("PIPELINING", "SIZE 52428800", "8BITMIME", "ENHANCEDSTATUSCODES", "DSN");
-        }
-
-        @Override
-        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-          return Future.succeededFuture("250 2.0.0 Ok: queued as ABCDEF0" + n);
-        }
-      });
+      .script(g -> new DsnSmarthost() {});
 
   private String returnDsn(String message) throws Exception {
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {

@@ -68,69 +68,75 @@ class TrackingRestartTest {
     return LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM delivery_facts");
   }
 
-  @Test
-  void aRestartResumesWhereItStoppedEvenInAFileRenamedMeanwhile() throws Exception {
-    String url = gateway.databaseUrl();
-    Path log = GatewayHarness.tempDir("tracking-restart-").resolve("mail.log");
+  /** The facts recorded, in order, as idx:state. */
+  private String recorded() throws Exception {
+    return LedgerRows.string(gateway.databaseUrl(), "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts");
+  }
+
+  /** Whether the follower's saved position is {@code log}'s end (its size). */
+  private boolean positionAtEndOf(Path log) throws Exception {
+    return LedgerRows.count(gateway.databaseUrl(), "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'")
+        == Files.size(log);
+  }
+
+  interface WhileFollowing {
+    void run() throws Exception;
+  }
+
+  /** Starts a gateway that follows {@code log}, runs {@code check} while it runs, then stops it and its Vert.x. */
+  private void following(Path log, WhileFollowing check) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    GatewayHarness follower = follower(vertx, log);
+    try {
+      check.run();
+    } finally {
+      follower.close();
+      GatewayHarness.await(vertx.close());
+    }
+  }
+
+  /**
+   * Relays one message to a@ and b@, appends a deferral of a@ to {@code log}, follows the log until that line is a fact
+   * and the position saved, stops.
+   */
+  private void followFirstFactThenStop(Path log) throws Exception {
     try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
       c.reply();
       assertThat(c.sendMail("s@example.com", List.of("a@example.net", "b@example.net"), "Subject: r\r\n\r\nbody")).startsWith("250");
     }
     append(log, line("a@example.net", "4.2.2", "deferred"));
-
-    Vertx first = Vertx.vertx();
-    GatewayHarness one = follower(first, log);
-    try {
+    following(log, () -> {
       Poll.until(WAIT, "the first fact", () -> facts() == 1);
-      Poll.until(WAIT, "its position saved", () -> LedgerRows.count(url,
-          "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
-    } finally {
-      one.close();
-      GatewayHarness.await(first.close());
-    }
+      Poll.until(WAIT, "its position saved", () -> positionAtEndOf(log));
+    });
+  }
+
+  @Test
+  void aRestartResumesWhereItStoppedEvenInAFileRenamedMeanwhile() throws Exception {
+    String url = gateway.databaseUrl();
+    Path log = GatewayHarness.tempDir("tracking-restart-").resolve("mail.log");
+    followFirstFactThenStop(log);
 
     // While no gateway follows: a line more in the file, which is then renamed away, and a line in the new one.
     append(log, line("a@example.net", "2.0.0", "sent"));
     Files.move(log, log.resolveSibling("mail.log.1"));
     append(log, line("b@example.net", "5.1.1", "bounced"));
 
-    Vertx second = Vertx.vertx();
-    GatewayHarness two = follower(second, log);
-    try {
+    following(log, () -> {
       Poll.until(WAIT, "three facts", () -> facts() >= 3);
-      Poll.until(WAIT, "the new file's position saved", () -> LedgerRows.count(url,
-          "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
-    } finally {
-      two.close();
-      GatewayHarness.await(second.close());
-    }
-    assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts"))
-        .isEqualTo("0:deferred,0:delivered,1:bounced");
+      Poll.until(WAIT, "the new file's position saved", () -> positionAtEndOf(log));
+    });
+    assertThat(recorded()).isEqualTo("0:deferred,0:delivered,1:bounced");
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(3);
   }
 
-  /** Relays one message to a@ and b@, follows the log until its first line is a fact and the position saved, stops. */
+  /** A log of 60 lines no fact is made of, followed by {@link #followFirstFactThenStop}. */
   private Path followedThenStopped() throws Exception {
-    String url = gateway.databaseUrl();
     Path log = GatewayHarness.tempDir("tracking-restart-").resolve("mail.log");
-    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
-      c.reply();
-      assertThat(c.sendMail("s@example.com", List.of("a@example.net", "b@example.net"), "Subject: r\r\n\r\nbody")).startsWith("250");
-    }
     for (int i = 0; i < 60; i++) {
       append(log, "Dec  4 10:00:00 smarthost postfix/anvil[9]: statistics: line " + i + " that no fact is made of\n"); // beyond the window
     }
-    append(log, line("a@example.net", "4.2.2", "deferred"));
-    Vertx first = Vertx.vertx();
-    GatewayHarness one = follower(first, log);
-    try {
-      Poll.until(WAIT, "the first fact", () -> facts() == 1);
-      Poll.until(WAIT, "its position saved", () -> LedgerRows.count(url,
-          "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
-    } finally {
-      one.close();
-      GatewayHarness.await(first.close());
-    }
+    followFirstFactThenStop(log);
     return log;
   }
 
@@ -153,51 +159,36 @@ class TrackingRestartTest {
     rotateAndCompress(log, "mail.log-20261204.gz");
     append(log, line("b@example.net", "5.1.1", "bounced"));
 
-    Vertx second = Vertx.vertx();
     try (LogCapture warnings = LogCapture.of(TrackingVerticle.class.getName())) {
-      GatewayHarness two = follower(second, log);
-      try {
-        Poll.until(WAIT, "the new file's position saved", () -> LedgerRows.count(url,
-            "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
+      following(log, () -> {
+        Poll.until(WAIT, "the new file's position saved", () -> positionAtEndOf(log));
         // The position commits with the facts of the lines before it: at the new file's end, both files are recorded.
         assertThat(facts()).isEqualTo(3);
-      } finally {
-        two.close();
-        GatewayHarness.await(second.close());
-      }
+      });
       assertThat(warnings.warningsContaining("unknown to tracking")).isEmpty();
     }
-    assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts"))
-        .isEqualTo("0:deferred,0:delivered,1:bounced");
+    assertThat(recorded()).isEqualTo("0:deferred,0:delivered,1:bounced");
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(3);
   }
 
   @Test
   void aFileRotatedAwayBeyondReachIsOneWarningAndTheNewFileIsFollowed() throws Exception {
-    String url = gateway.databaseUrl();
     Path log = followedThenStopped();
     append(log, line("a@example.net", "2.0.0", "sent"));
     rotateAndCompress(log, "mail.log.1.gz");
     Files.delete(log.resolveSibling("mail.log.1.gz")); // logrotate's rotate count reached, or removed by hand
     append(log, line("b@example.net", "5.1.1", "bounced"));
 
-    Vertx second = Vertx.vertx();
     try (LogCapture warnings = LogCapture.of(TrackingVerticle.class.getName())) {
-      GatewayHarness two = follower(second, log);
-      try {
+      following(log, () -> {
         Poll.until(WAIT, "the new file's fact", () -> facts() == 2);
-        Poll.until(WAIT, "the new file's position saved", () -> LedgerRows.count(url,
-            "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log));
-      } finally {
-        two.close();
-        GatewayHarness.await(second.close());
-      }
+        Poll.until(WAIT, "the new file's position saved", () -> positionAtEndOf(log));
+      });
       List<String> lost = warnings.warningsContaining("unknown to tracking");
       assertThat(lost).hasSize(1);
       assertThat(lost.get(0)).contains(log.toString() + " was read to byte ", "following " + log + " from its start");
     }
-    assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state, ',' ORDER BY id) FROM delivery_facts"))
-        .as("the line in the lost file's end is not a fact").isEqualTo("0:deferred,1:bounced");
+    assertThat(recorded()).as("the line in the lost file's end is not a fact").isEqualTo("0:deferred,1:bounced");
   }
 
   /**
@@ -219,20 +210,14 @@ class TrackingRestartTest {
     Files.move(log, log.resolveSibling("mail.log.1"));
     append(log, line("b@example.net", "5.1.1", "bounced"));
 
-    Vertx second = Vertx.vertx();
     try (LogCapture warnings = LogCapture.of(TrackingVerticle.class.getName())) {
-      GatewayHarness two = follower(second, log);
-      try {
-        Poll.until(WAIT, "the current file's position saved", () -> LedgerRows.count(url,
-            "SELECT position FROM tracking_log_positions WHERE node_id = 'tracker'") == Files.size(log)
+      following(log, () -> {
+        Poll.until(WAIT, "the current file's position saved", () -> positionAtEndOf(log)
             && LedgerRows.string(url, "SELECT file_key FROM tracking_log_positions WHERE node_id = 'tracker'")
                 .equals(Files.readAttributes(log, java.nio.file.attribute.BasicFileAttributes.class).fileKey().toString()));
         // The position commits with the facts of the lines before it: at the current file's end, all three files are recorded.
         assertThat(facts()).isEqualTo(4);
-      } finally {
-        two.close();
-        GatewayHarness.await(second.close());
-      }
+      });
       assertThat(warnings.warningsContaining("unknown to tracking")).isEmpty();
     }
     assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state || ':' || coalesce(dsn, ''), ',' ORDER BY id) FROM delivery_facts"))
