@@ -28,6 +28,8 @@ CREATE INDEX outbox_fact_rows_idx ON outbox (created_at) WHERE fact_ids IS NOT N
 -- V101's view, and a batched tracking event: its type from the fact's state, its id `<message id>:tracking:<fact id>`,
 -- its payload the fields the facts' statement wrote before V115, the recipient's address from its row. None of those
 -- columns changes once the fact exists, except where erasure hashes an address, which it did in the stored payload too.
+-- A fact deleted while its row is kept (a ledger retention shorter than notify.retention) reads as `recipient.*` with
+-- its id and null fields, so that the row's numbering stays whole; no subscription names that type.
 CREATE OR REPLACE VIEW outbox_events AS
 SELECT o.seq,
        o.pub_seq + e.ord - 1 AS pub_seq,
@@ -36,10 +38,11 @@ SELECT o.seq,
        e.id AS message_id,
        CASE WHEN e.fact_id IS NULL THEN o.type
             ELSE CASE f.state WHEN 'delivered' THEN 'recipient.delivered' WHEN 'deferred' THEN 'recipient.deferred'
-                              ELSE 'recipient.bounced' END END AS type,
+                              WHEN 'bounced' THEN 'recipient.bounced' WHEN 'expired' THEN 'recipient.bounced'
+                              ELSE o.type END END AS type,
        coalesce(o.payload, CASE
            WHEN e.fact_id IS NOT NULL THEN
-             jsonb_build_object('id', f.message_id, 'recipient', f.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
+             jsonb_build_object('id', e.id, 'recipient', f.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
                                 'remoteHost', f.remote_host, 'dsn', f.dsn, 'reply', f.reply, 'category', f.category,
                                 'rule', f.rule, 'source', f.source, 'queueId', f.queue_id)
            WHEN o.type = 'message.pending' THEN jsonb_build_object('id', e.id, 'status', 'PENDING', 'version', e.version,
