@@ -182,6 +182,19 @@ class TrackingEventBatchTest {
         return publish.getInteger("events") == N + 2 && publish.getInteger("published") == N + 2
             && publish.getLong("lastSeq") == seqs.get(N - 1);
       });
+
+      // Erasure: the events of an erased recipient read with its hash, as the stored payloads did; its siblings' do not.
+      var erased = gateway.post("/api/v1/erasures", new JsonObject().put("address", address(1)).put("reason", "test").encode(),
+          "X-Operator", "dpo");
+      assertThat(erased.statusCode()).as(erased.body()).isEqualTo(200);
+      String hash = new JsonObject(erased.body()).getString("addressHash");
+      assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE payload::text ILIKE '%" + address(1) + "%'"
+          + " OR payload::text ILIKE '%\"" + address(1) + "\"%'")).isZero();
+      assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%' AND payload->>'recipient' LIKE '%"
+          + hash + "%'")).isEqualTo(1);
+      assertThat(LedgerRows.count(url, "SELECT count(*) FROM webhook_deliveries WHERE body ILIKE '%" + address(1) + "%'")).isZero();
+      assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE payload->>'recipient' = '" + address(2) + "'"))
+          .isEqualTo(1);
     }
   }
 }
