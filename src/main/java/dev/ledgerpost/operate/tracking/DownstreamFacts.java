@@ -117,7 +117,7 @@ final class DownstreamFacts {
     byte[] key = Fact.sha256(row.downstreamId().toLowerCase(java.util.Locale.ROOT) + "\n" + pos + "\n" + source + "\n" + state + "\n"
         + at + "\n" + dsn + "\n" + host + "\n" + queueId);
     return new Object[] {row.id(), idx, state, at.atOffset(ZoneOffset.UTC), host, dsn, reply, category, rule,
-        Fact.LEDGERPOST_SOURCE, evidence, row.downstreamId(), Buffer.buffer(key), ours.address()};
+        Fact.LEDGERPOST_SOURCE, evidence, row.downstreamId(), Buffer.buffer(key)};
   }
 
   private static String text(JsonObject f, String field, int max) {

@@ -102,13 +102,17 @@ final class TrackingStore {
    * stats_delivery_barrier, docs/data-model.md §5.29) takes it exclusively to learn an id below which every fact has
    * committed. Shared: writers never wait for one another, only, for a moment, for a barrier.
    */
+  /** The events one outbox row holds at most (the check of V40 and V115; the readers' bound on a row's span). */
+  static final int EVENTS_PER_ROW = 64;
   private static final String FACTS_LOCK = "SELECT pg_advisory_xact_lock_shared(19539, 2)";
   /**
-   * The facts and, in the same statement, each new one's event (docs/design.md §6.1: an event commits with the fact it
-   * reports): {@code recipient.delivered}, {@code recipient.deferred}, or {@code recipient.bounced} for a bounce and an
-   * expiry alike (its {@code state} tells them apart). A fact already recorded (the conflict) has no new event either.
-   * The recipient's address comes with the facts ($14, from the recipients the writer read to find each line's index):
-   * joining {@code recipients} again here read that partitioned table's index once more per fact.
+   * The facts and, in the same statement, their events (docs/design.md §6.1: an event commits with the fact it reports):
+   * {@code recipient.delivered}, {@code recipient.deferred}, or {@code recipient.bounced} for a bounce and an expiry
+   * alike (its {@code state} tells them apart). A fact already recorded (the conflict) has no new event either. The
+   * events are batched (V115, docs/data-model.md §5.30): one outbox row per 64 new facts, in fact id order, holding
+   * only their messages and ids; the view {@code outbox_events} builds each event's type, id and payload from its fact
+   * when it is read. A row per fact (its jsonb payload, four index entries, then the publisher's update of it) was
+   * more than half of tracking's WAL (docs/design.md §8.13, "What a batch costs").
    */
   private static final String INSERT = """
       WITH f AS (
@@ -117,19 +121,14 @@ final class TrackingStore {
         SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[],
                              $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[])
         ON CONFLICT (message_id, idx, source, event_key) DO NOTHING
-        RETURNING id, message_id, idx, state, at, remote_host, dsn, reply, category, rule, source, queue_id),
+        RETURNING id, message_id, state, category),
+      n AS (
+        SELECT id, message_id, (row_number() OVER (ORDER BY id) - 1) / %d AS batch FROM f WHERE state <> 'queued'),
       e AS (
-        INSERT INTO outbox (event_id, message_id, type, payload)
-        SELECT f.message_id::text || ':tracking:' || f.id, f.message_id,
-               CASE f.state WHEN 'delivered' THEN 'recipient.delivered' WHEN 'deferred' THEN 'recipient.deferred'
-                            ELSE 'recipient.bounced' END,
-               jsonb_build_object('id', f.message_id, 'recipient', a.address, 'idx', f.idx, 'state', f.state, 'at', f.at,
-                                  'remoteHost', f.remote_host, 'dsn', f.dsn, 'reply', f.reply, 'category', f.category,
-                                  'rule', f.rule, 'source', f.source, 'queueId', f.queue_id)
-          FROM f JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::int[], $14::text[])) AS a(message_id, idx, address)
-                 ON a.message_id = f.message_id AND a.idx = f.idx
-         WHERE f.state <> 'queued')
-      SELECT id, state, category FROM f""";
+        INSERT INTO outbox (type, message_ids, fact_ids)
+        SELECT 'recipient.*', array_agg(message_id ORDER BY id), array_agg(id ORDER BY id)
+          FROM n GROUP BY batch ORDER BY batch)
+      SELECT id, state, category FROM f""".formatted(EVENTS_PER_ROW);
   private static final String OF_MESSAGE = """
       SELECT f.idx, (SELECT count(*) FROM recipients r WHERE r.message_id = f.message_id AND r.idx < f.idx) AS position,
              f.state, f.at, f.remote_host, f.dsn, f.reply, f.category, f.rule, f.source, f.evidence, f.queue_id
@@ -437,8 +436,7 @@ final class TrackingStore {
           continue; // a recipient Postfix added (an alias's expansion, a BCC map): not one of ours
         }
         columns.add(new Object[] {e.getValue(), recipient.getInteger("idx"), f.state(), f.at().atOffset(ZoneOffset.UTC), f.remoteHost(),
-            f.dsn(), f.reply(), f.category(), f.rule(), Fact.SOURCE, f.evidence(), f.queueId(), Buffer.buffer(f.eventKey()),
-            recipient.getString("address")});
+            f.dsn(), f.reply(), f.category(), f.rule(), Fact.SOURCE, f.evidence(), f.queueId(), Buffer.buffer(f.eventKey())});
       }
       if (columns.isEmpty()) {
         return Future.succeededFuture();
@@ -478,14 +476,14 @@ final class TrackingStore {
   }
 
   /** The facts' one statement ({@link #INSERT}), after the shared lock every writer of facts takes ({@link #FACTS_LOCK}). */
-  private static Future<io.vertx.sqlclient.RowSet<Row>> insertFacts(SqlConnection c, List<Object[]> columns) {
+  static Future<io.vertx.sqlclient.RowSet<Row>> insertFacts(SqlConnection c, List<Object[]> columns) {
     return c.query(FACTS_LOCK).execute().compose(l -> c.preparedQuery(INSERT).execute(arrays(columns)));
   }
 
   private static Tuple arrays(List<Object[]> columns) {
     int n = columns.size();
     Object[][] cols = {new UUID[n], new Integer[n], new String[n], new OffsetDateTime[n], new String[n], new String[n],
-        new String[n], new String[n], new String[n], new String[n], new String[n], new String[n], new Buffer[n], new String[n]};
+        new String[n], new String[n], new String[n], new String[n], new String[n], new String[n], new Buffer[n]};
     for (int i = 0; i < n; i++) {
       for (int j = 0; j < cols.length; j++) {
         cols[j][i] = columns.get(i)[j];
@@ -756,7 +754,7 @@ final class TrackingStore {
     byte[] key = Fact.sha256((r.reportingMta() + "\n" + r.envelopeId() + "\n" + r.returnedMessageId() + "\n" + r.arrivalDate() + "\n"
         + p.group()));
     return new Object[] {row, recipient.getInteger("idx"), state, at.atOffset(ZoneOffset.UTC), Fact.sanitised(p.remoteMta(), Fact.MAX_HOST),
-        p.status(), reply, category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key), recipient.getString("address")};
+        p.status(), reply, category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key)};
   }
 
   private static Future<TrackingMessages.DsnResult> note(SqlConnection c, UUID dsnId, TrackingMessages.DsnResult result, UUID matched,

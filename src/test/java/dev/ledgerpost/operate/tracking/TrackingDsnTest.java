@@ -167,7 +167,7 @@ class TrackingDsnTest {
 
     // Its event, written with it.
     assertThat(LedgerRows.string(url, "SELECT payload->>'recipient' || ' ' || (payload->>'state') || ' ' || (payload->>'category') || ' '"
-        + " || (payload->>'source') FROM outbox WHERE type = 'recipient.bounced' AND message_id = '" + id + "'"))
+        + " || (payload->>'source') FROM outbox_events WHERE type = 'recipient.bounced' AND message_id = '" + id + "'"))
         .isEqualTo("B@Example.org bounced invalid_recipient dsn");
     // A hard bounce a DSN reports feeds the suppression list as the log's does (design.md §8.8), in the fact's transaction.
     assertThat(LedgerRows.string(url, "SELECT address || '|' || scope || '|' || source || '|' || category || '|' || message_id"
@@ -191,7 +191,7 @@ class TrackingDsnTest {
     assertThat(LedgerRows.string(url, "SELECT status || ' ' || route || ' ' || downstream_reply FROM messages WHERE id = '" + again + "'"))
         .isEqualTo("CAPTURED capture 250 2.0.0 DSN kept by tracking, not relayed again: the same report was relayed before as " + dsn);
     assertThat(facts(id)).hasSize(1);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(1);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%'")).isEqualTo(1);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'suppression.added'")).as("one entry, one event")
         .isEqualTo(1);
 
@@ -294,7 +294,7 @@ class TrackingDsnTest {
     assertThat(handled(dsn)).isEqualTo("matched|by Message-ID|1|" + id);
     assertThat(facts(id)).containsExactly("1|deferred|4.2.2|mailbox_full|mailbox-full-codes|dsn|mx.example.org|452 4.2.2 Mailbox full");
     assertThat(facts(other)).isEmpty();
-    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT type FROM outbox WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
+    assertThat(LedgerRows.string(gateway.databaseUrl(), "SELECT type FROM outbox_events WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
         .isEqualTo("recipient.deferred");
 
     // A recipient the row does not have: unmatched, nothing recorded.

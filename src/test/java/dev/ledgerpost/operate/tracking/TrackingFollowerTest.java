@@ -159,16 +159,16 @@ class TrackingFollowerTest {
 
     // Each fact's event, written with it (a line read again wrote none).
     String url = gateway.databaseUrl();
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(7);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.delivered'")).isEqualTo(1);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.deferred'")).isEqualTo(3);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.bounced'")).isEqualTo(3);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%'")).isEqualTo(7);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.delivered'")).isEqualTo(1);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.deferred'")).isEqualTo(3);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.bounced'")).isEqualTo(3);
     assertThat(LedgerRows.string(url, "SELECT payload->>'recipient' || ' ' || (payload->>'category') || ' ' || (payload->>'rule') || ' '"
-        + " || (payload->>'dsn') || ' ' || (payload->>'state') FROM outbox WHERE type = 'recipient.bounced' AND payload->>'dsn' = '5.1.1'"))
+        + " || (payload->>'dsn') || ' ' || (payload->>'state') FROM outbox_events WHERE type = 'recipient.bounced' AND payload->>'dsn' = '5.1.1'"))
         .isEqualTo("B@Example.org invalid_recipient invalid-codes 5.1.1 bounced");
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%' AND message_id <> '" + id + "'")).isZero();
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%' AND message_id <> '" + id + "'")).isZero();
     Poll.until(WAIT, "the events published", () -> LedgerRows.count(url,
-        "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%' AND pub_seq IS NOT NULL") == 7);
+        "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%' AND pub_seq IS NOT NULL") == 7);
 
     // The detail shows each recipient's facts, in the order recorded, beside a status tracking never changed.
     var detail = gateway.get("/api/v1/messages/" + id);

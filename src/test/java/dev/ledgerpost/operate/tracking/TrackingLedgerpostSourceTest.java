@@ -158,7 +158,7 @@ class TrackingLedgerpostSourceTest {
     long answers = follower().answers();
     Poll.until(WAIT, "the downstream asked twice more", () -> follower().answers() >= answers + 2);
     assertThat(facts(id)).hasSize(1);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
         .isEqualTo(1);
 
     // The second recipient bounces downstream (5.1.1): ours bounces, classified as the downstream classified it.
@@ -173,7 +173,7 @@ class TrackingLedgerpostSourceTest {
     assertThat(recipientEvents(hub, id, 2)).containsExactly("recipient.delivered ok1@example.net ledgerpost",
         "recipient.bounced gone1@example.org ledgerpost");
     assertThat(LedgerRows.string(url, "SELECT string_agg(type || ' ' || (payload->>'recipient') || ' ' || (payload->>'source'), ', '"
-        + " ORDER BY seq) FROM outbox WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
+        + " ORDER BY seq, split_part(event_id, ':', 3)::bigint) FROM outbox_events WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
         .isEqualTo("recipient.delivered ok1@example.net ledgerpost, recipient.bounced gone1@example.org ledgerpost");
     // The message detail shows them per recipient, with the downstream's evidence.
     JsonArray recipients = new JsonObject(gateway.get("/api/v1/messages/" + id).body()).getJsonArray("recipients");
@@ -200,7 +200,7 @@ class TrackingLedgerpostSourceTest {
     long passes = follower().passes();
     Poll.until(WAIT, "five passes more", () -> follower().passes() >= passes + 5);
     assertThat(facts(id)).hasSize(2);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE message_id = '" + id + "' AND type LIKE 'recipient.%'"))
         .isEqualTo(2);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'suppression.added' AND payload::text LIKE"
         + " '%gone1@example.org%'")).isEqualTo(1);

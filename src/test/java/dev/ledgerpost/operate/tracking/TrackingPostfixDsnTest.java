@@ -87,7 +87,7 @@ class TrackingPostfixDsnTest {
     assertThat(LedgerRows.string(url, "SELECT reply FROM delivery_facts WHERE idx = 1 AND source = 'dsn'")).contains("550 5.1.1 <gone@example.net>");
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM delivery_facts WHERE idx = 0 AND source = 'dsn'"))
         .as("Postfix reports only the failure").isZero();
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.bounced' AND message_id = '" + id + "'"))
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.bounced' AND message_id = '" + id + "'"))
         .as("one event per fact").isEqualTo(2);
     assertThat(LedgerRows.string(url, "SELECT status FROM messages WHERE id = '" + id + "'")).isEqualTo("SENT");
     assertThat(LedgerRows.string(url, "SELECT status FROM messages WHERE id = '" + dsn + "'")).as("the DSN relayed on").isEqualTo("SENT");

@@ -108,11 +108,11 @@ class TrackingPostfixLoopTest {
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM suppressions")).as("one entry for the two facts").isEqualTo(1);
     assertThat(LedgerRows.string(url, "SELECT address || ' ' || category || ' ' || message_id FROM suppressions"))
         .isEqualTo("gone@gone.test invalid_recipient " + id);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.bounced' AND message_id = '" + id + "'"))
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.bounced' AND message_id = '" + id + "'"))
         .isEqualTo(2);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.deferred' AND message_id = '" + id + "'"))
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.deferred' AND message_id = '" + id + "'"))
         .isEqualTo(2);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.delivered' AND message_id = '" + id + "'"))
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.delivered' AND message_id = '" + id + "'"))
         .isEqualTo(2);
 
     // The DSN's loop: relayed once (to Postfix, which routed it back), kept the second time; then Postfix's queue is empty.

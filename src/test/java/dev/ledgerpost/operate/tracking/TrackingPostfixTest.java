@@ -63,7 +63,7 @@ class TrackingPostfixTest {
     assertThat(LedgerRows.string(url, "SELECT reply FROM delivery_facts WHERE idx = 1")).contains("said: 550 5.1.1 <gone@example.net>");
     assertThat(LedgerRows.string(url, "SELECT evidence FROM delivery_facts WHERE idx = 1")).contains("postfix/smtp").contains("status=bounced");
     assertThat(LedgerRows.string(url, "SELECT status FROM messages")).as("our hop's status stays what it was").isEqualTo("SENT");
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type IN ('recipient.delivered', 'recipient.bounced')")).isEqualTo(2);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type IN ('recipient.delivered', 'recipient.bounced')")).isEqualTo(2);
     // Postfix's own bounce message to the sender has a queue id of its own, never ours: nothing more is recorded.
     Poll.until(Duration.ofSeconds(60), "Postfix's bounce to the sender relayed to the next hop", () -> gateway.downstream().messages().size() >= 2);
     Poll.until(Duration.ofSeconds(10), "the follower past the bounce's lines", () -> LedgerRows.count(url,

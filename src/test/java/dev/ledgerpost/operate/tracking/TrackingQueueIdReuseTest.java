@@ -119,7 +119,7 @@ class TrackingQueueIdReuseTest {
     assertThat(delivered(first)).isEqualTo(1);
     assertThat(delivered(second)).isEqualTo(1);
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM delivery_facts")).isEqualTo(3);
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type = 'recipient.delivered'")).isEqualTo(3);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type = 'recipient.delivered'")).isEqualTo(3);
   }
 
   @Test

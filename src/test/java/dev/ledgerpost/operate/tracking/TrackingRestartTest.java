@@ -127,7 +127,7 @@ class TrackingRestartTest {
       Poll.until(WAIT, "the new file's position saved", () -> positionAtEndOf(log));
     });
     assertThat(recorded()).isEqualTo("0:deferred,0:delivered,1:bounced");
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(3);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%'")).isEqualTo(3);
   }
 
   /** A log of 60 lines no fact is made of, followed by {@link #followFirstFactThenStop}. */
@@ -168,7 +168,7 @@ class TrackingRestartTest {
       assertThat(warnings.warningsContaining("unknown to tracking")).isEmpty();
     }
     assertThat(recorded()).isEqualTo("0:deferred,0:delivered,1:bounced");
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(3);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%'")).isEqualTo(3);
   }
 
   @Test
@@ -222,6 +222,6 @@ class TrackingRestartTest {
     }
     assertThat(LedgerRows.string(url, "SELECT string_agg(idx || ':' || state || ':' || coalesce(dsn, ''), ',' ORDER BY id) FROM delivery_facts"))
         .isEqualTo("0:deferred:4.2.2,0:deferred:4.4.1,0:delivered:2.0.0,1:bounced:5.1.1");
-    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox WHERE type LIKE 'recipient.%'")).isEqualTo(4);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM outbox_events WHERE type LIKE 'recipient.%'")).isEqualTo(4);
   }
 }
