@@ -6,11 +6,9 @@ import dev.ledgerpost.publish.webhook.WebhookDeliveryTest;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.WebhookReceiver;
 import dev.ledgerpost.testing.WsTestClient;
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,7 +24,6 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -44,22 +41,8 @@ class TrackingEventBatchTest {
   WebhookReceiver receiver;
 
   @RegisterExtension
-  final GatewayHarness gateway = GatewayHarness.extension()
-      .with("tracking.postfixLog", LOG.toString())
-      .with("tracking.pollInterval", "50ms")
-      .with("webhooks.pollInterval", "50ms")
-      .script(g -> new ScriptedSmtpServer.Script() {
-        @Override
-        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-          return Future.succeededFuture("250 2.0.0 Ok: queued as BA7C4ED" + n);
-        }
-      })
-      .configure((g, o) -> {
-        receiver = g.closeAfter(GatewayHarness.await(WebhookReceiver.start(g.vertx(), r -> WebhookReceiver.Answer.of(200))));
-        o.put("webhooks.endpoints", List.of(Map.of("name", "tracking", "url", receiver.url("/tracking"),
-            "secret", WebhookDeliveryTest.secret(5), "events", List.of("recipient.delivered", "recipient.deferred",
-                "recipient.bounced"))));
-      });
+  final GatewayHarness gateway = TrackingWebhookGateway.extension(LOG, "BA7C4ED", "tracking", 5,
+      List.of("recipient.delivered", "recipient.deferred", "recipient.bounced"), r -> receiver = r);
 
   private static String address(int i) {
     return "r" + i + "@example.net";

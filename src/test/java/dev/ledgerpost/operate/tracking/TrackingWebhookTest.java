@@ -6,10 +6,8 @@ import dev.ledgerpost.publish.webhook.WebhookDeliveryTest;
 import dev.ledgerpost.testing.GatewayHarness;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
-import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
 import dev.ledgerpost.testing.WebhookReceiver;
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,7 +19,6 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,21 +31,8 @@ class TrackingWebhookTest {
   WebhookReceiver receiver;
 
   @RegisterExtension
-  final GatewayHarness gateway = GatewayHarness.extension()
-      .with("tracking.postfixLog", LOG.toString())
-      .with("tracking.pollInterval", "50ms")
-      .with("webhooks.pollInterval", "50ms")
-      .script(g -> new ScriptedSmtpServer.Script() {
-        @Override
-        public Future<String> endOfData(ScriptedSmtpServer.Received message, int n) {
-          return Future.succeededFuture("250 2.0.0 Ok: queued as C0FFEE0" + n);
-        }
-      })
-      .configure((g, o) -> {
-        receiver = g.closeAfter(GatewayHarness.await(WebhookReceiver.start(g.vertx(), r -> WebhookReceiver.Answer.of(200))));
-        o.put("webhooks.endpoints", List.of(Map.of("name", "bounces", "url", receiver.url("/bounces"),
-            "secret", WebhookDeliveryTest.secret(4), "events", List.of("recipient.bounced"))));
-      });
+  final GatewayHarness gateway = TrackingWebhookGateway.extension(LOG, "C0FFEE0", "bounces", 4, List.of("recipient.bounced"),
+      r -> receiver = r);
 
   private static String line(String to, String dsn, String status, String detail) {
     String at = DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(Instant.now().truncatedTo(ChronoUnit.MICROS).atOffset(ZoneOffset.UTC));
