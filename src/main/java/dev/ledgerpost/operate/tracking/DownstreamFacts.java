@@ -47,7 +47,7 @@ final class DownstreamFacts {
   private DownstreamFacts() {}
 
   /** {@code detail}: the downstream's answer about {@code row.downstreamId()}; {@code url}: its API, for the evidence. */
-  static Read of(TrackingStore.Awaiting row, JsonObject detail, String url, Classifier classifier) {
+  static Read of(DownstreamStore.Awaiting row, JsonObject detail, String url, Classifier classifier) {
     if (!row.downstreamId().equalsIgnoreCase(String.valueOf(detail.getValue("id")))) {
       throw new Malformed("the detail of " + row.downstreamId() + " names " + Fact.sanitised(String.valueOf(detail.getValue("id")), 80));
     }
@@ -55,7 +55,7 @@ final class DownstreamFacts {
       throw new Malformed("the detail of " + row.downstreamId() + " has no recipients array");
     }
     Set<Integer> fin = new HashSet<>();
-    row.recipients().stream().filter(TrackingStore.Awaited::fin).forEach(r -> fin.add(r.idx()));
+    row.recipients().stream().filter(DownstreamStore.Awaited::fin).forEach(r -> fin.add(r.idx()));
     List<Object[]> columns = new ArrayList<>();
     int skipped = 0;
     for (int pos = 0; pos < recipients.size(); pos++) {
@@ -63,7 +63,7 @@ final class DownstreamFacts {
         skipped++;
         continue;
       }
-      TrackingStore.Awaited ours = row.recipients().stream().filter(a -> a.address().equalsIgnoreCase(address)).findFirst().orElse(null);
+      DownstreamStore.Awaited ours = row.recipients().stream().filter(a -> a.address().equalsIgnoreCase(address)).findFirst().orElse(null);
       if (ours == null || !(r.getValue("delivery") instanceof JsonArray delivery)) {
         continue; // a recipient we did not give it, or a downstream without tracking (before openapi.yaml's delivery)
       }
@@ -84,7 +84,7 @@ final class DownstreamFacts {
   }
 
   /** One of the downstream's facts as ours; null when it cannot be read (no known state, no time). */
-  private static Object[] column(TrackingStore.Awaiting row, TrackingStore.Awaited ours, int pos, JsonObject f, String url,
+  private static Object[] column(DownstreamStore.Awaiting row, DownstreamStore.Awaited ours, int pos, JsonObject f, String url,
       Classifier classifier) {
     int idx = ours.idx();
     String state = f.getValue("state") instanceof String s && STATES.contains(s) ? s : null;

@@ -60,6 +60,7 @@ final class DownstreamVerticle extends VerticleBase {
   private final AtomicLong answers = new AtomicLong();
   private Backoff backoff;
   private TrackingStore store;
+  private DownstreamStore awaited;
   private JobSchedule schedule;
   private boolean running;
   /** The last row looked at by the pass before (null: the next starts at the floor). */
@@ -82,6 +83,7 @@ final class DownstreamVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = new TrackingStore(db, bounces);
+    awaited = new DownstreamStore(db);
     backoff = new Backoff(config.downstreamInterval());
     sources.forEach(s -> clients.add(new LedgerpostClient(vertx, s)));
     schedule = new JobSchedule(vertx, node.leadership());
@@ -127,7 +129,7 @@ final class DownstreamVerticle extends VerticleBase {
     UUID start = floor != null && floor.compareTo(horizon) > 0 ? floor : horizon;
     UUID after = cursor != null && cursor.compareTo(start) > 0 ? cursor : start;
     boolean fromStart = after.equals(start);
-    return store.awaiting(after, BATCH)
+    return awaited.awaiting(after, BATCH)
         .compose(rows -> {
           if (fromStart && cursor == null) {
             // Everything between the start and the first row found (or now) had nothing to ask about.
@@ -153,14 +155,14 @@ final class DownstreamVerticle extends VerticleBase {
   }
 
   /** Asks about each row due, in order; records what came; moves the cursor past what was asked. */
-  private Future<Void> ask(List<TrackingStore.Awaiting> rows, Instant now) {
+  private Future<Void> ask(List<DownstreamStore.Awaiting> rows, Instant now) {
     List<Object[]> columns = new ArrayList<>();
     List<UUID> done = new ArrayList<>();
     List<UUID> waiting = new ArrayList<>();
     UUID[] last = {null};
     boolean[] stop = {false};
     Future<Void> chain = Future.succeededFuture();
-    for (TrackingStore.Awaiting row : rows) {
+    for (DownstreamStore.Awaiting row : rows) {
       chain = chain.compose(v -> {
         if (stop[0] || schedule.stopped() || !node.leadership().leads(Job.TRACKING_DOWNSTREAM)) {
           stop[0] = true;
@@ -228,7 +230,7 @@ final class DownstreamVerticle extends VerticleBase {
             ? detail(id, i + 1) : Future.failedFuture(e));
   }
 
-  private void failed(LedgerpostClient.Kind kind, TrackingStore.Awaiting row, Throwable e) {
+  private void failed(LedgerpostClient.Kind kind, DownstreamStore.Awaiting row, Throwable e) {
     node.metrics().trackingDownstreamError(kind.label());
     if (failing.add(kind)) {
       LOG.warn("tracking: the downstream Ledgerpost gave no facts for {} (its {}): {} ({}); tried again at later passes,"

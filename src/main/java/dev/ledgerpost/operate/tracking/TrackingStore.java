@@ -28,7 +28,8 @@ import java.util.UUID;
  * Tracking's SQL (docs/design.md §8.13, docs/data-model.md §5.24), on the follower's context over the shared handle. One
  * batch is one transaction: the queue ids it has not mapped yet are mapped to our rows, its delivery lines become facts
  * of the recipients they name (a line read twice adds nothing: the unique key), and the follower's position is saved
- * with them, so a restart neither loses a fact nor records one twice.
+ * with them, so a restart neither loses a fact nor records one twice. Every source writes its facts through
+ * {@link #write}; a returned DSN's matching is {@link DsnStore}'s, the downstream follower's rows {@link DownstreamStore}'s.
  */
 final class TrackingStore {
   /**
@@ -96,7 +97,7 @@ final class TrackingStore {
   private static final String ENDED = """
       DELETE FROM tracking_queue_ids t USING unnest($1::text[], $2::timestamptz[]) AS e(queue_id, at)
        WHERE t.queue_id = e.queue_id AND t.seen_at <= e.at""";
-  private static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
+  static final String RECIPIENTS = "SELECT message_id, idx, address FROM recipients WHERE message_id = ANY($1)";
   /**
    * Taken by every transaction that inserts facts, before it does: the usage statistics' barrier (V114's
    * stats_delivery_barrier, docs/data-model.md §5.29) takes it exclusively to learn an id below which every fact has
@@ -152,56 +153,10 @@ final class TrackingStore {
   private static final String PRUNE_QUEUE_IDS = """
       DELETE FROM tracking_queue_ids WHERE (queue_id, message_id) IN
         (SELECT queue_id, message_id FROM tracking_queue_ids WHERE message_id < $1 LIMIT $2)""";
-
-  /** A returned DSN's rows by the client's ENVID (V110's partial index), newest first. */
-  private static final String BY_ENVID =
-      "SELECT id FROM messages WHERE dsn_envid = ANY($1) AND id <> $2 ORDER BY id DESC LIMIT 10";
-  /** A returned DSN's rows by the returned Message-ID: a range of the primary key around its Arrival-Date. */
-  private static final String BY_MESSAGE_ID = """
-      SELECT id FROM messages WHERE id >= $1 AND id < $2 AND message_id_header = $3 AND id <> $4 ORDER BY id DESC LIMIT 10""";
-  /** One row per DSN handled (docs/data-model.md §5.25); a DSN handed twice is recorded once. */
-  private static final String DSN_RECORD = """
-      INSERT INTO tracking_dsns (message_id, result, reason, facts, matched_message_id, dsn_key, relayed)
-      VALUES ($1, $2, $3, $4, $5, $6, $7)
-      ON CONFLICT (message_id) DO NOTHING""";
   private static final String PRUNE_DSNS = """
       DELETE FROM tracking_dsns WHERE message_id IN (SELECT message_id FROM tracking_dsns WHERE message_id < $1 LIMIT $2)""";
-  /**
-   * Where a returned Message-ID's row is looked for around the report's Arrival-Date (the time the reporting MTA took
-   * the message from us or from the smarthost): from an hour before it (a smarthost's retries) to ten minutes after
-   * (clocks).
-   */
-  static final java.time.Duration DSN_BEFORE = java.time.Duration.ofHours(1);
-  static final java.time.Duration DSN_AFTER = java.time.Duration.ofMinutes(10);
 
-  /** A downstream Ledgerpost's ledger id as its 250 names it ("250 2.0.0 Ok: queued as 0193..."), the first one. */
-  static final String DOWNSTREAM_ID = "queued as ([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})";
-  /**
-   * The downstream follower's next rows (docs/design.md §8.13, "Downstream Ledgerpost"): relayed rows after {@code $1}
-   * (its cursor, or the horizon) whose reply names a downstream ledger id and that have an accepted recipient without a
-   * final fact (delivered, bounced, expired; from any source), oldest first: a range of the primary key, stopping at the
-   * {@code $2}th.
-   */
-  private static final String AWAITING = """
-      SELECT m.id, substring(m.downstream_reply from '%1$s') AS downstream_id
-        FROM messages m
-       WHERE m.id > $1 AND m.status = 'SENT' AND m.downstream_reply ~ '%1$s'
-         AND EXISTS (SELECT 1 FROM recipients r WHERE r.message_id = m.id AND r.status = 'ACCEPTED'
-                        AND NOT EXISTS (SELECT 1 FROM delivery_facts f WHERE f.message_id = r.message_id AND f.idx = r.idx
-                                           AND f.state IN ('delivered', 'bounced', 'expired')))
-       ORDER BY m.id LIMIT $2""".formatted(DOWNSTREAM_ID);
-  /** Those rows' accepted recipients, and whether each has a final fact already. */
-  private static final String AWAITING_RECIPIENTS = """
-      SELECT r.message_id, r.idx, r.address,
-             EXISTS (SELECT 1 FROM delivery_facts f WHERE f.message_id = r.message_id AND f.idx = r.idx
-                        AND f.state IN ('delivered', 'bounced', 'expired')) AS final
-        FROM recipients r WHERE r.message_id = ANY($1) AND r.status = 'ACCEPTED' ORDER BY r.message_id, r.idx""";
 
-  /** One of our accepted recipients as the downstream follower sees it: whether it has its final fact. */
-  record Awaited(int idx, String address, boolean fin) {}
-
-  /** A row the downstream follower asks about: its downstream ledger id and its accepted recipients. */
-  record Awaiting(UUID id, String downstreamId, List<Awaited> recipients) {}
 
   /**
    * A queue id's {@code client=} line, the start of its life, whose life was still open at the end of the batch: its
@@ -295,14 +250,9 @@ final class TrackingStore {
             });
     List<String[]> recorded = new ArrayList<>();
     List<Delivery> unmatched = new ArrayList<>();
-    List<Long> feeding = new ArrayList<>();
     List<SuppressionMessages.Entry> suppressed = new ArrayList<>();
     done = done.compose(v -> lookup(c, sightings, deliveries, mapped))
-        .compose(v -> facts(c, deliveries, mapped, recorded, unmatched, feeding))
-        .compose(v -> bounces.added(c, feeding)).map(added -> {
-          suppressed.addAll(added);
-          return null;
-        });
+        .compose(v -> facts(c, deliveries, mapped, recorded, unmatched, suppressed));
     if (!ended.isEmpty()) {
       done = done.compose(v -> c.preparedQuery(ENDED).execute(Tuple.tuple()
           .addValue(ended.stream().map(Ended::queueId).toArray(String[]::new))
@@ -410,7 +360,7 @@ final class TrackingStore {
 
   /** The recipient each delivery line names, among the rows its queue id maps to; then one insert of them all. */
   private Future<Void> facts(SqlConnection c, List<Delivery> deliveries, Map<String, List<Mapping>> mapped, List<String[]> recorded,
-      List<Delivery> unmatched, List<Long> feeding) {
+      List<Delivery> unmatched, List<SuppressionMessages.Entry> suppressed) {
     Map<Fact, UUID> rowOf = new LinkedHashMap<>();
     for (Delivery d : deliveries) {
       UUID row = rowAt(mapped.get(d.fact().queueId()), d.fact().at(), d.since());
@@ -441,13 +391,10 @@ final class TrackingStore {
       if (columns.isEmpty()) {
         return Future.succeededFuture();
       }
-      return insertFacts(c, columns)
-          .onSuccess(inserted -> inserted.forEach(r -> {
-        recorded.add(new String[] {r.getString("state"), r.getString("category")});
-        if (bounces.feeds(r.getString("state"), r.getString("category"))) {
-          feeding.add(r.getLong("id")); // a new fact only: one read again adds nothing to the list either
-        }
-      })).mapEmpty();
+      return write(c, columns).onSuccess(w -> {
+        recorded.addAll(w.facts());
+        suppressed.addAll(w.suppressed());
+      }).mapEmpty();
     });
   }
 
@@ -496,46 +443,36 @@ final class TrackingStore {
     return t;
   }
 
-  /** The next {@code limit} rows after {@code after} the downstream follower asks about, with their recipients. */
-  Future<List<Awaiting>> awaiting(UUID after, int limit) {
-    return pool.preparedQuery(AWAITING).execute(Tuple.of(after, limit)).compose(rows -> {
-      Map<UUID, String> ids = new LinkedHashMap<>();
-      rows.forEach(r -> ids.put(r.getUUID("id"), r.getString("downstream_id")));
-      if (ids.isEmpty()) {
-        return Future.succeededFuture(List.<Awaiting>of());
-      }
-      return pool.preparedQuery(AWAITING_RECIPIENTS).execute(Tuple.tuple().addValue(ids.keySet().toArray(new UUID[0])))
-          .map(recipients -> {
-            Map<UUID, List<Awaited>> of = new HashMap<>();
-            recipients.forEach(r -> of.computeIfAbsent(r.getUUID("message_id"), k -> new ArrayList<>())
-                .add(new Awaited(r.getInteger("idx"), r.getString("address"), r.getBoolean("final"))));
-            List<Awaiting> out = new ArrayList<>();
-            ids.forEach((id, downstream) -> out.add(new Awaiting(id, downstream, List.copyOf(of.getOrDefault(id, List.of())))));
-            return out;
-          });
-    });
-  }
 
   /**
    * Facts already matched to their recipients (columns as {@link #INSERT} takes them: the downstream follower's), in one
-   * transaction through the facts' own statement, so with their events, and the suppression list fed by their hard
-   * bounces (docs/design.md §8.8). A fact recorded before adds nothing.
+   * transaction through {@link #write}, so with their events and the suppression list's feed. A fact recorded before
+   * adds nothing.
    */
   Future<Recorded> recordMatched(List<Object[]> columns) {
     if (columns.isEmpty()) {
       return Future.succeededFuture(new Recorded(List.of(), List.of(), List.of()));
     }
-    return policy.run("tracking", () -> pool.withTransaction(c -> insertFacts(c, columns).compose(inserted -> {
+    return policy.run("tracking", () -> pool.withTransaction(c -> write(c, columns)));
+  }
+
+  /**
+   * Facts in {@code c}'s transaction through the facts' statement (so with their events), then the suppression list
+   * fed by the new hard bounces among them (docs/design.md §8.8), as every source of facts does: the facts recorded
+   * (state and category each) and the entries added. A fact recorded before adds nothing, to either.
+   */
+  Future<Recorded> write(SqlConnection c, List<Object[]> columns) {
+    return insertFacts(c, columns).compose(inserted -> {
       List<String[]> recorded = new ArrayList<>();
       List<Long> feeding = new ArrayList<>();
       inserted.forEach(x -> {
         recorded.add(new String[] {x.getString("state"), x.getString("category")});
         if (bounces.feeds(x.getString("state"), x.getString("category"))) {
-          feeding.add(x.getLong("id"));
+          feeding.add(x.getLong("id")); // a hard bounce another source reported first already made its entry: none twice
         }
       });
       return bounces.added(c, feeding).map(added -> new Recorded(recorded, List.of(), added));
-    })));
+    });
   }
 
   /**
@@ -564,205 +501,6 @@ final class TrackingStore {
         : pruneAll(cutoff, limit, batches - 1).map(rest -> n + rest));
   }
 
-  /**
-   * A returned DSN (docs/design.md §8.13, "Returned DSNs"), in one transaction: its rows found by ENVID, else by the
-   * returned Message-ID around its Arrival-Date; each reported recipient that is one of the newest such row's becomes a
-   * fact with source {@code dsn}, through the facts' own statement (so with its event); and the DSN's own row in
-   * {@code tracking_dsns}, with its identity and whether it was relayed. {@code cutoff} is the retention's: a row older
-   * is past retention, and the DSN is {@code expired}, not matched. A DSN the intake kept as {@code looped} adds no fact
-   * (its first arrival did) and is recorded as such.
-   */
-  Future<TrackingMessages.DsnResult> dsn(UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff, Classifier classifier,
-      boolean relayed, TrackingMessages.Verdict verdict, List<String[]> recorded, List<SuppressionMessages.Entry> suppressed) {
-    return policy.run("tracking", () -> pool.withTransaction(c -> {
-      recorded.clear(); // a retried transaction starts again: only what its commit holds is reported
-      suppressed.clear();
-      return dsnIn(c, dsnId, parsed, received, cutoff, classifier, relayed, verdict, recorded, suppressed);
-    }));
-  }
-
-  /**
-   * The intake's question before the wire (docs/design.md §8.13, "Returned DSNs"), read-only: {@code LOOPED} when the
-   * same report was relayed before (by this node's memory, {@code relayedBefore}, or {@code tracking_dsns}); else
-   * {@code KEEP} when {@code relayDsns} is false and the report matches one of our rows as {@link #dsn} would match it;
-   * else {@code RELAY}. The verdict carries the report's identity either way, so the record after the outcome can keep it.
-   */
-  Future<TrackingMessages.Verdict> verdict(DsnReport.Report r, Instant received, UUID cutoff, Classifier classifier,
-      boolean relayDsns, UUID relayedBefore) {
-    byte[] key = DsnReport.identity(r);
-    Future<UUID> before = relayedBefore != null ? Future.succeededFuture(relayedBefore)
-        : pool.preparedQuery(RELAYED_BEFORE).execute(Tuple.of(Buffer.buffer(key)))
-            .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getUUID("message_id"));
-    return before.compose(first -> {
-      if (first != null) {
-        return Future.succeededFuture(new TrackingMessages.Verdict(TrackingMessages.Action.LOOPED, key, null,
-            "the same report was relayed before as " + first));
-      }
-      if (relayDsns) {
-        return Future.succeededFuture(new TrackingMessages.Verdict(TrackingMessages.Action.RELAY, key, null, null));
-      }
-      return match(pool, NO_ROW, r, received, cutoff, classifier).map(m -> m.matched() == null
-          ? new TrackingMessages.Verdict(TrackingMessages.Action.RELAY, key, null, null)
-          : new TrackingMessages.Verdict(TrackingMessages.Action.KEEP, key, m.matched(),
-              "it reports on ledger " + m.matched() + " (tracking.relayDsns false)"));
-    });
-  }
-
-  /** No ledger row is this id (version 0, all zero): what {@link #verdict} excludes, as the DSN has no row yet. */
-  private static final UUID NO_ROW = new UUID(0, 0);
-
-  /** The first relayed DSN with this identity (V112's partial index). */
-  private static final String RELAYED_BEFORE =
-      "SELECT message_id FROM tracking_dsns WHERE dsn_key = $1 AND relayed AND dsn_key IS NOT NULL ORDER BY message_id LIMIT 1";
-
-  /**
-   * What a report matches: the facts it adds ({@code columns}, the first row's id {@code matched}), or, when it matches
-   * nothing, the result that says why ({@code unmatched} or {@code expired}).
-   */
-  private record Match(List<Object[]> columns, UUID matched, String key, TrackingMessages.DsnResult none) {}
-
-  private Future<TrackingMessages.DsnResult> dsnIn(SqlConnection c, UUID dsnId, DsnReport.Result parsed, Instant received, UUID cutoff,
-      Classifier classifier, boolean relayed, TrackingMessages.Verdict verdict, List<String[]> recorded,
-      List<SuppressionMessages.Entry> suppressed) {
-    if (parsed instanceof DsnReport.Unparseable u) {
-      return note(c, dsnId, new TrackingMessages.DsnResult("malformed", u.reason(), 0), null, null, relayed);
-    }
-    DsnReport.Report r = (DsnReport.Report) parsed;
-    byte[] identity = DsnReport.identity(r);
-    if (verdict != null && verdict.action() == TrackingMessages.Action.LOOPED) {
-      return note(c, dsnId, new TrackingMessages.DsnResult("looped", Fact.sanitised(verdict.reason(), 300), 0), null, identity,
-          relayed);
-    }
-    return match(c, dsnId, r, received, cutoff, classifier).compose(m -> {
-      if (m.none() != null) {
-        return note(c, dsnId, m.none(), null, identity, relayed);
-      }
-      return insertFacts(c, m.columns()).compose(inserted -> {
-        List<Long> feeding = new ArrayList<>();
-        inserted.forEach(x -> {
-          recorded.add(new String[] {x.getString("state"), x.getString("category")});
-          if (bounces.feeds(x.getString("state"), x.getString("category"))) {
-            feeding.add(x.getLong("id")); // a hard bounce the log reported first already made its entry: none twice
-          }
-        });
-        // The list fed by a DSN's hard bounce as by the log's (design.md §8.8), in the facts' transaction.
-        return bounces.added(c, feeding).compose(added -> {
-          suppressed.addAll(added);
-          return note(c, dsnId, new TrackingMessages.DsnResult("matched", "by " + m.key().substring(0, m.key().indexOf(' ')),
-              inserted.rowCount()), m.matched(), identity, relayed);
-        });
-      });
-    });
-  }
-
-  /** {@link Match}: the rows by ENVID, else by the returned Message-ID around its Arrival-Date; read-only. */
-  private static Future<Match> match(SqlClient c, UUID dsnId, DsnReport.Report r, Instant received, UUID cutoff,
-      Classifier classifier) {
-    Future<List<UUID>> rows = Future.succeededFuture(List.of());
-    if (r.envelopeId() != null) {
-      rows = c.preparedQuery(BY_ENVID).execute(Tuple.of(Xtext.forms(r.envelopeId()), dsnId)).map(TrackingStore::ids);
-    }
-    String[] how = {r.envelopeId() != null ? "ENVID " + r.envelopeId() : "Message-ID " + r.returnedMessageId()};
-    rows = rows.compose(found -> {
-      if (!found.isEmpty() || r.returnedMessageId() == null) {
-        return Future.succeededFuture(found);
-      }
-      how[0] = "Message-ID " + r.returnedMessageId();
-      Instant at = r.arrivalDate() == null ? received : r.arrivalDate();
-      return c.preparedQuery(BY_MESSAGE_ID).execute(Tuple.of(LedgerIds.lowest(at.minus(DSN_BEFORE)), LedgerIds.lowest(at.plus(DSN_AFTER)),
-          r.returnedMessageId(), dsnId)).map(TrackingStore::ids);
-    });
-    return rows.compose(found -> {
-      String key = how[0];
-      if (r.envelopeId() == null && r.returnedMessageId() == null) {
-        return Future.succeededFuture(none(new TrackingMessages.DsnResult("unmatched",
-            "neither Original-Envelope-Id nor a returned Message-ID", 0)));
-      }
-      List<UUID> live = found.stream().filter(id -> id.compareTo(cutoff) >= 0).toList();
-      if (live.isEmpty()) {
-        Instant at = r.arrivalDate() == null ? received : r.arrivalDate();
-        boolean expired = !found.isEmpty() || at.isBefore(LedgerIds.instant(cutoff));
-        return Future.succeededFuture(none(new TrackingMessages.DsnResult(expired ? "expired" : "unmatched",
-            (expired ? "past ledger.retention: " : "no row with ") + Fact.sanitised(key, 200), 0)));
-      }
-      return c.preparedQuery(RECIPIENTS).execute(Tuple.tuple().addValue(live.toArray(new UUID[0]))).map(recipients -> {
-        Map<UUID, List<Row>> byMessage = new HashMap<>();
-        recipients.forEach(x -> byMessage.computeIfAbsent(x.getUUID("message_id"), k -> new ArrayList<>()).add(x));
-        List<Object[]> columns = new ArrayList<>();
-        UUID matched = null;
-        for (DsnReport.Recipient p : r.recipients()) {
-          String state = p.state();
-          if (state == null) {
-            continue;
-          }
-          for (UUID row : live) { // newest first: a reused ENVID or Message-ID is the latest row's
-            Row recipient = recipientOf(byMessage.getOrDefault(row, List.of()), p);
-            if (recipient != null) {
-              matched = matched == null ? row : matched;
-              columns.add(dsnFact(row, recipient, state, r, p, dsnId, received, classifier));
-              break;
-            }
-          }
-        }
-        if (columns.isEmpty()) {
-          return none(new TrackingMessages.DsnResult("unmatched", "no reported recipient is one of the rows' with "
-              + Fact.sanitised(key, 200), 0));
-        }
-        return new Match(columns, matched, key, null);
-      });
-    });
-  }
-
-  private static Match none(TrackingMessages.DsnResult why) {
-    return new Match(List.of(), null, null, why);
-  }
-
-  private static List<UUID> ids(io.vertx.sqlclient.RowSet<Row> rows) {
-    List<UUID> out = new ArrayList<>();
-    rows.forEach(x -> out.add(x.getUUID("id")));
-    return out;
-  }
-
-  /** The recipient a reported one is: its Original-Recipient first (our address before any rewriting), else its Final-Recipient. */
-  private static Row recipientOf(List<Row> recipients, DsnReport.Recipient p) {
-    for (String a : new String[] {p.originalRecipient(), p.finalRecipient()}) {
-      if (a == null) {
-        continue;
-      }
-      for (Row x : recipients) {
-        if (x.getString("address").equalsIgnoreCase(a)) {
-          return x;
-        }
-      }
-    }
-    return null;
-  }
-
-  private static Object[] dsnFact(UUID row, Row recipient, String state, DsnReport.Report r, DsnReport.Recipient p, UUID dsnId,
-      Instant received, Classifier classifier) {
-    String reply = Fact.sanitised(p.diagnostic(), Fact.MAX_REPLY);
-    String category = null;
-    String rule = null;
-    if (!state.equals("delivered")) {
-      Classifier.Classification k = classifier.classify(p.status(), reply);
-      category = k.category().label();
-      rule = k.rule();
-    }
-    Instant at = p.lastAttempt() != null ? p.lastAttempt() : received;
-    String evidence = Fact.sanitised("DSN " + dsnId + (r.reportingMta() == null ? "" : " from " + r.reportingMta()) + ": "
-        + p.group().replace('\n', ' '), 8192);
-    byte[] key = Fact.sha256((r.reportingMta() + "\n" + r.envelopeId() + "\n" + r.returnedMessageId() + "\n" + r.arrivalDate() + "\n"
-        + p.group()));
-    return new Object[] {row, recipient.getInteger("idx"), state, at.atOffset(ZoneOffset.UTC), Fact.sanitised(p.remoteMta(), Fact.MAX_HOST),
-        p.status(), reply, category, rule, Fact.DSN_SOURCE, evidence, null, Buffer.buffer(key)};
-  }
-
-  private static Future<TrackingMessages.DsnResult> note(SqlConnection c, UUID dsnId, TrackingMessages.DsnResult result, UUID matched,
-      byte[] identity, boolean relayed) {
-    return c.preparedQuery(DSN_RECORD).execute(Tuple.of(dsnId, result.result(), result.reason(), result.facts(), matched,
-            identity == null ? null : Buffer.buffer(identity), relayed))
-        .map(v -> result);
-  }
 
   /** Deletes up to {@code limit} facts and as many mappings of message ids below {@code cutoff}; answers the facts deleted. */
   Future<Integer> prune(UUID cutoff, int limit) {

@@ -95,6 +95,7 @@ final class TrackingVerticle extends VerticleBase {
   /** Whether lines were dropped at the cap of unmatched ones: said once until the list is below it again. */
   private boolean capped;
   private TrackingStore store;
+  private DsnStore dsns;
   private LogFollower follower;
   private LogFollower.Position saved;
   private boolean busy;
@@ -156,6 +157,7 @@ final class TrackingVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     store = new TrackingStore(db, bounces);
+    dsns = new DsnStore(db, store);
     Bus.of(vertx).serve(TrackingMessages.OF_MESSAGE, TrackingMessages.OfMessage.class, q -> store.ofMessage(q.messageId()));
     Bus.of(vertx).serve(TrackingMessages.DSN, TrackingMessages.Returned.class, this::returned);
     Bus.of(vertx).serve(TrackingMessages.DSN_VERDICT, TrackingMessages.Ask.class, this::verdict);
@@ -376,7 +378,7 @@ final class TrackingVerticle extends VerticleBase {
 
   /**
    * A message relayed with the empty envelope sender (docs/design.md §8.13, "Returned DSNs"): read on a worker
-   * ({@link DsnReport}, bounded), then matched and recorded ({@link TrackingStore#dsn}). A message that does not say it is
+   * ({@link DsnReport}, bounded), then matched and recorded ({@link DsnStore#dsn}). A message that does not say it is
    * a delivery-status report is not a DSN and leaves nothing; every other one leaves its row in {@code tracking_dsns},
    * one count of {@code ledgerpost_tracking_dsn_total{result}} and a log line. Nothing here can fail the intake: it
    * answered its client before.
@@ -399,7 +401,7 @@ final class TrackingVerticle extends VerticleBase {
           if (q.relayed() && parsed instanceof DsnReport.Report r) { // not asked before the wire (no verdict): remembered now
             relayed.putIfAbsent(HexFormat.of().formatHex(DsnReport.identity(r)), q.messageId());
           }
-          return store.dsn(q.messageId(), parsed, received, LedgerIds.lowest(received.minus(retention)), classifier, q.relayed(),
+          return dsns.dsn(q.messageId(), parsed, received, LedgerIds.lowest(received.minus(retention)), classifier, q.relayed(),
                   q.verdict(), recorded, suppressed)
               .map(result -> {
                 for (String[] fact : recorded) {
@@ -424,7 +426,7 @@ final class TrackingVerticle extends VerticleBase {
 
   /**
    * The SMTP intake's question before it relays a message with the empty sender that says it is a delivery-status report
-   * (docs/design.md §8.13, "Returned DSNs"): read on a worker ({@link DsnReport}), then {@link TrackingStore#verdict}.
+   * (docs/design.md §8.13, "Returned DSNs"): read on a worker ({@link DsnReport}), then {@link DsnStore#verdict}.
    * Unreadable: relayed (as an unmatched or malformed DSN always is). Bounded by the intake's own timeout, which relays.
    */
   private Future<TrackingMessages.Verdict> verdict(TrackingMessages.Ask q) {
@@ -442,7 +444,7 @@ final class TrackingVerticle extends VerticleBase {
           }
           UUID first = relayed.get(hex);
           underWay.put(hex, received); // before the store is asked: a second arrival meanwhile is this one's loop
-          return store.verdict(r, received, LedgerIds.lowest(received.minus(retention)), classifier, relayDsns, first)
+          return dsns.verdict(r, received, LedgerIds.lowest(received.minus(retention)), classifier, relayDsns, first)
               .andThen(v -> {
                 if (v.failed() || v.result().keeps()) {
                   underWay.remove(hex); // kept (or no verdict: the intake relays, and its outcome is never reported)
