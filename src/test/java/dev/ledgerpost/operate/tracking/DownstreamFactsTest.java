@@ -25,9 +25,9 @@ class DownstreamFactsTest {
   private static final String THEIRS = "01a2434c-cc23-740a-b65f-157171521deb";
   private static final UUID OURS = UUID.fromString("01a2434c-cc1a-7533-b1ff-0d3802ade56a");
 
-  private static TrackingStore.Awaiting row(boolean secondFinal) {
-    return new TrackingStore.Awaiting(OURS, THEIRS, List.of(new TrackingStore.Awaited(0, "a@example.net", false),
-        new TrackingStore.Awaited(2, "B@example.org", secondFinal)));
+  private static DownstreamStore.Awaiting row(boolean secondFinal) {
+    return new DownstreamStore.Awaiting(OURS, THEIRS, List.of(new DownstreamStore.Awaited(0, "a@example.net", false),
+        new DownstreamStore.Awaited(2, "B@example.org", secondFinal)));
   }
 
   private static JsonObject fact(String state, String at, String dsn, String reply, String category, String rule) {

@@ -8,9 +8,7 @@ import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.PostfixInstance;
 import dev.ledgerpost.testing.ScriptedSmtpServer;
 import dev.ledgerpost.testing.SmtpTestClient;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,21 +25,7 @@ class TrackingPostfixDsnTest {
   static PostfixInstance postfix;
 
   @RegisterExtension
-  static final GatewayHarness gateway = GatewayHarness.extension()
-      .with("tracking.pollInterval", "100ms")
-      .script(g -> new ScriptedSmtpServer.Script() {
-        @Override
-        public String rcpt(String to) {
-          return to.contains("gone@") ? "550 5.1.1 <gone@example.net>: Recipient address rejected: User unknown" : "250 2.1.5 Ok";
-        }
-      })
-      .configure((g, o) -> {
-        postfix = g.closeAfter(PostfixInstance.start("tracking-dsn", Map.of(
-            "relayhost", "[127.0.0.1]:" + g.downstream().port(),
-            "smtpd_relay_restrictions", "permit_mynetworks, reject"), true));
-        o.put("downstream.port", postfix.port());
-        o.put("tracking.postfixLog", postfix.dir().resolve("maillog").toString());
-      });
+  static final GatewayHarness gateway = TrackingPostfixGateway.extension("tracking-dsn", p -> postfix = p);
 
   @Test
   void postfixsOwnDsnReturnedThroughTheIntakeIsASecondFactOfTheBounce() throws Exception {
