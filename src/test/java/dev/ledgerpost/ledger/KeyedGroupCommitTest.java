@@ -221,6 +221,18 @@ class KeyedGroupCommitTest {
     assertThat(keyRow("stale")).isEqualTo(stale.id() + " OPENED " + stale.id());
   }
 
+  /**
+   * The keyed statements are longer than the Vert.x client's default prepared-statement cache limit (2,048 characters):
+   * they stay within the 16,384 that platform.db.DatabaseTarget is to set (issue 33, cut 1), so that they are prepared
+   * once per connection, not at every execution; a longer comment must not silently undo that.
+   */
+  @Test
+  void theKeyedStatementsFitThePreparedStatementCacheLimit() {
+    assertThat(OpenBatch.KEYED_FIRST.length()).isLessThan(16_384);
+    assertThat(OpenBatch.KEYED_AGAIN.length()).isLessThan(16_384);
+    assertThat(SettleBatch.KEYED.length()).isLessThan(16_384);
+  }
+
   static List<GroupCommit.Outcome<Opened>> run(List<Open> batch, int attempt) throws Exception {
     return GatewayHarness.await(new OpenBatch(pool, "test-node", DEAD_AFTER, QUOTA).run(batch, attempt));
   }
