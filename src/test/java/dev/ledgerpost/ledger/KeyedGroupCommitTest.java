@@ -233,6 +233,13 @@ class KeyedGroupCommitTest {
     assertThat(SettleBatch.KEYED.length()).isLessThan(16_384);
   }
 
+  /** V116: the key's answer (the settle's update) leaves its indexed columns alone, and its page keeps room for it. */
+  @Test
+  void theKeysTableLeavesRoomForTheAnswersHotUpdate() throws Exception {
+    assertThat(LedgerRows.string(url, "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'idempotency_keys'"))
+        .contains("fillfactor=50");
+  }
+
   static List<GroupCommit.Outcome<Opened>> run(List<Open> batch, int attempt) throws Exception {
     return GatewayHarness.await(new OpenBatch(pool, "test-node", DEAD_AFTER, QUOTA).run(batch, attempt));
   }
