@@ -108,8 +108,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       SELECT id, NULL::text AS quota, NULL::bigint AS lim, NULL::timestamptz AS resets_at FROM m
       UNION ALL
       """ + REFUSED;
-  private static final String FIRST = WRITES.formatted("") + ANSWER;
-  private static final String AGAIN = WRITES.formatted(ON_CONFLICT) + ANSWER;
+  static final String FIRST = WRITES.formatted("") + ANSWER;
+  static final String AGAIN = WRITES.formatted(ON_CONFLICT) + ANSWER;
 
   private final Pool pool;
   private final String nodeId;
