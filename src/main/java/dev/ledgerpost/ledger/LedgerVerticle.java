@@ -88,8 +88,6 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
           bus.serve(LedgerMessages.PRUNE_CLAIMS, LedgerMessages.PruneClaims.class, ledger::pruneClaims);
-          KeyedOpen keyed = new KeyedOpen(pool, nodeId, database.policy(), metrics, database::outboxWritten, quota);
-          bus.serve(LedgerMessages.OPEN_KEYED, LedgerMessages.OpenKeyed.class, keyed::open);
           return null;
         });
   }

@@ -30,7 +30,7 @@ import java.util.UUID;
  * two its rows are in, not every partition a year of retention keeps (docs/contract.md §2.6 "Plans").
  */
 final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
-  static final String SETTLE = """
+  private static final String TEMPLATE = """
       WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
       s AS (
         SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
@@ -57,13 +57,37 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
         INSERT INTO outbox (seq, type, message_ids, versions, statuses)
         SELECT q.seq, 'message.settled', array_agg(m.id ORDER BY m.id), array_agg(m.version ORDER BY m.id),
                array_agg(m.status ORDER BY m.id)
-          FROM q, m GROUP BY q.seq)
+          FROM q, m GROUP BY q.seq)$KEYS
       SELECT m.id, m.version,
              CASE WHEN coalesce(t.n, 0) <> s.expected
                   THEN ledger_abort('settle of ' || m.id || ' touched ' || coalesce(t.n, 0) || ' recipients, expected '
                                     || s.expected)
              END AS refused
         FROM m JOIN s ON s.id = m.id LEFT JOIN touched t ON t.message_id = m.id""";
+  /**
+   * The answers of the batch's Idempotency-Keys (docs/design.md §7.2; $14..$16: owner, key and response per message,
+   * null for a settle without one): COMPLETED with the response, for the messages this statement settled and keys still
+   * bound to them, or (a null response: nothing was delivered, docs/design.md §7.3) the key released, deleted; in the
+   * settle's commit, so a keyed send costs no commit of its own for its answer. A key taken over
+   * meanwhile is not touched; a settle that fails leaves its key OPENED, answered from the ledger after its lease.
+   */
+  private static final String KEYS = """
+      ,
+      ka AS (
+        UPDATE idempotency_keys
+           SET state = 'COMPLETED', response = a.response::jsonb, updated_at = now()
+          FROM unnest($1::uuid[], $14::text[], $15::text[], $16::text[]) AS a(id, owner, k, response)
+         WHERE a.k IS NOT NULL AND idempotency_keys.owner = a.owner AND idempotency_keys.key = a.k
+           AND idempotency_keys.operation_id = a.id AND idempotency_keys.state = 'OPENED'
+           AND a.response IS NOT NULL AND a.id IN (SELECT id FROM m)),
+      kr AS (
+        DELETE FROM idempotency_keys
+         USING unnest($1::uuid[], $14::text[], $15::text[], $16::text[]) AS a(id, owner, k, response)
+         WHERE a.k IS NOT NULL AND a.response IS NULL AND idempotency_keys.owner = a.owner AND idempotency_keys.key = a.k
+           AND idempotency_keys.operation_id = a.id AND a.id IN (SELECT id FROM m))""";
+  /** Without keys: SMTP's settles, and the send API's without an Idempotency-Key. */
+  static final String SETTLE = TEMPLATE.replace("$KEYS", "");
+  static final String KEYED = TEMPLATE.replace("$KEYS", KEYS);
 
   private final Pool pool;
 
@@ -73,7 +97,8 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
 
   @Override
   public Future<List<GroupCommit.Outcome<Settled>>> run(List<Settle> batch, int attempt) {
-    Tuple params = Tuple.tuple(new Columns<>(batch)
+    boolean keyed = batch.stream().anyMatch(s -> s.keyAnswer() != null);
+    Columns<Settle> columns = new Columns<>(batch)
         .add(Settle::id, UUID[]::new)
         .add(Settle::expectedVersion, Integer[]::new)
         .add(s -> s.target().name(), String[]::new)
@@ -86,9 +111,14 @@ final class SettleBatch implements GroupCommit.Statement<Settle, Settled> {
         .add(Settle::pendingRecipients, Integer[]::new)
         .add(Settle::sentSha256, String[]::new)
         .addValue(Ids.lowest(batch, Settle::id))
-        .addValue(Ids.highest(batch, Settle::id))
-        .arrays());
-    return pool.preparedQuery(SETTLE).execute(params).compose(rows -> {
+        .addValue(Ids.highest(batch, Settle::id));
+    if (keyed) {
+      columns.add(s -> s.keyAnswer() == null ? null : s.keyAnswer().ref().owner(), String[]::new)
+          .add(s -> s.keyAnswer() == null ? null : s.keyAnswer().ref().key(), String[]::new)
+          .add(s -> s.keyAnswer() == null ? null : s.keyAnswer().response(), String[]::new);
+    }
+    Tuple params = Tuple.tuple(columns.arrays());
+    return pool.preparedQuery(keyed ? KEYED : SETTLE).execute(params).compose(rows -> {
       Map<UUID, Integer> updated = new HashMap<>();
       for (Row r : rows) {
         updated.put(r.getUUID("id"), r.getInteger("version"));
