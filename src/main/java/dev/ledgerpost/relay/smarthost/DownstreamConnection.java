@@ -146,8 +146,26 @@ final class DownstreamConnection {
       return Future.failedFuture(new Lost("downstream connection closed"));
     }
     Future<DownstreamReply> reply = expect(timeout);
-    socket.write(Buffer.buffer(line + "\r\n", StandardCharsets.UTF_8.name()));
+    socket.write(commandBytes(line));
     return reply;
+  }
+
+  /**
+   * {@code line} and CRLF in UTF-8. A line of ASCII (MAIL, RCPT, DATA, BDAT, RSET: nearly all) is written byte by byte
+   * into a buffer of its size: no concatenated String and no encoded copy for each of a message's commands (issue 33).
+   */
+  static Buffer commandBytes(String line) {
+    int n = line.length();
+    for (int i = 0; i < n; i++) {
+      if (line.charAt(i) >= 0x80) {
+        return Buffer.buffer(line + "\r\n", StandardCharsets.UTF_8.name());
+      }
+    }
+    Buffer b = Buffer.buffer(n + 2);
+    for (int i = 0; i < n; i++) {
+      b.appendByte((byte) line.charAt(i));
+    }
+    return b.appendByte((byte) '\r').appendByte((byte) '\n');
   }
 
   /** Awaits the next reply without sending anything (the greeting, the reply to the final dot). */
