@@ -51,6 +51,20 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   /** A fresh SHA-256, the digest of {@code sha256} and of the sent bytes' hash (every JDK has it). */
   public static MessageDigest newSha256() {
     try {
+      return (MessageDigest) SHA256.clone();
+    } catch (CloneNotSupportedException e) {
+      return sha256Instance();
+    }
+  }
+
+  /**
+   * Never updated, only cloned: a clone is a fresh digest without the provider look-up of {@code getInstance}, done a
+   * few times a message (issue 33). A clone only reads this one, so clones on several threads at once are safe.
+   */
+  private static final MessageDigest SHA256 = sha256Instance();
+
+  private static MessageDigest sha256Instance() {
+    try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is part of every JDK", e);
