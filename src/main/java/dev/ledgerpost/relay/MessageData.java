@@ -4,7 +4,6 @@ import dev.ledgerpost.ledger.MessageTags;
 import io.vertx.core.buffer.Buffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Locale;
 
 /**
  * A received message ready to relay. {@code wire} holds it as {@code form} says, so relaying it changes no
@@ -106,7 +105,22 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   }
 
   /** A header line that begins a Message-ID field (its name in any case). */
+  /**
+   * Whether the line starts with "Message-ID:" in any case of its ASCII letters. Compared in place (issue 33: a
+   * substring and its lower-case copy for every header line); no other character lower-cases to one of these alone.
+   */
   private static boolean isMessageId(String headerLine) {
-    return headerLine.length() >= 11 && headerLine.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:");
+    if (headerLine.length() < MESSAGE_ID.length()) {
+      return false;
+    }
+    for (int i = 0; i < MESSAGE_ID.length(); i++) {
+      char c = headerLine.charAt(i);
+      if ((c >= 'A' && c <= 'Z' ? (char) (c + 32) : c) != MESSAGE_ID.charAt(i)) {
+        return false;
+      }
+    }
+    return true;
   }
+
+  private static final String MESSAGE_ID = "message-id:";
 }
