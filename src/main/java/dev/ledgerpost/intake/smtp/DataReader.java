@@ -5,7 +5,9 @@ import dev.ledgerpost.relay.MessageData;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * Receives one DATA body, as lines ({@link #accept}) or as the raw bytes off the socket ({@link #feed}, the
@@ -39,7 +41,12 @@ final class DataReader {
   /** The capacity the wire form starts with when the body's size is not known on its first bytes: the SIZE= hint's. */
   private final int initialCapacity;
   private final MessageDigest sha256;
-  private final StringBuilder headers = new StringBuilder();
+  /**
+   * The header section's lines (unstuffed), for the Message-ID, while they total under {@link #MAX_HEADER_BYTES}
+   * characters. Kept as lines (issue 33: they were joined into one text, then split again at the end).
+   */
+  private final List<String> headerLines = new ArrayList<>();
+  private long headerChars;
   private boolean inHeaders = true;
   private long size;
   private Problem problem = Problem.NONE;
@@ -116,8 +123,8 @@ final class DataReader {
       } else {
         controlLine = headerBytes < MAX_HEADER_BYTES && control.line(c, stuffed ? 1 : 0, c.length);
         headerBytes += c.length + 2L;
-        if (headers.length() < MAX_HEADER_BYTES) {
-          headers.append(new String(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length, StandardCharsets.UTF_8)).append('\n');
+        if (headerChars < MAX_HEADER_BYTES) {
+          header(new String(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length, StandardCharsets.UTF_8));
         }
       }
     }
@@ -276,12 +283,17 @@ final class DataReader {
         if (scanned && control.line(b, from, contentEnd) && strip) {
           return HASH_ONLY; // never stuffed: a control line starts with its name or, folded, with white space
         }
-        if (headers.length() < MAX_HEADER_BYTES) {
-          headers.append(new String(b, from, contentEnd - from, StandardCharsets.UTF_8)).append('\n');
+        if (headerChars < MAX_HEADER_BYTES) {
+          header(new String(b, from, contentEnd - from, StandardCharsets.UTF_8));
         }
       }
     }
     return stuffed ? KEEP_STUFFED : KEEP;
+  }
+
+  private void header(String line) {
+    headerLines.add(line);
+    headerChars += line.length() + 1; // as the joined text counted it: the line and its newline
   }
 
   /** The wire form, made with {@code capacity} if it is not made yet. */
@@ -379,7 +391,7 @@ final class DataReader {
   }
 
   MessageData result() {
-    String[] lines = headers.toString().split("\n");
+    String[] lines = headerLines.toArray(new String[0]);
     return new MessageData(wire(0), size, HexFormat.of().formatHex(sha256.digest()), MessageData.messageId(lines),
         MessageData.Form.DOT_STUFFED, MessageData.messageIdCount(lines), tags);
   }
