@@ -236,21 +236,26 @@ final class DownstreamConnection {
   }
 
   private void onLine(Buffer raw) {
-    String line = raw.toString(StandardCharsets.UTF_8);
-    if (line.endsWith("\r")) {
-      line = line.substring(0, line.length() - 1);
-    }
+    // Decoded without its CR, not decoded and then cut (issue 33: a reply line or more a command, each message).
+    int n = raw.length();
+    String line = n > 0 && raw.getByte(n - 1) == '\r' ? raw.getString(0, n - 1, "UTF-8") : raw.toString(StandardCharsets.UTF_8);
     if (line.length() < 3 || !Character.isDigit(line.charAt(0)) || !Character.isDigit(line.charAt(1))
         || !Character.isDigit(line.charAt(2)) || (line.length() > 3 && line.charAt(3) != ' ' && line.charAt(3) != '-')) {
       fail("malformed downstream reply line");
       return;
     }
-    lines.add(line);
     if (line.length() > 3 && line.charAt(3) == '-') {
+      lines.add(line);
       return;
     }
-    List<String> complete = List.copyOf(lines);
-    lines.clear();
+    List<String> complete;
+    if (lines.isEmpty()) {
+      complete = List.of(line); // a one-line reply (nearly all): no copy of the list of lines
+    } else {
+      lines.add(line);
+      complete = List.copyOf(lines);
+      lines.clear();
+    }
     if (complete.get(0).startsWith("250") && complete.size() > 1) {
       for (String l : complete.subList(1, complete.size())) {
         String keyword = l.substring(4).trim().split(" ")[0].toUpperCase(Locale.ROOT);
