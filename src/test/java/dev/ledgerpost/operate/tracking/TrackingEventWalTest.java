@@ -56,11 +56,10 @@ class TrackingEventWalTest {
          WHERE f.state <> 'queued')
       SELECT id, state, category FROM f""";
   /** OutboxStore's pass over the unpublished rows: its numbering (a row of n events takes n numbers) and its MARK. */
-  static final String UNPUBLISHED = "SELECT seq, coalesce(cardinality(message_ids), 1) AS n FROM outbox WHERE published_at IS NULL ORDER BY seq";
-  static final String MARK = """
-      UPDATE outbox SET pub_seq = m.pub_seq, published_at = now()
-        FROM unnest($1::bigint[], $2::bigint[]) AS m(seq, pub_seq)
-       WHERE outbox.seq = ANY($1::bigint[]) AND outbox.seq = m.seq""";
+  static final String UNPUBLISHED = """
+      SELECT seq, coalesce(cardinality(message_ids), 1) AS n FROM outbox o
+       WHERE NOT EXISTS (SELECT 1 FROM outbox_pub p WHERE p.seq = o.seq) ORDER BY seq""";
+  static final String MARK = "INSERT INTO outbox_pub (seq, pub_seq) SELECT * FROM unnest($1::bigint[], $2::bigint[])";
   static final String LSN = "SELECT pg_current_wal_lsn()::text AS lsn";
   static final String SINCE = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes";
 
