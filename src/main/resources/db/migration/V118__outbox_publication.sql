@@ -36,7 +36,7 @@ DROP INDEX outbox_unpublished_idx;
 DROP INDEX outbox_published_at_idx;
 ALTER TABLE outbox DROP COLUMN pub_seq, DROP COLUMN published_at;
 
--- The publisher's scan: the rows of the transactions at or above the horizon (a few passes' worth).
+-- The publisher's scan, in this order: the rows of the transactions at or above the horizon (a few passes' worth).
 CREATE INDEX outbox_xid_idx ON outbox (xid);
 
 CREATE VIEW outbox_events AS
