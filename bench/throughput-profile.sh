@@ -86,7 +86,7 @@ load() {
 }
 settled() {
   local until=$((SECONDS + 120))
-  until [ "$($PSQL -c "SELECT (SELECT count(*) FROM messages WHERE status = 'PENDING') + (SELECT count(*) FROM outbox WHERE published_at IS NULL)")" -eq 0 ]; do
+  until [ "$($PSQL -c "SELECT (SELECT count(*) FROM messages WHERE status = 'PENDING') + (SELECT count(*) FROM outbox o WHERE NOT EXISTS (SELECT 1 FROM outbox_pub p WHERE p.seq = o.seq))")" -eq 0 ]; do
     (( SECONDS < until )) || { echo "warning: the ledger did not settle within 120 s" >&2; return; }
     sleep 0.2
   done

@@ -26,18 +26,20 @@ public final class OperatorStore {
   /**
    * A message's events: its single-event rows, the batch rows of its open and settle, and its tracking facts' events
    * (V115: in batch rows written by each fact's transaction, so at the fact's recorded_at; an event per fact that is not
-   * {@code queued}, at the fact's place in the row).
+   * {@code queued}, at the fact's place in the row). A row's number is in outbox_pub once it is published (V118).
    */
   private static final String EVENT_COUNTS = """
-      WITH rows AS (
-        SELECT seq, pub_seq, 1 AS pos FROM outbox WHERE message_id = $1
+      WITH found AS (
+        SELECT seq, 1 AS pos FROM outbox WHERE message_id = $1
         UNION ALL
-        SELECT o.seq, o.pub_seq, array_position(o.message_ids, $1) FROM messages m JOIN outbox o ON o.seq IN (m.open_seq, m.settle_seq)
+        SELECT o.seq, array_position(o.message_ids, $1) FROM messages m JOIN outbox o ON o.seq IN (m.open_seq, m.settle_seq)
          WHERE m.id = $1 AND o.message_ids IS NOT NULL
         UNION ALL
-        SELECT o.seq, o.pub_seq, array_position(o.fact_ids, f.id) FROM delivery_facts f
+        SELECT o.seq, array_position(o.fact_ids, f.id) FROM delivery_facts f
           JOIN outbox o ON o.created_at = f.recorded_at AND o.fact_ids IS NOT NULL AND f.id = ANY(o.fact_ids)
-         WHERE f.message_id = $1 AND f.state <> 'queued')
+         WHERE f.message_id = $1 AND f.state <> 'queued'),
+      rows AS (
+        SELECT found.pos, p.pub_seq FROM found LEFT JOIN outbox_pub p ON p.seq = found.seq)
       SELECT count(*) AS events, count(pub_seq) AS published, coalesce(max(pub_seq + pos - 1), 0) AS last,
              (SELECT coalesce(array_agg(n.id ORDER BY n.id), '{}') FROM nodes n
                WHERE $1 = ANY(n.held) AND n.stopped_at IS NULL

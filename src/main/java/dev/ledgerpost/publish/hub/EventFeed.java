@@ -21,9 +21,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Every published event, of whichever node published it, handed to the hub once each, in pub_seq order and
  * without a gap (docs/design.md §9.3). pub_seq is given out under the publisher's row lock and committed in
- * order, so "pub_seq > cursor" is a safe cursor on the ledger. Sources, cheapest first: this node's publisher
- * (its events follow the cursor directly when this node leads the job), the publisher's NOTIFY to every node,
- * and a poll. Any gap is read from the ledger. With nobody subscribed the feed only moves its cursor (from
+ * order, so "pub_seq > cursor" is a safe cursor on the ledger. Told by this node's publisher (its pass's last number:
+ * the pass reads no event back, V118), the publisher's NOTIFY to every node, and a poll; the events are read from the
+ * ledger. With nobody subscribed the feed only moves its cursor (from
  * the notification's number or one tiny query): no event is read for nobody.
  *
  * <p>Runs on the hub's context only.
@@ -60,21 +60,12 @@ final class EventFeed {
   Future<Void> start(Duration poll) {
     return bus.request(OutboxMessages.HEAD, new OutboxMessages.Head(), PublishedUpTo.class).map(head -> {
       cursor = head.lastPubSeq();
-      vertx.eventBus().<Published>localConsumer(OutboxVerticle.EVENTS, m -> fromThisNode(m.body().events()));
+      // This node's publisher numbered events: like any node's notice, read only if someone listens.
+      vertx.eventBus().<Published>localConsumer(OutboxVerticle.EVENTS, m -> publishedUpTo(m.body().lastPubSeq()));
       vertx.eventBus().<PublishedUpTo>localConsumer(OutboxMessages.PUBLISHED, m -> publishedUpTo(m.body().lastPubSeq()));
       vertx.setPeriodic(poll.toMillis(), t -> poll());
       return null;
     });
-  }
-
-  /** This node's publisher numbered these: they follow the cursor unless another node published meanwhile. */
-  private void fromThisNode(List<OutboxEvent> events) {
-    if (events.isEmpty()) {
-      return;
-    }
-    if (!handOut(events)) {
-      read();
-    }
   }
 
   /** Some node published every event up to {@code last}. */

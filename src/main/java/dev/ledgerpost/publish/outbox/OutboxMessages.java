@@ -12,7 +12,13 @@ public final class OutboxMessages {
 
   public record Publish(int limit) {}
 
-  public record Published(List<OutboxEvent> events) {}
+  /**
+   * A pass's result: it numbered {@code rows} outbox rows, whose events are {@code firstPubSeq} ..
+   * {@code lastPubSeq}. It carries no event: whoever wants them reads them (the hub only while someone subscribes).
+   */
+  public record Published(int rows, long firstPubSeq, long lastPubSeq) {
+    public static final Published NONE = new Published(0, 0, 0);
+  }
 
   /** Published events after {@code since}, for a subscriber that resumes. */
   public static final String HISTORY = "outbox.history";

@@ -42,36 +42,57 @@ public final class OutboxStore {
   private static final String EVENTS = """
       SELECT seq, pub_seq, event_id, message_id, type, payload::text AS payload, auth_user, created_at
         FROM outbox_events WHERE seq IN (%s)""";
-  private static final String LOCK_PUBLISHER = "SELECT last_pub_seq FROM outbox_publisher WHERE id = 1 FOR UPDATE";
-  private static final String UNPUBLISHED = """
-      SELECT seq, coalesce(cardinality(message_ids), 1) AS n FROM outbox
-       WHERE published_at IS NULL
-       ORDER BY seq
-       LIMIT $1""";
-  /** Every row of a pass in one statement: ($1[i], $2[i]) = (seq, pub_seq). */
+  /** The publisher's row: the last number given out, and the horizon of its scan (V118). */
+  private static final String LOCK_PUBLISHER =
+      "SELECT last_pub_seq, xid_horizon::text AS xid_horizon FROM outbox_publisher WHERE id = 1 FOR UPDATE";
+  /**
+   * The committed rows not yet published: those of the transactions at or above the horizon ($1) that have no
+   * outbox_pub row, in the order of their transactions (xid, then seq). Every row also carries this statement's
+   * snapshot's xmin (the oldest transaction still running), and a row of nulls carries it alone when nothing is
+   * unpublished: a pass that saw every unpublished row may raise the horizon to it (V118, docs/design.md §6.2).
+   * Written so that any plan, generic or custom, reads outbox_xid_idx from the horizon and probes outbox_pub's key per
+   * row: ordered by the index's column under a LIMIT, and the probe a LATERAL with its own LIMIT, which the planner
+   * cannot turn into a hash anti-join over all of outbox_pub (a NOT EXISTS's generic plan: 1.4 s at a million rows).
+   */
+  static final String UNPUBLISHED = """
+      WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin)
+      SELECT s.xmin, u.seq, u.n FROM s LEFT JOIN LATERAL (
+        SELECT o.xid, o.seq, coalesce(cardinality(o.message_ids), 1) AS n FROM outbox o
+          LEFT JOIN LATERAL (SELECT true AS published FROM outbox_pub p WHERE p.seq = o.seq LIMIT 1) x ON true
+         WHERE o.xid >= $1::xid8 AND x.published IS NULL
+         ORDER BY o.xid, o.seq
+         LIMIT $2) u ON true
+       ORDER BY u.xid, u.seq""";
+  /** Every row of a pass in one statement: ($1[i], $2[i]) = (seq, pub_seq). Narrow and insert-only: the outbox row is never rewritten. */
   private static final String MARK = """
-      UPDATE outbox SET pub_seq = m.pub_seq, published_at = now()
-        FROM unnest($1::bigint[], $2::bigint[]) AS m(seq, pub_seq)
-       WHERE outbox.seq = ANY($1::bigint[]) AND outbox.seq = m.seq""";
-  private static final String ADVANCE = "UPDATE outbox_publisher SET last_pub_seq = $1 WHERE id = 1";
-  private static final String PUBLISHED_EVENTS = """
-      SELECT seq, pub_seq, event_id, message_id, type, payload::text AS payload, auth_user, created_at
-        FROM outbox_events WHERE seq = ANY($1::bigint[]) ORDER BY pub_seq""";
+      INSERT INTO outbox_pub (seq, pub_seq) SELECT * FROM unnest($1::bigint[], $2::bigint[])""";
+  private static final String ADVANCE = """
+      UPDATE outbox_publisher SET last_pub_seq = $1, xid_horizon = greatest(xid_horizon, $2::xid8) WHERE id = 1""";
+  private static final String RAISE_HORIZON =
+      "UPDATE outbox_publisher SET xid_horizon = $1::xid8 WHERE id = 1 AND xid_horizon < $1::xid8";
   /** The rows holding events after $1: a row starts at most MAX_EVENTS_PER_ROW - 1 events before its last one. */
   private static final String HISTORY = EVENTS.formatted("""
-      SELECT seq FROM outbox WHERE pub_seq > $1 - %d ORDER BY pub_seq LIMIT $2 + %d""".formatted(MAX_EVENTS_PER_ROW,
+      SELECT seq FROM outbox_pub WHERE pub_seq > $1 - %d ORDER BY pub_seq LIMIT $2 + %d""".formatted(MAX_EVENTS_PER_ROW,
       MAX_EVENTS_PER_ROW)) + """
 
          AND pub_seq > $1
        ORDER BY pub_seq
        LIMIT $2""";
   private static final String STATE = "SELECT last_pub_seq, pruned_through FROM outbox_publisher WHERE id = 1";
+  /**
+   * The oldest published rows (in pub_seq order, at most a batch) that are older than the retention, deleted with their
+   * outbox_pub rows; answers the pub_seq of each one's last event.
+   */
   private static final String PRUNE = """
-      WITH doomed AS (
-        SELECT seq, pub_seq + coalesce(cardinality(message_ids), 1) - 1 AS last FROM outbox
-         WHERE published_at IS NOT NULL AND published_at < now() - make_interval(secs => #{seconds})
-         ORDER BY pub_seq LIMIT #{batch})
-      DELETE FROM outbox o USING doomed WHERE o.seq = doomed.seq RETURNING doomed.last""";
+      WITH head AS (
+        SELECT seq, pub_seq, published_at FROM outbox_pub ORDER BY pub_seq LIMIT #{batch}),
+      doomed AS (
+        SELECT h.seq, h.pub_seq + coalesce(cardinality(o.message_ids), 1) - 1 AS last
+          FROM head h JOIN outbox o ON o.seq = h.seq
+         WHERE h.published_at < now() - make_interval(secs => #{seconds})),
+      gone AS (
+        DELETE FROM outbox o USING doomed WHERE o.seq = doomed.seq RETURNING o.seq, doomed.last)
+      DELETE FROM outbox_pub p USING gone WHERE p.seq = gone.seq RETURNING gone.last""";
   private static final String PRUNED_THROUGH =
       "UPDATE outbox_publisher SET pruned_through = GREATEST(pruned_through, #{through}) WHERE id = 1";
   /**
@@ -81,8 +102,9 @@ public final class OutboxStore {
    */
   private static final String RECEIPT = """
       WITH event AS (
-        SELECT coalesce(o.message_id, o.message_ids[$1 - o.pub_seq + 1]) AS message_id FROM outbox o
-         WHERE o.pub_seq <= $1 AND o.pub_seq > $1 - %d AND o.pub_seq + coalesce(cardinality(o.message_ids), 1) > $1),
+        SELECT coalesce(o.message_id, o.message_ids[$1 - p.pub_seq + 1]) AS message_id
+          FROM outbox_pub p JOIN outbox o ON o.seq = p.seq
+         WHERE p.pub_seq <= $1 AND p.pub_seq > $1 - %d AND p.pub_seq + coalesce(cardinality(o.message_ids), 1) > $1),
       visible AS (
         SELECT e.message_id FROM event e LEFT JOIN messages m ON m.id = e.message_id
          WHERE $4::text IS NULL OR m.auth_user = $4::text),
@@ -91,8 +113,17 @@ public final class OutboxStore {
         SELECT $1, message_id, $2, $3 FROM visible
         ON CONFLICT DO NOTHING)
       SELECT count(*) FROM visible""".formatted(MAX_EVENTS_PER_ROW);
-  private static final String LAG =
-      "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM outbox WHERE published_at IS NULL";
+  /**
+   * The age of the oldest row the publisher's next passes would take (its UNPUBLISHED, the first 10,000 of them: a
+   * gauge, which must not read a backlog whole every second), planned as UNPUBLISHED is.
+   */
+  static final String LAG = """
+      SELECT coalesce(extract(epoch FROM now() - min(u.created_at)), 0)::float8 FROM (
+        SELECT o.created_at FROM outbox o
+          LEFT JOIN LATERAL (SELECT true AS published FROM outbox_pub p WHERE p.seq = o.seq LIMIT 1) x ON true
+         WHERE o.xid >= (SELECT xid_horizon FROM outbox_publisher WHERE id = 1) AND x.published IS NULL
+         ORDER BY o.xid, o.seq
+         LIMIT 10000) u""";
 
   /** Channel of the publisher's notice to every node's hub; its payload is the last pub_seq (docs/design.md §9.3). */
   static final String PUBLISHED_CHANNEL = "ledgerpost_published";
@@ -155,38 +186,46 @@ public final class OutboxStore {
 
   /**
    * Takes the publisher row lock (so only one publisher in any process runs at a time), then every
-   * committed row not yet published, in seq order, and numbers their events after the last published one.
+   * committed row not yet published, in the order of their transactions, and numbers their events after the last published one.
    * Rows become visible in commit order, not seq order, so there is no cursor over seq (docs/design.md §6.2).
+   * Nothing is read back: the pass answers the numbers it gave out, and whoever wants the events (a hub with
+   * subscribers, a webhook endpoint) reads them through {@code outbox_events} (V118).
    */
   Future<Published> publish(int limit) {
     return pool.withTransaction(conn -> conn.query(LOCK_PUBLISHER).execute().compose(lock -> {
-      long last = lock.iterator().next().getLong(0);
-      return conn.preparedQuery(UNPUBLISHED).execute(Tuple.of(limit)).compose(rows -> {
+      Row publisher = lock.iterator().next();
+      long last = publisher.getLong("last_pub_seq");
+      String horizon = publisher.getString("xid_horizon");
+      return conn.preparedQuery(UNPUBLISHED).execute(Tuple.of(horizon, limit)).compose(rows -> {
         List<Long> seqs = new ArrayList<>();
         List<Long> pubSeqs = new ArrayList<>();
+        String xmin = horizon;
         long next = last;
         for (Row row : rows) {
+          xmin = row.getString("xmin");
+          if (row.getValue("seq") == null) {
+            continue; // the row of nulls: nothing unpublished
+          }
           seqs.add(row.getLong("seq"));
           pubSeqs.add(next + 1);
           next += row.getInteger("n");
         }
+        // Only a pass that took every unpublished row it could see proves every transaction below its xmin published.
+        String newHorizon = seqs.size() < limit ? xmin : horizon;
         if (seqs.isEmpty()) {
-          return Future.succeededFuture(new Published(List.of()));
+          Future<?> raised = newHorizon.equals(horizon) ? Future.succeededFuture()
+              : conn.preparedQuery(RAISE_HORIZON).execute(Tuple.of(newHorizon));
+          return raised.map(x -> Published.NONE);
         }
         long newLast = next;
         return conn.preparedQuery(MARK).execute(Tuple.tuple(List.of(seqs.toArray(new Long[0]), pubSeqs.toArray(new Long[0]))))
-            .compose(x -> conn.preparedQuery(ADVANCE).execute(Tuple.of(newLast)))
-            .compose(x -> conn.preparedQuery(PUBLISHED_EVENTS).execute(Tuple.of(seqs.toArray(new Long[0]))))
-            .map(events -> {
-              List<OutboxEvent> out = new ArrayList<>();
-              events.forEach(r -> out.add(event(r)));
-              return new Published(List.copyOf(out));
-            });
+            .compose(x -> conn.preparedQuery(ADVANCE).execute(Tuple.of(newLast, newHorizon)))
+            .map(x -> new Published(seqs.size(), last + 1, newLast));
       });
     })).onSuccess(p -> {
-      if (!p.events().isEmpty()) {
+      if (p.rows() > 0) {
         // After the commit and outside it, so the notification lock never holds up a publish: other nodes' hubs tail.
-        pool.preparedQuery(NOTIFY_PUBLISHED).execute(Tuple.of(Long.toString(p.events().get(p.events().size() - 1).pubSeq())));
+        pool.preparedQuery(NOTIFY_PUBLISHED).execute(Tuple.of(Long.toString(p.lastPubSeq())));
       }
     });
   }

@@ -56,7 +56,7 @@ final class WebhookStore {
                                 'data', e.payload)::text,
              $6::timestamptz
         FROM outbox_events e
-       WHERE e.seq IN (SELECT seq FROM outbox WHERE pub_seq > $2::bigint - %d AND pub_seq <= $3::bigint)
+       WHERE e.seq IN (SELECT seq FROM outbox_pub WHERE pub_seq > $2::bigint - %d AND pub_seq <= $3::bigint)
          AND e.pub_seq > $2::bigint AND e.pub_seq <= $3::bigint
          AND e.type = ANY($4::text[])
          AND ($5::text IS NULL OR e.auth_user = $5::text)

@@ -294,7 +294,7 @@ class ErasureTest {
 
     // Quiet before the snapshot: every event published and delivered to the webhook endpoint.
     Poll.until(WAIT, "every event published and delivered to the webhook", () ->
-        LedgerRows.count(url(), "SELECT count(*) FROM outbox WHERE pub_seq IS NULL") == 0
+        LedgerRows.count(url(), "SELECT count(*) FROM outbox_events WHERE pub_seq IS NULL") == 0
             && LedgerRows.count(url(), "SELECT count(*) FROM webhook_deliveries WHERE state = 'DELIVERED'")
                 == LedgerRows.count(url(), "SELECT count(*) FROM outbox_events")
             && LedgerRows.count(url(), "SELECT count(*) FROM messages WHERE status = 'PENDING'") == 0);

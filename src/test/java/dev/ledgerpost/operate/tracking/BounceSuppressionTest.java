@@ -122,14 +122,14 @@ class BounceSuppressionTest {
         .contains(reply);
     assertThat(string("SELECT payload->>'address' || '|' || (payload->>'source') || '|' || (payload->>'messageId') FROM outbox"
         + " WHERE type = 'suppression.added'")).isEqualTo("Gone@example.org|bounce|" + id);
-    Poll.until(WAIT, "the event published", () -> count("SELECT count(*) FROM outbox WHERE type = 'suppression.added'"
+    Poll.until(WAIT, "the event published", () -> count("SELECT count(*) FROM outbox_events WHERE type = 'suppression.added'"
         + " AND pub_seq IS NOT NULL") == 1);
 
     // Another bounce of the address (a retry's, a second source's): one entry, no second event.
     append(bounced(queueId, "Gone@Example.ORG", "5.1.1", "550 5.1.1 No such user here"));
     Poll.until(WAIT, "the third fact", () -> count("SELECT count(*) FROM delivery_facts") == 3);
     assertThat(count("SELECT count(*) FROM suppressions")).isEqualTo(1);
-    assertThat(count("SELECT count(*) FROM outbox WHERE type = 'suppression.added'")).isEqualTo(1);
+    assertThat(count("SELECT count(*) FROM outbox_events WHERE type = 'suppression.added'")).isEqualTo(1);
     assertThat(string("SELECT reply FROM suppressions")).as("the first bounce still names the entry").contains(reply);
 
     // A new message to the address (its domain in any case: the list keeps the local part as given) is refused at RCPT, saying why and naming the row; the mailbox_full one is not.

@@ -321,7 +321,7 @@ class NotifyHubTest {
 
   static long unpublished() {
     try (Connection c = TestDatabase.connect(gateway.databaseUrl()); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT count(*) FROM outbox WHERE published_at IS NULL")) {
+        ResultSet rs = st.executeQuery("SELECT count(*) FROM outbox o WHERE NOT EXISTS (SELECT 1 FROM outbox_pub p WHERE p.seq = o.seq)")) {
       rs.next();
       return rs.getLong(1);
     } catch (Exception e) {

@@ -117,11 +117,11 @@ class OutboxRelayTest {
   }
 
   private boolean published(String eventId) {
-    return scalarOrNull("SELECT pub_seq FROM outbox WHERE event_id = '" + eventId + "' AND published_at IS NOT NULL") != null;
+    return scalarOrNull("SELECT pub_seq FROM outbox_events WHERE event_id = '" + eventId + "' AND published_at IS NOT NULL") != null;
   }
 
   private long pubSeq(String eventId) {
-    return Long.parseLong(scalar("SELECT pub_seq FROM outbox WHERE event_id = '" + eventId + "'"));
+    return Long.parseLong(scalar("SELECT pub_seq FROM outbox_events WHERE event_id = '" + eventId + "'"));
   }
 
   private String scalar(String sql) {

@@ -319,7 +319,7 @@ class ResubmissionTest {
     UUID first = queued(send("a@example.com", List.of("b@example.net"), m));
     try (WsTestClient ws = WsTestClient.connect(gateway.vertx(), gateway.httpPort(), "since=0", gateway.gateway().adminToken())) {
       send("a@example.com", List.of("b@example.net"), m);
-      Poll.until(WAIT, "the event published", () -> count("SELECT count(*) FROM outbox WHERE type = 'message.resubmitted'"
+      Poll.until(WAIT, "the event published", () -> count("SELECT count(*) FROM outbox_events WHERE type = 'message.resubmitted'"
           + " AND pub_seq IS NOT NULL") == 1);
       JsonObject event = null;
       for (int i = 0; i < 10 && event == null; i++) {
