@@ -83,7 +83,7 @@ class KeyedSendCommitsTest {
   void quiet() throws Exception {
     Poll.until(Duration.ofSeconds(30), "everything settled and published", () ->
         LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM messages WHERE status = 'PENDING'") == 0
-            && LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0);
+            && LedgerRows.count(gateway.databaseUrl(), "SELECT count(*) FROM outbox o WHERE NOT EXISTS (SELECT 1 FROM outbox_pub p WHERE p.seq = o.seq)") == 0);
   }
 
   /** The next transaction id to be handed out; reading it takes none. */

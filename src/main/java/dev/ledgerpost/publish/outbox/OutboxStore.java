@@ -130,6 +130,8 @@ public final class OutboxStore {
   private static final String NOTIFY_PUBLISHED = "SELECT pg_notify('" + PUBLISHED_CHANNEL + "', $1)";
 
   private final Pool pool;
+  /** The pass's own connections, on generic plans (Database.hotPool): it runs after every commit that wrote events. */
+  private final Pool hotPool;
   private final PgSubscriber subscriber;
   private final Future<Void> listening;
   private final Database db;
@@ -139,6 +141,7 @@ public final class OutboxStore {
   public OutboxStore(Database db, Context context) {
     this.db = db;
     pool = db.pool();
+    hotPool = db.hotPool();
     Bus bus = Bus.of(context.owner());
     OutboxWake wake = new OutboxWake(context, pool, bus);
     wakeUp = wake::committed;
@@ -192,7 +195,7 @@ public final class OutboxStore {
    * subscribers, a webhook endpoint) reads them through {@code outbox_events} (V118).
    */
   Future<Published> publish(int limit) {
-    return pool.withTransaction(conn -> conn.query(LOCK_PUBLISHER).execute().compose(lock -> {
+    return hotPool.withTransaction(conn -> conn.query(LOCK_PUBLISHER).execute().compose(lock -> {
       Row publisher = lock.iterator().next();
       long last = publisher.getLong("last_pub_seq");
       String horizon = publisher.getString("xid_horizon");
