@@ -32,7 +32,7 @@ record KeyedOpen(Pool pool, String nodeId, TransactionPolicy policy, GatewayMetr
    * second alternative lets a retry after an ambiguous commit find its own binding. A claim that was
    * taken over (its lease ran out) binds nothing, and ledger_abort then rolls the whole open back.
    */
-  private static final String OPEN_KEYED = (OpenBatch.WRITES.formatted(OpenBatch.ON_CONFLICT) + """
+  private static final String OPEN_KEYED = (OpenBatch.writes(OpenBatch.ON_CONFLICT) + """
       ,
       k AS (
         UPDATE idempotency_keys
