@@ -41,6 +41,9 @@ CREATE INDEX resubmission_claims_message_idx ON resubmission_claims USING brin (
 -- Claims of a day whose partition the retention job has not made (it makes them a week ahead): still found by the
 -- probe, only not dropped by day; retention deletes its expired rows in batches.
 CREATE TABLE resubmission_claims_default PARTITION OF resubmission_claims DEFAULT;
+-- And its own fingerprint index, so that a probe of its days costs one descent however many it holds (it takes the
+-- random inserts only while a day has no partition of its own).
+CREATE INDEX resubmission_claims_default_fingerprint ON resubmission_claims_default (fingerprint);
 
 -- Makes the daily partitions from the UTC day of from_at to `ahead` days after today, each named
 -- resubmission_claims_pYYYYMMDD and holding the buckets of its day; a day some of whose claims already sit in the

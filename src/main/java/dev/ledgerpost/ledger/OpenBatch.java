@@ -129,18 +129,19 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
   }
 
   /**
-   * The claims of one fingerprint ($FP) taken from the hour $LO on (docs/data-model.md §5.32): the days below
-   * $THROUGH (resubmission_claims_indexed: their partitions have a fingerprint index, one descent each), and the hours
-   * from there to now one by one on the (bucket, fingerprint) key (today's, and a day whose index is not built yet).
-   * Every claim committed before the statement started has a bucket no later than the clock's hour now. Both bounds
-   * are the statement's own values, so the partitions outside them are left out at its start.
+   * The claims of one fingerprint ($FP) (docs/data-model.md §5.32): every day below $THROUGH
+   * (resubmission_claims_indexed: those partitions have a fingerprint index, one descent each; retention keeps a day
+   * while one of its claims lives, whatever window it was taken under), and the hours from there, or from the window's
+   * start $LO if later, to now one by one on the (bucket, fingerprint) key (today's, and a day whose index is not built
+   * yet). Every claim committed before the statement started has a bucket no later than the clock's hour now. The
+   * bounds are the statement's own values, so the partitions outside them are left out at its start.
    */
   static final String PROBE = """
       SELECT rc.bucket, rc.message_id, rc.claimed_at, rc.expires_at FROM resubmission_claims rc
-       WHERE rc.fingerprint = $FP AND rc.bucket >= $LO AND rc.bucket < $THROUGH
+       WHERE rc.fingerprint = $FP AND rc.bucket < $THROUGH
       UNION ALL
       SELECT rc.bucket, rc.message_id, rc.claimed_at, rc.expires_at FROM resubmission_claims rc
-       WHERE rc.fingerprint = $FP AND rc.bucket >= $THROUGH AND rc.bucket >= $LO
+       WHERE rc.fingerprint = $FP AND rc.bucket >= $THROUGH
          AND rc.bucket = ANY(ARRAY(SELECT generate_series(greatest($LO, $THROUGH), resubmission_claim_hour(clock_timestamp()))))""";
 
   /**
