@@ -110,7 +110,7 @@ settled
   -c "INSERT INTO resubmission_claims (bucket, fingerprint, message_id, claimed_at, expires_at)
   SELECT resubmission_claim_hour(t), gen_random_uuid(), gen_random_uuid(), t, t + interval '5 days'
     FROM (SELECT now() - random() * interval '5 days' AS t FROM generate_series(1, $PREFILL_CLAIMS)) g" \
-  -c "SELECT resubmission_claims_keep(432000, 1000)" >/dev/null
+  -c "SELECT resubmission_claims_index(true)" -c "SELECT resubmission_claims_keep(432000, 1000)" >/dev/null
 $PSQL -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
 $PSQL -c "SELECT pg_stat_statements_reset()" -c "SELECT pg_stat_reset()" -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
 rows0=$($PSQL -c "SELECT count(*) FROM messages"); lsn0=$($PSQL -c "SELECT pg_current_wal_lsn()")

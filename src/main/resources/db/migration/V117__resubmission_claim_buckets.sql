@@ -75,26 +75,36 @@ END $$;
 CREATE TABLE resubmission_claims_indexed (through int NOT NULL);
 INSERT INTO resubmission_claims_indexed VALUES (0);
 
--- Builds the fingerprint index of every daily partition whose day is over, then moves `through` to the start of the
--- first day still open, in the same transaction (an open that reads the new `through` plans with the new indexes).
-CREATE FUNCTION resubmission_claims_index() RETURNS int
+-- With `build`, builds the fingerprint index of every daily partition whose day is over and has none (valid); then
+-- moves `through` to the start of the first day still open, or of the first closed day still without a valid index,
+-- in the same transaction (an open that reads the new `through` plans with the new indexes). The migration builds;
+-- the RESUBMISSION_RETENTION job builds CONCURRENTLY before its pass (ledger.Ledger.pruneClaims: a plain CREATE
+-- INDEX would hold up every open for the build) and calls this without `build`.
+CREATE FUNCTION resubmission_claims_index(build boolean) RETURNS int
   LANGUAGE plpgsql AS $$
 DECLARE
   p record;
   built int := 0;
   open_from int := resubmission_claim_hour(now()) / 24 * 24;
+  through_to int := resubmission_claim_hour(now()) / 24 * 24;
 BEGIN
   FOR p IN SELECT c.oid::regclass AS part, c.relname,
+                  (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \(([0-9]+)\)'))[1]::int AS lo,
                   (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \(([0-9]+)\)'))[1]::int AS hi
              FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
             WHERE i.inhparent = 'resubmission_claims'::regclass
   LOOP
     CONTINUE WHEN p.hi IS NULL OR p.hi > open_from
-               OR to_regclass(p.relname || '_fingerprint') IS NOT NULL;
-    EXECUTE format('CREATE INDEX %I ON %s (fingerprint)', p.relname || '_fingerprint', p.part);
-    built := built + 1;
+               OR EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = to_regclass(p.relname || '_fingerprint') AND x.indisvalid);
+    IF build THEN
+      EXECUTE format('DROP INDEX IF EXISTS %I', p.relname || '_fingerprint');
+      EXECUTE format('CREATE INDEX %I ON %s (fingerprint)', p.relname || '_fingerprint', p.part);
+      built := built + 1;
+    ELSE
+      through_to := least(through_to, p.lo);
+    END IF;
   END LOOP;
-  UPDATE resubmission_claims_indexed SET through = open_from WHERE through <> open_from;
+  UPDATE resubmission_claims_indexed SET through = through_to WHERE through <> through_to;
   RETURN built;
 END $$;
 
@@ -134,7 +144,7 @@ CREATE FUNCTION resubmission_claims_keep(window_secs float8, batch int, OUT drop
   LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM resubmission_claims_make(now(), 7);
-  PERFORM resubmission_claims_index();
+  PERFORM resubmission_claims_index(false);
   SELECT d.dropped, d.deleted INTO dropped, deleted FROM resubmission_claims_drop(window_secs, batch) d;
 END $$;
 
@@ -145,4 +155,4 @@ INSERT INTO resubmission_claims (bucket, fingerprint, message_id, claimed_at, ex
 SELECT resubmission_claim_hour(claimed_at), fingerprint, message_id, claimed_at, expires_at, replaces
   FROM resubmission_claims_v98;
 DROP TABLE resubmission_claims_v98;
-SELECT resubmission_claims_index();
+SELECT resubmission_claims_index(true);

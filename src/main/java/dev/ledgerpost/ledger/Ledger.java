@@ -206,7 +206,34 @@ public final class Ledger {
    */
   private static final String PRUNE_CLAIMS = "SELECT dropped, deleted FROM resubmission_claims_keep($2, $1)";
 
+  /**
+   * The closed days' partitions without a valid fingerprint index yet. Their indexes are built CONCURRENTLY, each in
+   * its own statement outside any transaction, before the pass: every open's statement holds a lock on each
+   * partition (its takeover's DELETE names the parent), which a plain CREATE INDEX would make wait for the build.
+   */
+  private static final String UNINDEXED = """
+      SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = 'resubmission_claims'::regclass
+         AND (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(([0-9]+)\\)'))[1]::int <= resubmission_claim_hour(now()) / 24 * 24
+         AND NOT EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = to_regclass(c.relname || '_fingerprint') AND x.indisvalid)""";
+  private static final java.util.regex.Pattern DAY_PARTITION = java.util.regex.Pattern.compile("resubmission_claims_p[0-9]{8}");
+
   public Future<LedgerMessages.PrunedClaims> pruneClaims(LedgerMessages.PruneClaims p) {
+    return pool.query(UNINDEXED).execute().compose(rows -> {
+      Future<Void> built = Future.succeededFuture();
+      for (Row r : rows) {
+        String part = r.getString(0);
+        if (DAY_PARTITION.matcher(part).matches()) {
+          built = built.compose(x -> pool.query("DROP INDEX CONCURRENTLY IF EXISTS " + part + "_fingerprint").execute())
+              .compose(x -> pool.query("CREATE INDEX CONCURRENTLY " + part + "_fingerprint ON " + part + " (fingerprint)").execute())
+              .mapEmpty();
+        }
+      }
+      return built;
+    }).compose(built -> prunePass(p));
+  }
+
+  private Future<LedgerMessages.PrunedClaims> prunePass(LedgerMessages.PruneClaims p) {
     return pool.withTransaction(conn -> conn.query("SET LOCAL lock_timeout = '5s'").execute()
         .compose(x -> conn.preparedQuery(PRUNE_CLAIMS).execute(io.vertx.sqlclient.Tuple.of(p.batch(), p.window().toMillis() / 1000.0))))
         .map(r -> {

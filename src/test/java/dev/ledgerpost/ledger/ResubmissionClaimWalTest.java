@@ -59,7 +59,9 @@ class ResubmissionClaimWalTest {
     sql("INSERT INTO resubmission_claims (bucket, fingerprint, message_id, claimed_at, expires_at)"
         + " SELECT resubmission_claim_hour(t), gen_random_uuid(), gen_random_uuid(), t, t + interval '5 days'"
         + " FROM (SELECT now() - random() * interval '5 days' AS t FROM generate_series(1, " + PREFILL + ")) g");
-    sql("SELECT resubmission_claims_keep(" + Duration.ofDays(5).toSeconds() + ", 1000)");
+    GatewayHarness.await(new Ledger(pool).pruneClaims(new LedgerMessages.PruneClaims(1000, Duration.ofDays(5))));
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM resubmission_claims_indexed"
+        + " WHERE through = resubmission_claim_hour(now()) / 24 * 24")).as("the closed days' indexes built").isEqualTo(1);
     sql("VACUUM (ANALYZE) resubmission_claims");
     sql("CHECKPOINT");
     String before = LedgerRows.string(url, "SELECT pg_current_wal_lsn()::text");

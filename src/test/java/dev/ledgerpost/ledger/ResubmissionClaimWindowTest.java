@@ -90,7 +90,7 @@ class ResubmissionClaimWindowTest {
     sql("UPDATE resubmission_claims SET claimed_at = " + at + ", bucket = resubmission_claim_hour(" + at + "),"
         + " expires_at = " + at + " + interval '5 days' WHERE message_id = '" + first.id() + "'");
     if (indexed) {
-      sql("SELECT resubmission_claims_index()");
+      sql("SELECT resubmission_claims_index(true)");
       assertThat(LedgerRows.count(url, "SELECT count(*) FROM resubmission_claims_indexed"
           + " WHERE through = resubmission_claim_hour(now()) / 24 * 24")).isEqualTo(1);
     }
@@ -110,7 +110,8 @@ class ResubmissionClaimWindowTest {
     String at = "now() - interval '5 days 12 hours'";
     sql("UPDATE resubmission_claims SET claimed_at = " + at + ", bucket = resubmission_claim_hour(" + at + "),"
         + " expires_at = now() + interval '1 hour' WHERE message_id = '" + first.id() + "'");
-    sql("SELECT resubmission_claims_keep(" + WINDOW.toSeconds() + ", 100)");
+    // The retention job's pass: the closed days' indexes (the probe covers every indexed day) and the drops.
+    GatewayHarness.await(new Ledger(pool).pruneClaims(new LedgerMessages.PruneClaims(100, WINDOW)));
     Opened answer = openOne(open(fp, null));
     assertThat(answer.version()).isZero();
     assertThat(answer.earlier().id()).isEqualTo(first.id());
@@ -218,6 +219,27 @@ class ResubmissionClaimWindowTest {
     assertThat(LedgerRows.count(url, "SELECT count(*) FROM pg_class WHERE relname = '" + string(
         "SELECT 'resubmission_claims_p' || to_char((now() + interval '7 days') AT TIME ZONE 'UTC', 'YYYYMMDD')") + "'"))
         .as("the next week's days are made").isEqualTo(1);
+  }
+
+  /**
+   * The job's pass (Ledger.pruneClaims) builds a closed day's missing fingerprint index CONCURRENTLY (a plain build
+   * would hold up the opens) and only then moves {@code through} past it; the SQL pass alone never builds, so
+   * {@code through} stays below a day without its index.
+   */
+  @Test
+  void theJobsPassBuildsAClosedDaysIndexConcurrentlyAndOnlyThenMovesThrough() throws Exception {
+    sql("SELECT resubmission_claims_make(now() - interval '2 days', 7)");
+    String lo = string("SELECT (((now() - interval '2 days') AT TIME ZONE 'UTC')::date - date '1970-01-01') * 24");
+    String part = string("SELECT 'resubmission_claims_p' || to_char((now() - interval '2 days') AT TIME ZONE 'UTC', 'YYYYMMDD')");
+    sql("DROP INDEX IF EXISTS " + part + "_fingerprint");
+    sql("SELECT resubmission_claims_keep(" + WINDOW.toSeconds() + ", 100)");
+    assertThat(string("SELECT through::text FROM resubmission_claims_indexed")).as("not past the unindexed day").isEqualTo(lo);
+
+    GatewayHarness.await(new Ledger(pool).pruneClaims(new LedgerMessages.PruneClaims(100, WINDOW)));
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM pg_index WHERE indisvalid AND indexrelid = to_regclass('"
+        + part + "_fingerprint')")).isEqualTo(1);
+    assertThat(LedgerRows.count(url, "SELECT count(*) FROM resubmission_claims_indexed"
+        + " WHERE through = resubmission_claim_hour(now()) / 24 * 24")).isEqualTo(1);
   }
 
   private static Opened openOne(Open o) throws Exception {
