@@ -81,6 +81,36 @@ final class GroupCommit<Q, R> {
     }
   }
 
+  /**
+   * Answers a committed batch: the requests of one caller context in one task on it, in their order, not a task each
+   * (issue 33: the answers' hops back were on 11.9 % of the profile's stacks). Each promise still completes on its
+   * caller's context, at once when that is this one or there is none, as {@link Hop#complete} does.
+   */
+  private static <Q, R> void answer(List<Request<Q, R>> batch, List<Outcome<R>> outcomes) {
+    Context here = Vertx.currentContext();
+    List<Context> callers = new ArrayList<>(4);
+    List<List<Runnable>> work = new ArrayList<>(4);
+    for (int i = 0; i < batch.size(); i++) {
+      Request<Q, R> r = batch.get(i);
+      Outcome<R> o = outcomes.get(i);
+      if (r.caller == null || r.caller == here) {
+        r.complete(o.value(), o.failure());
+        continue;
+      }
+      int k = callers.indexOf(r.caller);
+      if (k < 0) {
+        callers.add(r.caller);
+        work.add(new ArrayList<>(batch.size()));
+        k = callers.size() - 1;
+      }
+      work.get(k).add(() -> r.complete(o.value(), o.failure()));
+    }
+    for (int k = 0; k < callers.size(); k++) {
+      List<Runnable> answers = work.get(k);
+      callers.get(k).runOnContext(v -> answers.forEach(Runnable::run));
+    }
+  }
+
   private final String kind;
   private final Context context;
   private final Statement<Q, R> statement;
@@ -203,11 +233,7 @@ final class GroupCommit<Q, R> {
     }
     return f.transform(ar -> {
       if (ar.succeeded()) {
-        List<Outcome<R>> outcomes = ar.result();
-        for (int i = 0; i < batch.size(); i++) {
-          Outcome<R> o = outcomes.get(i);
-          batch.get(i).complete(o.value(), o.failure());
-        }
+        answer(batch, ar.result());
         committed.accept(batch.size());
         return Future.succeededFuture();
       }

@@ -40,10 +40,25 @@ public final class LedgerMessages {
       String dsnRet,
       String dsnEnvid,
       Claim claim,
-      MessageTags tags) {
+      MessageTags tags,
+      KeyClaim key) {
 
     public Open {
       tags = tags == null ? MessageTags.NONE : tags;
+    }
+
+    /** An open without an Idempotency-Key (SMTP, and HTTP sends without one). */
+    public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
+        String messageIdHeader, long size, String sha256, String route, OffsetDateTime receivedAt,
+        List<RecipientEntry> recipients, String dsnRet, String dsnEnvid, Claim claim, MessageTags tags) {
+      this(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt, recipients,
+          dsnRet, dsnEnvid, claim, tags, null);
+    }
+
+    /** The same open, claiming {@code key} in the statement that writes it (docs/design.md §7.2). */
+    public Open keyed(KeyClaim key) {
+      return new Open(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt,
+          recipients, dsnRet, dsnEnvid, claim, tags, key);
     }
 
     public Open(UUID id, Intake intake, String authUser, String clientIp, String helo, String mailFrom,
@@ -70,7 +85,7 @@ public final class LedgerMessages {
     /** The same open, claiming its fingerprint over {@code replaces}'s (docs/contract.md §1.13). */
     public Open replacing(UUID replaces) {
       return new Open(id, intake, authUser, clientIp, helo, mailFrom, messageIdHeader, size, sha256, route, receivedAt,
-          recipients, dsnRet, dsnEnvid, new Claim(claim.fingerprint(), claim.window(), replaces), tags);
+          recipients, dsnRet, dsnEnvid, new Claim(claim.fingerprint(), claim.window(), replaces), tags, key);
     }
 
     public int pendingRecipients() {
@@ -90,9 +105,18 @@ public final class LedgerMessages {
    * earlier row holds the fingerprint's claim (the id is then the one this open would have had); or, when
    * {@code overQuota} is not null, nothing opened because the user's sending quota is used up (version 0).
    */
-  public record Opened(UUID id, int version, Earlier earlier, OverQuota overQuota) {
+  public record Opened(UUID id, int version, Earlier earlier, OverQuota overQuota, boolean keyLost) {
     public Opened(UUID id, int version) {
-      this(id, version, null, null);
+      this(id, version, null, null, false);
+    }
+
+    public Opened(UUID id, int version, Earlier earlier, OverQuota overQuota) {
+      this(id, version, earlier, overQuota, false);
+    }
+
+    /** Nothing opened: the open's Idempotency-Key is held by another request (docs/design.md §7.2); ask the key why. */
+    public static Opened keyHeldElsewhere(UUID id) {
+      return new Opened(id, 0, null, null, true);
     }
 
     public Opened(UUID id, int version, Earlier earlier) {
@@ -114,14 +138,18 @@ public final class LedgerMessages {
    */
   public record Earlier(UUID id, MessageStatus status, boolean held) {}
 
-  /** Opens a ledger entry and binds the claimed Idempotency-Key to it in one transaction (docs/design.md §7.2). */
-  public static final String OPEN_KEYED = "ledger.openKeyed";
-
   /** A key as one request holds it: scoped by {@code owner} (the API key), claimed under {@code operationId}. */
   public record KeyRef(String owner, String key, UUID operationId) {}
 
-  /** {@link Open} plus the binding of the claimed key to the new entry, in the same transaction. */
-  public record OpenKeyed(Open open, KeyRef ref, Duration lease) {}
+  /**
+   * The Idempotency-Key an open claims and binds in its own statement (docs/design.md §7.2): the key is written OPENED,
+   * bound to the entry, leased for {@code lease}, in the commit that writes the entry, or not at all. {@code requestHash}
+   * is the canonical body's; a key older than {@code retention} counts as absent.
+   */
+  public record KeyClaim(KeyRef ref, String requestHash, Duration lease, Duration retention) {}
+
+  /** The answer a settle stores for its key, in the settle's own statement (COMPLETED): the response document. */
+  public record KeyAnswer(KeyRef ref, String response) {}
 
   public static final String SETTLE = "ledger.settle";
 
@@ -140,7 +168,19 @@ public final class LedgerMessages {
       String enhancedCode,
       String replyText,
       String error,
-      String sentSha256) {
+      String sentSha256,
+      KeyAnswer keyAnswer) {
+
+    public Settle(UUID id, int expectedVersion, MessageStatus target, int pendingRecipients, Integer replyCode,
+        String enhancedCode, String replyText, String error, String sentSha256) {
+      this(id, expectedVersion, target, pendingRecipients, replyCode, enhancedCode, replyText, error, sentSha256, null);
+    }
+
+    /** The same settle, storing {@code answer} as its Idempotency-Key's answer if it commits. */
+    public Settle answering(KeyAnswer answer) {
+      return new Settle(id, expectedVersion, target, pendingRecipients, replyCode, enhancedCode, replyText, error, sentSha256,
+          answer);
+    }
 
     /** A settle that records no sent bytes (nothing was sent, or tests that do not care). */
     public Settle(UUID id, int expectedVersion, MessageStatus target, int pendingRecipients, Integer replyCode,

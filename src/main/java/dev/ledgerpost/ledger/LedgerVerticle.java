@@ -79,7 +79,8 @@ public final class LedgerVerticle extends VerticleBase {
           Pool pool = database.pool();
           Ledger ledger = new Ledger(pool);
           Bus bus = Bus.of(vertx);
-          writer = new LedgerWriter(context, pool, nodeId, database.retryListener(), config.lockTimeout(), metrics,
+          // The writer's open and settle run on the hot path's connections, on generic plans (Database.hotPool).
+          writer = new LedgerWriter(context, database.hotPool(), nodeId, database.retryListener(), config.lockTimeout(), metrics,
               database::outboxWritten, nodeDeadAfter, quota);
           // The hot path calls the writer directly; the bus addresses serve the retry part, the API and tools.
           bus.serve(LedgerMessages.SETTLE, Settle.class, writer::settle);
@@ -87,8 +88,6 @@ public final class LedgerVerticle extends VerticleBase {
           bus.serve(LedgerMessages.GET, Get.class, ledger::get);
           bus.serve(LedgerMessages.PING, Ping.class, p -> ledger.ping().map(v -> p));
           bus.serve(LedgerMessages.PRUNE_CLAIMS, LedgerMessages.PruneClaims.class, ledger::pruneClaims);
-          KeyedOpen keyed = new KeyedOpen(pool, nodeId, database.policy(), metrics, database::outboxWritten, quota);
-          bus.serve(LedgerMessages.OPEN_KEYED, LedgerMessages.OpenKeyed.class, keyed::open);
           return null;
         });
   }

@@ -48,16 +48,16 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * {@code f} and {@code m} leave those out. Nothing else of the statement depends on it.
    */
   static final String WRITES = """
-      WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),
+      WITH q AS (SELECT nextval('outbox_seq_seq') AS seq),$KEYS_BEFORE
       -- quota (V105, docs/design.md §8.9): one row, the opens refused and why ------------------------------------
       qa AS MATERIALIZED (
-        SELECT * FROM quota_take($1::uuid[], $3::text[], $Q1::bigint[], $Q2::bigint[], $Q3::timestamptz, $Q4::timestamptz,
+        SELECT * FROM quota_take($1::uuid[], $USERS, $Q1::bigint[], $Q2::bigint[], $Q3::timestamptz, $Q4::timestamptz,
                                  $Q5::float8)),
-      -- end of quota --------------------------------------------------------------------------------------------
+      -- end of quota --------------------------------------------------------------------------------------------$KEYS_AFTER
       f AS (
         SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
           FROM unnest($1::uuid[], $22::uuid[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
-         WHERE t.fp IS NOT NULL AND NOT EXISTS (SELECT 1 FROM qa WHERE t.id = ANY(qa.refused)) ORDER BY t.fp, t.replaces IS NULL, t.id),
+         WHERE t.fp IS NOT NULL AND NOT EXISTS (SELECT 1 FROM qa WHERE t.id = ANY(qa.refused))$KEY_HELD ORDER BY t.fp, t.replaces IS NULL, t.id),
       -- claims (V117, docs/data-model.md §5.32): under the advisory locks taken before this statement (OpenBatch.LOCK) --
       cw AS MATERIALIZED (
         SELECT resubmission_claim_hour(statement_timestamp() - make_interval(secs => w)) AS lo,
@@ -89,7 +89,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
                          $25::text[], $26::text[])
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
                     received_at, dsn_ret, dsn_envid, fp, replaces, tags, metadata)
-         WHERE t.id <> ALL(qa.refused) AND (t.fp IS NULL OR t.id IN (SELECT message_id FROM c))
+         WHERE t.id <> ALL(qa.refused) AND (t.fp IS NULL OR t.id IN (SELECT message_id FROM c))$KEY_HELD
         %2$s
         RETURNING id),
       r AS (
@@ -105,6 +105,67 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       .replace("$Q1", "$" + (OpenBatch.WRITES_PARAMETERS + 1)).replace("$Q2", "$" + (OpenBatch.WRITES_PARAMETERS + 2))
       .replace("$Q3", "$" + (OpenBatch.WRITES_PARAMETERS + 3)).replace("$Q4", "$" + (OpenBatch.WRITES_PARAMETERS + 4))
       .replace("$Q5", "$" + (OpenBatch.WRITES_PARAMETERS + 5));
+
+  /**
+   * The Idempotency-Keys of a batch with keyed opens (docs/design.md §7.2; $K1..$K5 after the quota's: owner, key,
+   * request hash, lease and retention in seconds, per open, null for an open without a key). {@code kt} lists the keyed
+   * opens; {@code kp} those that may take their key as the statement's snapshot sees it (no row; their own from an
+   * earlier attempt of this very open; a row past its retention; a claim whose holder died before opening; a lapsed
+   * OPENED key whose message was definitely not delivered, for the same body: IdempotencyStore.decide's CLAIMED), the
+   * first of each key in the batch only. Only those are counted by the quota (a duplicate that loses its key is no
+   * send). {@code kc} writes the key OPENED and bound to the entry, or takes it over under the same rules, read again
+   * on the locked newest row (ON CONFLICT DO UPDATE ... WHERE): of two opens racing for one key, in one batch or two,
+   * or on two nodes, exactly one binds it; the other is answered from the key after the commit, and its siblings go on.
+   */
+  private static final String KEYS_BEFORE = """
+
+      kt AS (
+        SELECT t.id, t.owner, t.k, t.hash, t.lease, t.keep, t.n
+          FROM unnest($1::uuid[], $K1::text[], $K2::text[], $K3::text[], $K4::float8[], $K5::float8[]) WITH ORDINALITY
+               AS t(id, owner, k, hash, lease, keep, n)
+         WHERE t.k IS NOT NULL),
+      kp AS MATERIALIZED (
+        SELECT DISTINCT ON (kt.owner, kt.k) kt.id
+          FROM kt LEFT JOIN idempotency_keys ik ON ik.owner = kt.owner AND ik.key = kt.k
+         WHERE ik.owner IS NULL OR ik.operation_id = kt.id OR ik.created_at <= now() - make_interval(secs => kt.keep)
+            OR (ik.state = 'IN_FLIGHT' AND ik.lease_until <= now())
+            OR (ik.state = 'OPENED' AND ik.lease_until <= now() AND ik.request_hash = kt.hash
+                AND EXISTS (SELECT 1 FROM messages mm WHERE mm.id = ik.message_id AND mm.status = 'FAILED_TEMP'))
+         ORDER BY kt.owner, kt.k, kt.n),""";
+  private static final String KEYS_AFTER = """
+
+      kc AS (
+        INSERT INTO idempotency_keys AS ik (owner, key, request_hash, operation_id, state, message_id, lease_until,
+                                            created_at, updated_at)
+        SELECT kt.owner, kt.k, kt.hash, kt.id, 'OPENED', kt.id, now() + make_interval(secs => kt.lease), now(), now()
+          FROM kt, qa WHERE kt.id IN (SELECT id FROM kp) AND kt.id <> ALL(qa.refused)
+        ON CONFLICT (owner, key) DO UPDATE
+           SET request_hash = EXCLUDED.request_hash, operation_id = EXCLUDED.operation_id, state = 'OPENED',
+               message_id = EXCLUDED.message_id, response = NULL, lease_until = EXCLUDED.lease_until,
+               created_at = CASE WHEN ik.operation_id = EXCLUDED.operation_id THEN ik.created_at ELSE now() END,
+               updated_at = now()
+         WHERE (ik.operation_id = EXCLUDED.operation_id AND ik.state = 'OPENED')
+            OR ik.created_at <= now() - make_interval(secs => (SELECT kt.keep FROM kt WHERE kt.id = EXCLUDED.operation_id))
+            OR (ik.state = 'IN_FLIGHT' AND ik.lease_until <= now())
+            OR (ik.state = 'OPENED' AND ik.lease_until <= now() AND ik.request_hash = EXCLUDED.request_hash
+                AND EXISTS (SELECT 1 FROM messages mm WHERE mm.id = ik.message_id AND mm.status = 'FAILED_TEMP'))
+        RETURNING operation_id),""";
+  /** The quota counts a keyed open only if it may take its key ({@code kp}): the user of one that may not is null. */
+  private static final String KEYED_USERS = "ARRAY(SELECT CASE WHEN u.k IS NULL OR u.id IN (SELECT id FROM kp) THEN u.usr END"
+      + " FROM unnest($1::uuid[], $3::text[], $K2::text[]) WITH ORDINALITY AS u(id, usr, k, n) ORDER BY u.n)";
+  /** An open with a key is written only if it bound its key. */
+  private static final String KEY_HELD = " AND (t.id NOT IN (SELECT id FROM kt) OR t.id IN (SELECT operation_id FROM kc))";
+
+  /** The writes without keys (as SMTP's batches are) or with them; {@code %s} as in {@link #WRITES}. */
+  private static String writes(boolean keyed) {
+    String w = WRITES.replace("$KEYS_BEFORE", keyed ? KEYS_BEFORE : "").replace("$KEYS_AFTER", keyed ? KEYS_AFTER : "")
+        .replace("$USERS", keyed ? KEYED_USERS : "$3::text[]").replace("$KEY_HELD", keyed ? KEY_HELD : "");
+    for (int i = 5; i >= 1; i--) {
+      w = w.replace("$K" + i, "$" + (PARAMETERS + i));
+    }
+    return w;
+  }
+
   static final String ON_CONFLICT = "ON CONFLICT (id) DO NOTHING";
   /** The parameters of the writes themselves ({@link #writes}); the quota's five follow them. */
   static final int WRITES_PARAMETERS = 26;
@@ -119,12 +180,24 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       SELECT id, NULL::text AS quota, NULL::bigint AS lim, NULL::timestamptz AS resets_at FROM m
       UNION ALL
       """ + REFUSED;
-  private static final String FIRST = writes("") + ANSWER;
-  private static final String AGAIN = writes(ON_CONFLICT) + ANSWER;
+  /** As {@link #ANSWER}, and the keyed opens that did not bind their key ({@code key_lost}): the caller asks the key why. */
+  private static final String KEYED_ANSWER = """
 
-  /** {@link #WRITES} with its claims' probe and {@code onConflict} (empty, or {@link #ON_CONFLICT}) for the messages. */
-  static String writes(String onConflict) {
-    return WRITES.formatted(PROBE.replace("$FP", "f.fp").replace("$LO", "(SELECT lo FROM cw)")
+      SELECT id, NULL::text AS quota, NULL::bigint AS lim, NULL::timestamptz AS resets_at, false AS key_lost FROM m
+      UNION ALL
+      SELECT *, false FROM (""" + REFUSED + """
+      ) refusals
+      UNION ALL
+      SELECT kt.id, NULL, NULL, NULL, true FROM kt, qa
+       WHERE kt.id <> ALL(qa.refused) AND kt.id NOT IN (SELECT operation_id FROM kc)""";
+  static final String FIRST = formatted(writes(false), "") + ANSWER;
+  static final String AGAIN = formatted(writes(false), ON_CONFLICT) + ANSWER;
+  static final String KEYED_FIRST = formatted(writes(true), "") + KEYED_ANSWER;
+  static final String KEYED_AGAIN = formatted(writes(true), ON_CONFLICT) + KEYED_ANSWER;
+
+  /** {@code writes} with its claims' probe and {@code onConflict} (empty, or {@link #ON_CONFLICT}) for the messages. */
+  static String formatted(String writes, String onConflict) {
+    return writes.formatted(PROBE.replace("$FP", "f.fp").replace("$LO", "(SELECT lo FROM cw)")
         .replace("$THROUGH", "(SELECT through FROM cw)"), onConflict);
   }
 
@@ -170,22 +243,55 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     this.nodeDeadAfter = nodeDeadAfter;
   }
 
+  /** Two opens of one Idempotency-Key never share a batch: the second finds the first's key committed. */
   @Override
   public Object key(Open request) {
-    return request.id();
+    return request.key() == null ? request.id() : List.of(request.key().ref().owner(), request.key().ref().key());
   }
 
   @Override
   public Future<List<GroupCommit.Outcome<Opened>>> run(List<Open> batch, int attempt) {
-    Tuple params = Tuple.tuple(params(batch, nodeId, quota));
+    boolean keyed = batch.stream().anyMatch(o -> o.key() != null);
+    List<Object> values = params(batch, nodeId, quota);
+    if (keyed) {
+      values.addAll(keys(batch));
+    }
+    Tuple params = Tuple.tuple(values);
+    String first = keyed ? KEYED_FIRST : FIRST;
+    String again = keyed ? KEYED_AGAIN : AGAIN;
     Integer[] locks = locks(batch);
     Future<RowSet<Row>> written = attempt == 1
         // An entry that exists already is a replay of an open that committed (23505): then as on a retry.
-        ? write(FIRST, params, locks).recover(e -> e instanceof PgException pg && "23505".equals(pg.getSqlState())
-            ? write(AGAIN, params, locks)
+        ? write(first, params, locks).recover(e -> e instanceof PgException pg && "23505".equals(pg.getSqlState())
+            ? write(again, params, locks)
             : Future.failedFuture(e))
-        : write(AGAIN, params, locks);
-    return written.compose(rows -> answers(pool, batch, inserted(rows), refused(rows), nodeDeadAfter));
+        : write(again, params, locks);
+    return written.compose(rows -> answers(pool, batch, inserted(rows), refused(rows), keyLost(rows), nodeDeadAfter));
+  }
+
+  /** The keys' five parameters ($K1..$K5 of {@link #KEYS_BEFORE}), per open; null for an open without a key. */
+  static List<Object> keys(List<Open> batch) {
+    return new Columns<>(batch)
+        .add(o -> o.key() == null ? null : o.key().ref().owner(), String[]::new)
+        .add(o -> o.key() == null ? null : o.key().ref().key(), String[]::new)
+        .add(o -> o.key() == null ? null : o.key().requestHash(), String[]::new)
+        .add(o -> o.key() == null ? null : o.key().lease().toMillis() / 1000.0, Double[]::new)
+        .add(o -> o.key() == null ? null : o.key().retention().toMillis() / 1000.0, Double[]::new)
+        .arrays();
+  }
+
+  /** The keyed opens that did not bind their key ({@link #KEYED_ANSWER}'s {@code key_lost} rows). */
+  static Set<UUID> keyLost(RowSet<Row> rows) {
+    Set<UUID> lost = new HashSet<>();
+    if (!rows.columnsNames().contains("key_lost")) {
+      return lost;
+    }
+    for (Row r : rows) {
+      if (Boolean.TRUE.equals(r.getBoolean("key_lost"))) {
+        lost.add(r.getUUID("id"));
+      }
+    }
+    return lost;
   }
 
   /**
@@ -301,7 +407,14 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    */
   static Future<List<GroupCommit.Outcome<Opened>>> answers(Pool pool, List<Open> batch, Set<UUID> inserted,
       Map<UUID, LedgerMessages.OverQuota> refused, Duration nodeDeadAfter) {
-    return CurrentRows.notWritten(pool, batch, Open::id, id -> inserted.contains(id) || refused.containsKey(id)).compose(byId -> {
+    return answers(pool, batch, inserted, refused, Set.of(), nodeDeadAfter);
+  }
+
+  /** As above; {@code keyLost}: keyed opens that wrote nothing because another request holds their key. */
+  static Future<List<GroupCommit.Outcome<Opened>>> answers(Pool pool, List<Open> batch, Set<UUID> inserted,
+      Map<UUID, LedgerMessages.OverQuota> refused, Set<UUID> keyLost, Duration nodeDeadAfter) {
+    return CurrentRows.notWritten(pool, batch, Open::id,
+        id -> inserted.contains(id) || refused.containsKey(id) || keyLost.contains(id)).compose(byId -> {
       List<Open> lost = new ArrayList<>();
       for (Open o : batch) {
         if (!inserted.contains(o.id()) && !refused.containsKey(o.id()) && o.claim() != null && !byId.containsKey(o.id())) {
@@ -314,6 +427,10 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
           LedgerMessages.OverQuota over = refused.get(o.id());
           if (over != null) {
             out.add(GroupCommit.Outcome.of(new Opened(o.id(), 0, null, over)));
+            continue;
+          }
+          if (keyLost.contains(o.id())) {
+            out.add(GroupCommit.Outcome.of(Opened.keyHeldElsewhere(o.id())));
             continue;
           }
           out.add(answer(o, inserted, byId.get(o.id()), o.claim() == null ? null : earlier.get(o.claim().fingerprint())));

@@ -31,6 +31,8 @@ public sealed interface DeliveryOutcome {
     R resubmitted(Resubmitted o);
 
     R overQuota(OverQuota o);
+
+    R keyHeld(KeyHeld o);
   }
 
   <R> R accept(Visitor<R> visitor);
@@ -165,6 +167,23 @@ public sealed interface DeliveryOutcome {
     @Override
     public GatewayMetrics.Outcome metric() {
       return GatewayMetrics.Outcome.OVER_QUOTA;
+    }
+  }
+
+  /**
+   * A send API open whose Idempotency-Key another request holds (docs/design.md §7.2): the open's statement did not take
+   * the key, so it wrote nothing and nothing was sent; the downstream transaction was abandoned before DATA. The intake
+   * answers from the key, as for a duplicate it meets before any downstream transaction. Not a delivery: no metric.
+   */
+  record KeyHeld(UUID attemptId) implements DeliveryOutcome {
+    @Override
+    public <R> R accept(Visitor<R> v) {
+      return v.keyHeld(this);
+    }
+
+    @Override
+    public GatewayMetrics.Outcome metric() {
+      return null;
     }
   }
 }

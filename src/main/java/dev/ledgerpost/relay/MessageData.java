@@ -4,7 +4,6 @@ import dev.ledgerpost.ledger.MessageTags;
 import io.vertx.core.buffer.Buffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Locale;
 
 /**
  * A received message ready to relay. {@code wire} holds it as {@code form} says, so relaying it changes no
@@ -51,6 +50,20 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   /** A fresh SHA-256, the digest of {@code sha256} and of the sent bytes' hash (every JDK has it). */
   public static MessageDigest newSha256() {
     try {
+      return (MessageDigest) SHA256.clone();
+    } catch (CloneNotSupportedException e) {
+      return sha256Instance();
+    }
+  }
+
+  /**
+   * Never updated, only cloned: a clone is a fresh digest without the provider look-up of {@code getInstance}, done a
+   * few times a message (issue 33). A clone only reads this one, so clones on several threads at once are safe.
+   */
+  private static final MessageDigest SHA256 = sha256Instance();
+
+  private static MessageDigest sha256Instance() {
+    try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is part of every JDK", e);
@@ -92,7 +105,22 @@ public record MessageData(Buffer wire, long size, String sha256, String messageI
   }
 
   /** A header line that begins a Message-ID field (its name in any case). */
+  /**
+   * Whether the line starts with "Message-ID:" in any case of its ASCII letters. Compared in place (issue 33: a
+   * substring and its lower-case copy for every header line); no other character lower-cases to one of these alone.
+   */
   private static boolean isMessageId(String headerLine) {
-    return headerLine.length() >= 11 && headerLine.substring(0, 11).toLowerCase(Locale.ROOT).equals("message-id:");
+    if (headerLine.length() < MESSAGE_ID.length()) {
+      return false;
+    }
+    for (int i = 0; i < MESSAGE_ID.length(); i++) {
+      char c = headerLine.charAt(i);
+      if ((c >= 'A' && c <= 'Z' ? (char) (c + 32) : c) != MESSAGE_ID.charAt(i)) {
+        return false;
+      }
+    }
+    return true;
   }
+
+  private static final String MESSAGE_ID = "message-id:";
 }

@@ -1,6 +1,7 @@
 package dev.ledgerpost.relay;
 
 import java.nio.charset.StandardCharsets;
+import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
@@ -32,7 +33,26 @@ final class ReceivedHeader {
   /** RFC 5321 §4.1.3 address-literal, loosely: brackets around what may be an address (checked by no one downstream). */
   private static final Pattern ADDRESS_LITERAL = Pattern.compile("\\[[A-Za-z0-9:.]+\\]");
 
+  /**
+   * The last date formatted, by its second and offset (all the format shows): the messages of one second share it, so
+   * java.time formats once a second, not once a message (issue 33). Replaced whole, so a reader sees a consistent one.
+   */
+  private record Stamp(long epochSecond, ZoneOffset offset, String text) {}
+
+  private static volatile Stamp lastStamp = new Stamp(Long.MIN_VALUE, ZoneOffset.UTC, "");
+
   private ReceivedHeader() {}
+
+  /** {@code when} as RFC 5322's date-time ("Tue, 3 Mar 2026 10:00:00 +0000"). */
+  static String date(ZonedDateTime when) {
+    long second = when.toEpochSecond();
+    Stamp s = lastStamp;
+    if (s.epochSecond() != second || !s.offset().equals(when.getOffset())) {
+      s = new Stamp(second, when.getOffset(), DATE.format(when));
+      lastStamp = s;
+    }
+    return s.text();
+  }
 
   static byte[] build(Submission s, String hostname, UUID id, List<String> recipients, ZonedDateTime when) {
     String literal = addressLiteral(s.clientIp());
@@ -51,7 +71,7 @@ final class ReceivedHeader {
     if (recipients.size() == 1) {
       sb.append("\r\n\tfor <").append(printable(recipients.get(0))).append('>');
     }
-    sb.append("; ").append(DATE.format(when)).append("\r\n");
+    sb.append("; ").append(date(when)).append("\r\n");
     return sb.toString().getBytes(StandardCharsets.UTF_8);
   }
 

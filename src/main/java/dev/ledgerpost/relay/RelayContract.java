@@ -99,6 +99,9 @@ public final class RelayContract {
           if (c.opened().overQuota() != null) {
             return overQuota(wire, c.open(), c.opened().overQuota());
           }
+          if (c.opened().keyLost()) {
+            return keyHeld(wire, c.open());
+          }
           if (c.opened().earlier() != null) {
             return resubmitted(wire, c.open(), c.opened().earlier(), envelope.submission());
           }
@@ -107,7 +110,7 @@ public final class RelayContract {
             LOG.info("{} is a client's retry of {}, which did not deliver it: relayed as new mail", open.id(),
                 c.open().claim().replaces());
           }
-          return send(wire, c.opened(), c.open(), envelope, message);
+          return send(wire, c.opened(), c.open(), envelope, message, opening);
         })
         .recover(e -> {
           // Every step above maps its failures to an outcome; reaching here is a bug. Nothing is known.
@@ -116,6 +119,9 @@ public final class RelayContract {
           return Future.failedFuture(e);
         })
         .onSuccess(outcome -> {
+          if (outcome.metric() == null) {
+            return; // not a delivery (a key held by another request): counted by nothing
+          }
           services.metrics().delivery(outcome.metric(), System.nanoTime() - started);
           services.metrics().userMessage(open.authUser(), outcome.metric());
         });
@@ -165,12 +171,31 @@ public final class RelayContract {
     return wire.abort().map(v -> (DeliveryOutcome) new DeliveryOutcome.OverQuota(open.id(), open.authUser(), quota));
   }
 
+  /**
+   * Another request holds the open's Idempotency-Key (docs/design.md §7.2): the open wrote nothing, so nothing goes
+   * downstream; the smarthost's transaction is abandoned before DATA and the intake answers from the key. Never fails.
+   */
+  private Future<DeliveryOutcome> keyHeld(WireTransaction wire, Open open) {
+    services.outcomes().deliveryAbandoned(open.id());
+    LOG.info("{}: its Idempotency-Key is held by another request; nothing opened, nothing sent downstream", open.id());
+    return wire.abort().map(v -> (DeliveryOutcome) new DeliveryOutcome.KeyHeld(open.id()));
+  }
+
+  /** Keyed or not, one group-committed open: a keyed open claims and binds its key in the same statement (§7.2). */
   private Future<Opened> openLedger(Open open, Opening opening) {
-    if (opening.key() == null) {
-      return services.ledger().open(open);
+    return services.ledger().open(open);
+  }
+
+  /**
+   * The settle with its key's answer when the send has a key: the response the intake will give if this settle
+   * commits (whose outcome is {@code ifSettled}), stored in the settle's own statement; a settle that fails stores
+   * nothing and the intake stores its answer itself, as before (docs/design.md §7.2).
+   */
+  private static Settle answering(Settle settle, Opening opening, DeliveryOutcome ifSettled) {
+    if (opening.key() == null || opening.answer() == null) {
+      return settle;
     }
-    return services.bus().request(LedgerMessages.OPEN_KEYED, new LedgerMessages.OpenKeyed(open, opening.key(),
-        opening.keyLease()), Opened.class);
+    return settle.answering(new LedgerMessages.KeyAnswer(opening.key().ref(), opening.answer().apply(ifSettled)));
   }
 
   private static Open open(Opening opening, Envelope envelope, MessageData message, Resubmissions resubmissions) {
@@ -184,10 +209,11 @@ public final class RelayContract {
       }
     }
     Submission s = envelope.submission();
-    return new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
+    Open open = new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
         message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), OffsetDateTime.now(ZoneOffset.UTC),
         List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid(),
         resubmissions.claim(s, envelope.mailFrom(), accepted, message), message.tags());
+    return opening.key() == null ? open : open.keyed(opening.key());
   }
 
   /**
@@ -199,7 +225,8 @@ public final class RelayContract {
   private Future<Void> notSent(Open open, MessageData message, Opening opening) {
     Settle settle = new Settle(open.id(), 1, MessageStatus.FAILED_TEMP, open.pendingRecipients(), null,
         KnownOutcome.NOT_SENT_CODE, null, KnownOutcome.NOT_SENT_REASON);
-    KnownOutcome outcome = KnownOutcome.notSent(settle, message.messageIdHeader(), opening.key());
+    KnownOutcome outcome = KnownOutcome.notSent(settle, message.messageIdHeader(),
+        opening.key() == null ? null : opening.key().ref());
     return bounded(journal(outcome)).map(journaled -> {
       services.outcomes().handOver(outcome, journaled);
       return (Void) null;
@@ -207,7 +234,8 @@ public final class RelayContract {
   }
 
   /** The ledger entry is open: now, and only now, may the body go downstream. */
-  private Future<DeliveryOutcome> send(WireTransaction wire, Opened opened, Open open, Envelope envelope, MessageData message) {
+  private Future<DeliveryOutcome> send(WireTransaction wire, Opened opened, Open open, Envelope envelope, MessageData message,
+      Opening opening) {
     List<String> accepted = new ArrayList<>(open.recipients().size());
     for (RecipientEntry r : open.recipients()) {
       if (r.status() == RecipientStatus.PENDING) {
@@ -227,17 +255,17 @@ public final class RelayContract {
       public Future<DeliveryOutcome> verdict(WireTransaction.DataResult.Verdict v) {
         // A capture sent nothing anywhere: no sent hash, and its positive verdict settles CAPTURED.
         return sentHash(sent, v.bodySent() && !wire.captures())
-            .compose(hash -> settleReply(opened, pending, message, v.reply(), hash, wire.captures()));
+            .compose(hash -> settleReply(opened, pending, message, v.reply(), hash, wire.captures(), opening));
       }
 
       @Override
       public Future<DeliveryOutcome> lostBeforeDot(WireTransaction.DataResult.LostBeforeDot l) {
-        return settleLost(opened, pending, message, l.reason());
+        return settleLost(opened, pending, message, l.reason(), opening);
       }
 
       @Override
       public Future<DeliveryOutcome> lostAfterDot(WireTransaction.DataResult.LostAfterDot l) {
-        return sentHash(sent, true).compose(hash -> settleUnknown(opened, pending, message, l.reason(), hash));
+        return sentHash(sent, true).compose(hash -> settleUnknown(opened, pending, message, l.reason(), hash, opening));
       }
     }));
   }
@@ -254,31 +282,34 @@ public final class RelayContract {
   }
 
   private Future<DeliveryOutcome> settleReply(Opened opened, int pending, MessageData message, DownstreamReply reply,
-      String sentSha256, boolean captured) {
+      String sentSha256, boolean captured, Opening opening) {
     MessageStatus target = reply.positive() ? (captured ? MessageStatus.CAPTURED : MessageStatus.SENT)
         : reply.transientFailure() ? MessageStatus.FAILED_TEMP : MessageStatus.FAILED_PERM;
     Settle settle = new Settle(opened.id(), opened.version(), target, pending, reply.code(), reply.enhancedCode(),
         reply.text(), null, sentSha256);
-    return settle(settle, message, reply.positive() && !captured).map(settled -> switch (target) {
+    java.util.function.Function<Boolean, DeliveryOutcome> outcome = settled -> switch (target) {
       case SENT -> new DeliveryOutcome.Accepted(opened.id(), reply, settled);
       case CAPTURED -> new DeliveryOutcome.Accepted(opened.id(), reply, settled, true);
       case FAILED_TEMP -> new DeliveryOutcome.Deferred(opened.id(), reply, settled);
       default -> new DeliveryOutcome.Rejected(opened.id(), reply, settled);
-    });
+    };
+    return settle(answering(settle, opening, outcome.apply(true)), message, reply.positive() && !captured).map(outcome::apply);
   }
 
-  private Future<DeliveryOutcome> settleLost(Opened opened, int pending, MessageData message, String reason) {
+  private Future<DeliveryOutcome> settleLost(Opened opened, int pending, MessageData message, String reason, Opening opening) {
     Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.FAILED_TEMP, pending, null, "4.4.2", null, reason);
-    return settle(settle, message, false).map(settled -> new DeliveryOutcome.LostBeforeDot(opened.id(), reason, settled));
+    return settle(answering(settle, opening, new DeliveryOutcome.LostBeforeDot(opened.id(), reason, true)), message, false)
+        .map(settled -> new DeliveryOutcome.LostBeforeDot(opened.id(), reason, settled));
   }
 
   private Future<DeliveryOutcome> settleUnknown(Opened opened, int pending, MessageData message, String reason,
-      String sentSha256) {
+      String sentSha256, Opening opening) {
     AuditLog.of(AuditEvent.DELIVERY_OUTCOME_UNKNOWN).with("message_id", opened.id())
         .with("msg_id", message.messageIdHeader()).with("reason", reason).log();
     Settle settle = new Settle(opened.id(), opened.version(), MessageStatus.UNKNOWN, pending, null, "4.4.2", null,
         "lost after the final dot: " + reason, sentSha256);
-    return settle(settle, message, false).map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
+    return settle(answering(settle, opening, new DeliveryOutcome.Unknown(opened.id(), reason, true)), message, false)
+        .map(settled -> new DeliveryOutcome.Unknown(opened.id(), reason, settled));
   }
 
   /**

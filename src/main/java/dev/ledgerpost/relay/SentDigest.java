@@ -3,7 +3,10 @@ package dev.ledgerpost.relay;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.netty.buffer.ByteBuf;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.buffer.BufferInternal;
+import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 
@@ -41,26 +44,70 @@ final class SentDigest {
     return compute(trace, wire, true);
   }
 
-  /** The hex digest of {@code trace} followed by {@code wire}, unstuffed when {@code stuffed}. */
+  /**
+   * The hex digest of {@code trace} followed by {@code wire}, unstuffed when {@code stuffed}. The body is read where it
+   * lies, through its buffer's backing array or NIO views (issue 33: copying it out in 64 KiB chunks cost a chunk's
+   * allocation a message); only a view without an array (a direct buffer) is still copied, a chunk at a time.
+   */
   static String compute(byte[] trace, Buffer wire, boolean stuffed) {
     MessageDigest sha256 = MessageData.newSha256();
     sha256.update(trace);
-    byte[] chunk = new byte[Math.min(CHUNK, Math.max(1, wire.length()))];
-    boolean lineStart = true;
-    for (int pos = 0; pos < wire.length(); pos += chunk.length) {
-      int n = Math.min(chunk.length, wire.length() - pos);
-      wire.getBytes(pos, pos + n, chunk, 0);
-      int from = 0;
-      for (int i = 0; i < n; i++) {
-        byte b = chunk[i];
-        if (stuffed && lineStart && b == '.') {
-          sha256.update(chunk, from, i - from); // the stuffed dot is not part of the message
-          from = i + 1;
+    Unstuffer body = new Unstuffer(sha256, stuffed);
+    if (wire instanceof BufferInternal internal) {
+      ByteBuf buf = internal.getByteBuf();
+      if (buf.hasArray()) {
+        body.update(buf.array(), buf.arrayOffset() + buf.readerIndex(), buf.readableBytes());
+      } else {
+        for (ByteBuffer view : buf.nioBuffers()) {
+          body.update(view);
         }
-        lineStart = b == '\n';
       }
-      sha256.update(chunk, from, n - from);
+    } else {
+      body.update(ByteBuffer.wrap(wire.getBytes()));
     }
     return HexFormat.of().formatHex(sha256.digest());
+  }
+
+  /** Feeds a body's bytes to the digest, run by run, leaving out a line's leading dot when the body is stuffed. */
+  private static final class Unstuffer {
+    private final MessageDigest sha256;
+    private final boolean stuffed;
+    private boolean lineStart = true;
+    private byte[] chunk;
+
+    Unstuffer(MessageDigest sha256, boolean stuffed) {
+      this.sha256 = sha256;
+      this.stuffed = stuffed;
+    }
+
+    void update(ByteBuffer view) {
+      if (view.hasArray()) {
+        update(view.array(), view.arrayOffset() + view.position(), view.remaining());
+        return;
+      }
+      ByteBuffer rest = view.duplicate();
+      while (rest.hasRemaining()) {
+        if (chunk == null) {
+          chunk = new byte[Math.min(CHUNK, rest.remaining())];
+        }
+        int n = Math.min(chunk.length, rest.remaining());
+        rest.get(chunk, 0, n);
+        update(chunk, 0, n);
+      }
+    }
+
+    void update(byte[] b, int off, int len) {
+      int from = off;
+      int end = off + len;
+      for (int i = off; i < end; i++) {
+        byte c = b[i];
+        if (stuffed && lineStart && c == '.') {
+          sha256.update(b, from, i - from); // the stuffed dot is not part of the message
+          from = i + 1;
+        }
+        lineStart = c == '\n';
+      }
+      sha256.update(b, from, end - from);
+    }
   }
 }

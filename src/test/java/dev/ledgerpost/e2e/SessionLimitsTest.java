@@ -50,6 +50,28 @@ class SessionLimitsTest {
     }
   }
 
+  /**
+   * Since issue 33 one timer serves the idle and command timeouts and is re-armed only when it fires: a client that
+   * speaks within the idle timeout every time keeps its connection well past both timeouts, and once silent is timed
+   * out after the idle timeout from its last reply, not sooner (a deadline left over from before) nor never.
+   */
+  @Test
+  void eachCommandRestartsTheIdleTimeoutAndSilenceEndsItOnTime() throws Exception {
+    try (SmtpTestClient c = new SmtpTestClient(gateway.smtpPort())) {
+      assertThat(c.reply()).startsWith("220");
+      long start = System.nanoTime();
+      while (System.nanoTime() - start < 2_000_000_000L) { // 2 s: five idle timeouts, two and a half command ones
+        Thread.sleep(250); // the client's pace, under the 400 ms idle timeout: the behaviour under test
+        assertThat(c.command("NOOP")).startsWith("250");
+      }
+      long silentFrom = System.nanoTime();
+      assertThat(c.reply()).isEqualTo("421 4.4.2 Timeout, closing connection");
+      long silentMs = (System.nanoTime() - silentFrom) / 1_000_000;
+      assertThat(silentMs).isBetween(380L, 3_000L);
+      assertThat(c.closedByServer()).isTrue();
+    }
+  }
+
   @Test
   void connectionsAboveTheLimitAreRefusedWith421() throws Exception {
     try (SmtpTestClient a = new SmtpTestClient(gateway.smtpPort());

@@ -135,6 +135,35 @@ class GroupCommitTest {
     assertEachOpenedWithItsRecipientsAndOnePendingEvent(opens);
   }
 
+  /**
+   * Since issue 33 a batch's answers go back one task per caller context, not one per request: whatever contexts the
+   * requests came from, each answer still arrives on its own caller's context, and every request is answered.
+   */
+  @Test
+  void answersOfOneBatchArriveEachOnItsCallersContext() throws Exception {
+    List<Open> opens = opens(30, -1);
+    List<Context> callers = List.of(vertx.getOrCreateContext(), vertx.getOrCreateContext(), vertx.getOrCreateContext());
+    assertThat(java.util.Set.copyOf(callers)).hasSize(3);
+    List<CompletableFuture<Boolean>> onCaller = new ArrayList<>();
+    for (int i = 0; i < opens.size(); i++) {
+      Context caller = callers.get(i % callers.size());
+      Open o = opens.get(i);
+      CompletableFuture<Boolean> answered = new CompletableFuture<>();
+      onCaller.add(answered);
+      caller.runOnContext(v -> writer.open(o).onComplete(ar -> {
+        if (ar.failed()) {
+          answered.completeExceptionally(ar.cause());
+        } else {
+          answered.complete(Vertx.currentContext() == caller && ar.result().equals(new Opened(o.id(), 1)));
+        }
+      }));
+    }
+    for (CompletableFuture<Boolean> answered : onCaller) {
+      assertThat(answered.get(10, TimeUnit.SECONDS)).isTrue();
+    }
+    assertEachOpenedWithItsRecipientsAndOnePendingEvent(opens);
+  }
+
   @Test
   void anOpenRefusedByAConstraintFailsAloneAndItsFortyNineSiblingsOpen() throws Exception {
     int poisoned = 25;

@@ -139,4 +139,53 @@ class DownstreamReplyTest {
 
     assertThat(r.sanitizedText()).isEqualTo("first second").doesNotContain("\n");
   }
+
+  /**
+   * Since issue 33 a reply is parsed without a regex; the regex parse is kept here as the reference, and both must
+   * agree on code, enhanced code and text for every edge of the enhanced code's grammar.
+   */
+  @Test
+  void theParseAgreesWithTheRegexOne() {
+    List<List<String>> replies = List.of(
+        List.of("250 2.0.0 Ok"), List.of("250 2.0.0"), List.of("250 2.0.0  \t Ok  "), List.of("250"), List.of("250 "),
+        List.of("250 2.0.0Ok"), List.of("250 2.0.0000 Ok"), List.of("250 2.1234.0 Ok"), List.of("250 2..0 Ok"),
+        List.of("250 2.0. Ok"), List.of("250 2.0 Ok"), List.of("250 3.0.0 Ok"), List.of("250 5.7.1 mismatch"),
+        List.of("550 5.7.1 spam"), List.of("451 4.3.0\tTry later"), List.of("250 2.٠.0 Arabic-Indic digit"),
+        List.of("250 2.0.0\u000BVT"), List.of("250 2.0.0\u00A0nbsp"), List.of("250   spaced text   "),
+        List.of("250-", "250 last"), List.of("250-first", "250-", "250 last"), List.of("250-", "250-", "250 "),
+        List.of("550-5.7.1 a", "550-5.7.2 b", "550 c"), List.of("550-no code", "550 5.1.1 later"),
+        List.of("550-2.0.0 other class", "550 5.0.0 same"), List.of("250-PIPELINING", "250 2.0.0"),
+        List.of("250-\u0001ctl\u0001", "250 x"), List.of("250 2.0.0\u2028"), List.of("250 2.0.0\u2029x"),
+        List.of("250 2.0.0\u0085"), List.of("250 2.0.0\u2028\u2028"));
+    for (List<String> lines : replies) {
+      DownstreamReply expected = regexParse(lines);
+      DownstreamReply actual = DownstreamReply.parse(lines);
+      assertThat(actual).as(lines.toString()).isEqualTo(expected);
+    }
+  }
+
+  /** DownstreamReply.parse as it was before issue 33. */
+  private static DownstreamReply regexParse(List<String> lines) {
+    java.util.regex.Pattern enhancedCode =
+        java.util.regex.Pattern.compile("^([245])\\.(\\d{1,3})\\.(\\d{1,3})(?:\\s+|$)");
+    String first = lines.get(0);
+    int code = Integer.parseInt(first.substring(0, 3));
+    StringBuilder text = new StringBuilder();
+    String enhanced = null;
+    for (String line : lines) {
+      String t = line.length() > 4 ? line.substring(4) : "";
+      java.util.regex.Matcher m = enhancedCode.matcher(t);
+      if (m.find()) {
+        if (enhanced == null && m.group(1).charAt(0) == first.charAt(0)) {
+          enhanced = m.group(1) + "." + m.group(2) + "." + m.group(3);
+        }
+        t = t.substring(m.end());
+      }
+      if (text.length() > 0) {
+        text.append(' ');
+      }
+      text.append(t.trim());
+    }
+    return new DownstreamReply(code, enhanced, text.toString());
+  }
 }

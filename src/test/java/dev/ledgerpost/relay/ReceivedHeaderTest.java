@@ -57,4 +57,20 @@ class ReceivedHeaderTest {
         .startsWith("Received: from [192.0.2.7] (HELO bad??X-Injected: 1)\r\n\tby ")
         .doesNotContain("\r\nX-Injected");
   }
+
+  /** The date is formatted once a second since issue 33: whatever the order of the times, each reads as formatted. */
+  @Test
+  void theDateOfEveryMessageIsItsOwnEvenWhenFormattedOnceASecond() {
+    java.time.format.DateTimeFormatter format =
+        java.time.format.DateTimeFormatter.ofPattern("EEE, d MMM yyyy HH:mm:ss Z", java.util.Locale.ENGLISH);
+    ZonedDateTime base = ZonedDateTime.parse("2026-12-31T23:59:58.100Z");
+    List<ZonedDateTime> times = List.of(base, base.plusNanos(800_000_000), base.plusSeconds(1), base.plusSeconds(2),
+        base.plusSeconds(2).withZoneSameInstant(java.time.ZoneOffset.ofHours(1)),
+        base.plusSeconds(2).withZoneSameInstant(java.time.ZoneId.of("America/New_York")), base.plusSeconds(2), base,
+        base.minusYears(30));
+    for (ZonedDateTime t : times) {
+      assertThat(ReceivedHeader.date(t)).as(t.toString()).isEqualTo(format.format(t));
+      assertThat(ReceivedHeader.date(t)).as(t.toString()).isEqualTo(format.format(t));
+    }
+  }
 }

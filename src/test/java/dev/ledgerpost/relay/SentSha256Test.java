@@ -90,6 +90,76 @@ class SentSha256Test {
         .isEqualTo(sha256("Received: from x\r\n..as is\r\n".getBytes(StandardCharsets.US_ASCII)));
   }
 
+  /**
+   * Since issue 33 the digest reads the buffer in place (its array, or its NIO views) instead of copying it out in
+   * 64 KiB chunks: the same digest, whether a stuffed dot falls on a chunk's or a view's edge, for a sliced buffer
+   * and for one made of several direct and heap parts.
+   */
+  @Test
+  void theDigestReadInPlaceEqualsTheChunkedCopyOne() {
+    byte[] trace = "Received: from x\r\n".getBytes(StandardCharsets.US_ASCII);
+    StringBuilder sb = new StringBuilder(".first line stuffed\r\n");
+    java.util.Random random = new java.util.Random(33);
+    while (sb.length() < 3 * 64 * 1024 + 100) {
+      sb.append(random.nextInt(4) == 0 ? ".." : "").append("x".repeat(random.nextInt(200))).append("\r\n");
+      if (sb.length() % 65536 > 65530) {
+        sb.append("\r\n..dot near a 64 KiB edge\r\n");
+      }
+    }
+    byte[] body = sb.toString().getBytes(StandardCharsets.US_ASCII);
+    for (boolean stuffed : new boolean[] {true, false}) {
+      String expected = oldDigest(trace, body, stuffed);
+      assertThat(SentDigest.compute(trace, Buffer.buffer(body), stuffed)).isEqualTo(expected);
+      // A slice: its array starts before the body.
+      Buffer padded = Buffer.buffer().appendString("PADDING\r\n").appendBytes(body);
+      assertThat(SentDigest.compute(trace, padded.slice(9, padded.length()), stuffed)).isEqualTo(expected);
+      // Views of several parts, direct and heap, cut right after a LF and right after a dot.
+      int cut1 = sb.indexOf("\n..") + 1;
+      int cut2 = sb.indexOf("\n..", 70_000) + 2;
+      io.netty.buffer.ByteBuf direct1 = io.netty.buffer.Unpooled.directBuffer(cut1).writeBytes(body, 0, cut1);
+      io.netty.buffer.ByteBuf direct3 = io.netty.buffer.Unpooled.directBuffer(body.length - cut2)
+          .writeBytes(body, cut2, body.length - cut2);
+      io.netty.buffer.ByteBuf parts = io.netty.buffer.Unpooled.wrappedBuffer(direct1,
+          io.netty.buffer.Unpooled.wrappedBuffer(body, cut1, cut2 - cut1), direct3);
+      try {
+        Buffer composite = io.vertx.core.internal.buffer.BufferInternal.buffer(parts);
+        assertThat(composite.length()).isEqualTo(body.length);
+        assertThat(SentDigest.compute(trace, composite, stuffed)).isEqualTo(expected);
+      } finally {
+        parts.release();
+      }
+    }
+    assertThat(SentDigest.compute(trace, Buffer.buffer(), true)).isEqualTo(oldDigest(trace, new byte[0], true));
+  }
+
+  /** SentDigest.compute as it was before issue 33: the body copied out in 64 KiB chunks, unstuffed chunk by chunk. */
+  private static String oldDigest(byte[] trace, byte[] body, boolean stuffed) {
+    Buffer wire = Buffer.buffer(body);
+    try {
+      MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+      sha256.update(trace);
+      byte[] chunk = new byte[Math.min(64 * 1024, Math.max(1, wire.length()))];
+      boolean lineStart = true;
+      for (int pos = 0; pos < wire.length(); pos += chunk.length) {
+        int n = Math.min(chunk.length, wire.length() - pos);
+        wire.getBytes(pos, pos + n, chunk, 0);
+        int from = 0;
+        for (int i = 0; i < n; i++) {
+          byte b = chunk[i];
+          if (stuffed && lineStart && b == '.') {
+            sha256.update(chunk, from, i - from);
+            from = i + 1;
+          }
+          lineStart = b == '\n';
+        }
+        sha256.update(chunk, from, n - from);
+      }
+      return HexFormat.of().formatHex(sha256.digest());
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static String send(String messageId) throws Exception {
     String reply = sendRaw(messageId);
     assertThat(reply).startsWith("250 2.0.0 Ok: queued as ");

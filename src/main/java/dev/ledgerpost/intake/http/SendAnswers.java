@@ -190,6 +190,12 @@ final class SendAnswers {
         // The send API never claims a fingerprint (its Idempotency-Key does that job), so no send ends here.
         throw new IllegalStateException("a send was answered as an SMTP resubmission of " + r.earlierId());
       }
+
+      @Override
+      public Decided keyHeld(DeliveryOutcome.KeyHeld k) {
+        // SendApi answers these from the key itself (IdempotencyStore's decision), before it asks this table.
+        throw new IllegalStateException("a send whose key another request holds reached the outcome table: " + k.attemptId());
+      }
     });
   }
 

@@ -14,6 +14,7 @@ import dev.ledgerpost.intake.http.SendEnd.Verdict;
 import dev.ledgerpost.platform.bus.Bus;
 import dev.ledgerpost.platform.config.GatewayConfig;
 import dev.ledgerpost.platform.db.LedgerIds;
+import dev.ledgerpost.relay.DeliveryOutcome;
 import dev.ledgerpost.relay.Relay;
 import dev.ledgerpost.relay.RelayTransaction;
 import dev.ledgerpost.relay.capture.Capture;
@@ -128,7 +129,6 @@ public final class SendApi {
   private final PreparedSend.Limits limits;
   private final long bodyLimit;
   private final Duration retention;
-  private final Duration claimLease;
   private final Duration openLease;
   private int inFlight;
   /** Operation ids of the keyed requests running in this process (any instance): a 409 for one of them is a short wait. */
@@ -159,8 +159,7 @@ public final class SendApi {
     this.retention = config.api().idempotencyRetention();
     this.exclusiveLedger = config.ledger().embedded();
     // Leases only decide how long a key of a request that died with its process answers 409: safety
-    // never rests on them (a claim taken over makes the old claimant's open fail, before any DATA).
-    this.claimLease = downstream.connectTimeout().plus(downstream.replyTimeout().multipliedBy(2));
+    // never rests on them (of two opens of one key exactly one binds it, in the statement that writes its entry).
     this.openLease = downstream.dataTimeout().plus(downstream.replyTimeout()).plusMinutes(1);
   }
 
@@ -289,27 +288,45 @@ public final class SendApi {
       return;
     }
     KeyRef ref = new KeyRef(key.id(), idempotencyKey, op);
-    running.add(op); // before the claim can be seen: a duplicate must never take a live holder for a dead one
-    bus.request(IdempotencyMessages.CLAIM, new Claim(ref, prepared.requestHash(), claimLease, retention), Claimed.class)
-        .onComplete(c -> {
-          if (c.failed() || c.result().decision() != Decision.CLAIMED) {
-            running.remove(op); // a claimant runs on in relay(), which forgets it when it ends
-          }
-          if (c.failed()) {
-            LOG.warn("idempotency key of operation {} could not be claimed: {}", op, c.cause().getMessage());
-            SendAnswers.keyUnavailable(op).write(ctx);
-            return;
-          }
-          Claimed claimed = c.result();
-          switch (claimed.decision()) {
-            case CLAIMED -> relay(ctx, key, prepared, op, ref, suppressed);
-            case BUSY -> SendAnswers.inFlight(claimed.operationId(), holder(claimed.operationId()), claimed.leaseLeft(),
-                Instant.now()).write(ctx);
-            case MISMATCH -> SendAnswers.keyReused(claimed.operationId()).write(ctx);
-            case REPLAY -> replay(ctx, claimed);
-            case DERIVED -> SendAnswers.derived(claimed).replayed().write(ctx);
-          }
-        });
+    running.add(op); // before the key can be bound: a duplicate must never take a live holder for a dead one
+    // A read: the key is claimed and bound by the open's own group-committed statement (docs/design.md §7.2); what
+    // the read finds taken is answered at once, without a downstream transaction.
+    look(ref, prepared.requestHash()).onComplete(c -> {
+      if (c.failed() || c.result().decision() != Decision.CLAIMED) {
+        running.remove(op); // a claimant runs on in relay(), which forgets it when it ends
+      }
+      if (c.failed()) {
+        LOG.warn("idempotency key of operation {} could not be claimed: {}", op, c.cause().getMessage());
+        SendAnswers.keyUnavailable(op).write(ctx);
+        return;
+      }
+      if (c.result().decision() == Decision.CLAIMED) {
+        relay(ctx, key, prepared, op, ref, suppressed);
+      } else {
+        taken(c.result(), op).write(ctx);
+      }
+    });
+  }
+
+  /** What the key says now for a request with this body (IdempotencyStore.decide); CLAIMED: the open may take it. */
+  private Future<Claimed> look(KeyRef ref, String requestHash) {
+    return bus.request(IdempotencyMessages.CLAIM, new Claim(ref, requestHash, openLease, retention), Claimed.class);
+  }
+
+  /**
+   * docs/design.md §7.3's answer for a key another request holds or answered. CLAIMED here means the key was free
+   * again when read after this request's open found it held (its holder released it meanwhile): nothing was sent, and
+   * the client's retry with the same key is a first try.
+   */
+  private SendAnswer taken(Claimed claimed, UUID op) {
+    return switch (claimed.decision()) {
+      case CLAIMED -> SendAnswers.keyUnavailable(op);
+      case BUSY -> SendAnswers.inFlight(claimed.operationId(), holder(claimed.operationId()), claimed.leaseLeft(),
+          Instant.now());
+      case MISMATCH -> SendAnswers.keyReused(claimed.operationId());
+      case REPLAY -> replay(claimed);
+      case DERIVED -> SendAnswers.derived(claimed).replayed();
+    };
   }
 
   /**
@@ -368,17 +385,16 @@ public final class SendApi {
     return exclusiveLedger ? SendAnswers.KeyHolder.GONE : SendAnswers.KeyHolder.ELSEWHERE;
   }
 
-  private void replay(RoutingContext ctx, Claimed claimed) {
+  private static SendAnswer replay(Claimed claimed) {
     SendAnswer stored;
     try {
       stored = SendAnswer.fromStored(claimed.response());
     } catch (RuntimeException e) {
       LOG.error("stored answer of operation {} cannot be read", claimed.operationId(), e);
-      SendAnswers.problem(500, "Internal Server Error", "the stored answer of this Idempotency-Key cannot be read; "
-          + "query the operation, do not resend", claimed.operationId(), null, null).write(ctx);
-      return;
+      return SendAnswers.problem(500, "Internal Server Error", "the stored answer of this Idempotency-Key cannot be read; "
+          + "query the operation, do not resend", claimed.operationId(), null, null);
     }
-    stored.replayed().write(ctx);
+    return stored.replayed();
   }
 
   private void refuse(RoutingContext ctx, Throwable e) {
@@ -402,10 +418,15 @@ public final class SendApi {
     String ip = ctx.request().remoteAddress() == null ? "unknown" : ctx.request().remoteAddress().hostAddress();
     Submission submission = new Submission(Intake.HTTP, ip, null, key.user(), false, true);
     (key.capture() ? captured : capturing).begin(submission, p.mailFrom(), p.parameters())
-        .compose(txn -> transaction(txn, p, op, ref), e -> Future.succeededFuture(new Unavailable(e.getMessage())))
+        .compose(txn -> transaction(txn, p, op, ref, suppressed), e -> Future.succeededFuture(new Unavailable(e.getMessage())))
         .compose(end -> {
-          Decided d = SendAnswers.noting(SendAnswers.forEnd(end, op, p.message().messageIdHeader()), "suppressed", suppressed);
-          return keyFate(ref, d).map(d.answer());
+          if (end instanceof Delivered del && del.outcome() instanceof DeliveryOutcome.KeyHeld) {
+            // The open found the key taken by another request since the look: answer as the look would have.
+            return look(ref, p.requestHash()).map(c -> taken(c, op))
+                .otherwise(e -> SendAnswers.keyUnavailable(op));
+          }
+          Decided d = decided(end, op, p, suppressed);
+          return keyFate(ref, d, keyWritten(end)).map(d.answer());
         })
         .onComplete(ar -> {
           inFlight--;
@@ -422,13 +443,80 @@ public final class SendApi {
         });
   }
 
-  private Future<SendEnd> transaction(RelayTransaction txn, PreparedSend p, UUID op, KeyRef ref) {
+  private static Decided decided(SendEnd end, UUID op, PreparedSend p, JsonArray suppressed) {
+    return SendAnswers.noting(SendAnswers.forEnd(end, op, p.message().messageIdHeader()), "suppressed", suppressed);
+  }
+
+  /**
+   * Whether this request's own key row may need its answer written here: not when the open never ran or wrote nothing
+   * (the key was never written: nothing to release), nor when the settle committed, which stored the answer or released
+   * the key in its own statement (docs/design.md §7.2).
+   */
+  private static boolean keyWritten(SendEnd end) {
+    if (!(end instanceof Delivered d)) {
+      return false;
+    }
+    return d.outcome().accept(new DeliveryOutcome.Visitor<Boolean>() {
+      @Override
+      public Boolean notRecorded(DeliveryOutcome.NotRecorded o) {
+        return true; // its open may have committed: released as before (the retry part releases it too)
+      }
+
+      @Override
+      public Boolean accepted(DeliveryOutcome.Accepted o) {
+        return !o.settled();
+      }
+
+      @Override
+      public Boolean deferred(DeliveryOutcome.Deferred o) {
+        return !o.settled();
+      }
+
+      @Override
+      public Boolean rejected(DeliveryOutcome.Rejected o) {
+        return !o.settled();
+      }
+
+      @Override
+      public Boolean lostBeforeDot(DeliveryOutcome.LostBeforeDot o) {
+        return !o.settled();
+      }
+
+      @Override
+      public Boolean unknown(DeliveryOutcome.Unknown o) {
+        return !o.settled();
+      }
+
+      @Override
+      public Boolean resubmitted(DeliveryOutcome.Resubmitted o) {
+        return true;
+      }
+
+      @Override
+      public Boolean overQuota(DeliveryOutcome.OverQuota o) {
+        return false; // a refused open takes no key
+      }
+
+      @Override
+      public Boolean keyHeld(DeliveryOutcome.KeyHeld o) {
+        return false;
+      }
+    });
+  }
+
+  private Future<SendEnd> transaction(RelayTransaction txn, PreparedSend p, UUID op, KeyRef ref, JsonArray suppressed) {
     if (!txn.mailReply().positive()) {
       return Future.succeededFuture(new SenderRefused(txn.mailReply())); // a refused transaction holds no connection
     }
     return recipients(txn, p.recipients(), 0, new ArrayList<>()).compose(verdicts -> {
       if (verdicts.size() == p.recipients().size() && verdicts.stream().allMatch(v -> v.reply().positive())) {
-        return txn.deliver(p.message(), ref == null ? Opening.withId(op) : Opening.keyed(op, ref, openLease))
+        // A keyed send's settle stores the answer this request will give when the settle commits (§7.2).
+        Opening opening = ref == null ? Opening.withId(op) : Opening.keyed(op, ref, p.requestHash(), openLease, retention,
+            outcome -> {
+              Decided d = decided(new Delivered(outcome), op, p, suppressed);
+              return d.fate() == SendAnswers.KeyFate.STORE ? d.answer().stored() : null;
+            });
+        return txn.deliver(p.message(), opening)
             .<SendEnd>map(Delivered::new)
             .otherwise(Broken::new);
       }
@@ -453,8 +541,8 @@ public final class SendApi {
    * Stores the answer of a key bound to a ledger entry, or frees a key whose send delivered nothing.
    * Never fails and never changes the answer: a failure here leaves the key to its lease and the ledger.
    */
-  private Future<Void> keyFate(KeyRef ref, Decided d) {
-    if (ref == null || d.fate() == SendAnswers.KeyFate.LEAVE) {
+  private Future<Void> keyFate(KeyRef ref, Decided d, boolean written) {
+    if (ref == null || !written || d.fate() == SendAnswers.KeyFate.LEAVE) {
       return Future.succeededFuture();
     }
     Future<Done> done = d.fate() == SendAnswers.KeyFate.STORE

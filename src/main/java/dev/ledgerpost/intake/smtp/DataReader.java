@@ -5,7 +5,9 @@ import dev.ledgerpost.relay.MessageData;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * Receives one DATA body, as lines ({@link #accept}) or as the raw bytes off the socket ({@link #feed}, the
@@ -31,9 +33,20 @@ final class DataReader {
   enum Problem { NONE, BARE_LINE_ENDING, LINE_TOO_LONG, TOO_BIG }
 
   private final long maxSize;
-  private final Buffer wire;
+  /**
+   * The wire form, made on the first bytes ({@link #wire(int)}): a whole small body that came in one read gets a
+   * buffer of its size, not the 4 KiB floor (issue 33: the floor was most of a 2 KB message's buffer).
+   */
+  private Buffer wire;
+  /** The capacity the wire form starts with when the body's size is not known on its first bytes: the SIZE= hint's. */
+  private final int initialCapacity;
   private final MessageDigest sha256;
-  private final StringBuilder headers = new StringBuilder();
+  /**
+   * The header section's lines (unstuffed), for the Message-ID, while they total under {@link #MAX_HEADER_BYTES}
+   * characters. Kept as lines (issue 33: they were joined into one text, then split again at the end).
+   */
+  private final List<String> headerLines = new ArrayList<>();
+  private long headerChars;
   private boolean inHeaders = true;
   private long size;
   private Problem problem = Problem.NONE;
@@ -69,7 +82,7 @@ final class DataReader {
     this.strip = strip;
     this.maxSize = maxSize;
     // The wire form is a little larger than the message (dot-stuffing); a wrong hint costs a regrowth only.
-    this.wire = Buffer.buffer((int) Math.max(4096, Math.min(sizeHint + sizeHint / 64 + 64, Math.min(maxSize, 64L << 20))));
+    this.initialCapacity = (int) Math.max(4096, Math.min(sizeHint + sizeHint / 64 + 64, Math.min(maxSize, 64L << 20)));
     this.afterCrlf = dataLineCrlf;
     this.sha256 = MessageData.newSha256();
   }
@@ -110,13 +123,13 @@ final class DataReader {
       } else {
         controlLine = headerBytes < MAX_HEADER_BYTES && control.line(c, stuffed ? 1 : 0, c.length);
         headerBytes += c.length + 2L;
-        if (headers.length() < MAX_HEADER_BYTES) {
-          headers.append(new String(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length, StandardCharsets.UTF_8)).append('\n');
+        if (headerChars < MAX_HEADER_BYTES) {
+          header(new String(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length, StandardCharsets.UTF_8));
         }
       }
     }
     if (!(strip && controlLine)) {
-      wire.appendBytes(c).appendBytes(CRLF);
+      wire(initialCapacity).appendBytes(c).appendBytes(CRLF);
     }
     sha256.update(c, stuffed ? 1 : 0, stuffed ? c.length - 1 : c.length);
     sha256.update(CRLF);
@@ -126,7 +139,9 @@ final class DataReader {
   // --- The bulk path: the body as it comes off the socket, without a Line per line. Same rules as accept().
 
   /** Bytes of the line under way that an earlier chunk ended in (it may yet be the terminating dot). */
-  private byte[] carry = new byte[128];
+  private byte[] carry = NO_CARRY;
+  /** A body that comes in one read never carries a line: its carry is made when first needed. */
+  private static final byte[] NO_CARRY = new byte[0];
   private int carryLen;
 
   /**
@@ -137,6 +152,13 @@ final class DataReader {
    */
   int feed(byte[] b, int off, int len) {
     int end = off + len;
+    if (wire == null) {
+      // A read that ends in the terminating dot holds the whole body (and what was carried from before): size the
+      // wire form to it. Else the body's size is unknown yet: as large as hinted, 4 KiB at least.
+      boolean endsHere = len >= 5 && b[end - 5] == '\r' && b[end - 4] == '\n' && b[end - 3] == '.' && b[end - 2] == '\r'
+          && b[end - 1] == '\n';
+      wire(endsHere ? len + carryLen : initialCapacity);
+    }
     int lineStart = off;
     int keepFrom = off; // start of the bytes of this chunk not yet appended to the wire
     int pos = off;
@@ -261,18 +283,31 @@ final class DataReader {
         if (scanned && control.line(b, from, contentEnd) && strip) {
           return HASH_ONLY; // never stuffed: a control line starts with its name or, folded, with white space
         }
-        if (headers.length() < MAX_HEADER_BYTES) {
-          headers.append(new String(b, from, contentEnd - from, StandardCharsets.UTF_8)).append('\n');
+        if (headerChars < MAX_HEADER_BYTES) {
+          header(new String(b, from, contentEnd - from, StandardCharsets.UTF_8));
         }
       }
     }
     return stuffed ? KEEP_STUFFED : KEEP;
   }
 
+  private void header(String line) {
+    headerLines.add(line);
+    headerChars += line.length() + 1; // as the joined text counted it: the line and its newline
+  }
+
+  /** The wire form, made with {@code capacity} if it is not made yet. */
+  private Buffer wire(int capacity) {
+    if (wire == null) {
+      wire = Buffer.buffer(capacity);
+    }
+    return wire;
+  }
+
   /** Good bytes, as they are: to the wire and to the hash. */
   private void keep(byte[] b, int from, int to) {
     if (to > from && problem == Problem.NONE) {
-      wire.appendBytes(b, from, to - from);
+      wire(initialCapacity).appendBytes(b, from, to - from);
       sha256.update(b, from, to - from);
     }
   }
@@ -280,7 +315,7 @@ final class DataReader {
   /** A good line that starts with a stuffing dot: the wire keeps the dot, the hash (of the message) does not. */
   private void keepStuffed(byte[] b, int from, int length) {
     if (problem == Problem.NONE) {
-      wire.appendBytes(b, from, length);
+      wire(initialCapacity).appendBytes(b, from, length);
       sha256.update(b, from + 1, length - 1);
     }
   }
@@ -308,7 +343,7 @@ final class DataReader {
       carryDropped += overflow;
     }
     if (carryLen + length > carry.length) {
-      carry = java.util.Arrays.copyOf(carry, Math.max(carry.length * 2, carryLen + length));
+      carry = java.util.Arrays.copyOf(carry, Math.max(Math.max(carry.length * 2, 128), carryLen + length));
     }
     System.arraycopy(b, from, carry, carryLen, length);
     carryLen += length;
@@ -356,8 +391,8 @@ final class DataReader {
   }
 
   MessageData result() {
-    String[] lines = headers.toString().split("\n");
-    return new MessageData(wire, size, HexFormat.of().formatHex(sha256.digest()), MessageData.messageId(lines),
+    String[] lines = headerLines.toArray(new String[0]);
+    return new MessageData(wire(0), size, HexFormat.of().formatHex(sha256.digest()), MessageData.messageId(lines),
         MessageData.Form.DOT_STUFFED, MessageData.messageIdCount(lines), tags);
   }
 

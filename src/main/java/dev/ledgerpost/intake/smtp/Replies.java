@@ -286,6 +286,12 @@ public final class Replies {
       public Reply overQuota(DeliveryOutcome.OverQuota o) {
         return Replies.overQuota(o.user(), o.quota());
       }
+
+      @Override
+      public Reply keyHeld(DeliveryOutcome.KeyHeld k) {
+        // SMTP opens carry no Idempotency-Key, so none ends here.
+        throw new IllegalStateException("an SMTP open was answered as holding another's Idempotency-Key: " + k.attemptId());
+      }
     });
   }
 

@@ -43,8 +43,54 @@ public record Reply(int code, String enhanced, List<String> lines) {
     return sb.toString();
   }
 
+  /**
+   * The wire form's bytes: US-ASCII, anything else one '?' (a surrogate pair too), as {@code toWire().getBytes(US_ASCII)}
+   * gives them. Written straight into the buffer, without a StringBuilder, a String and a byte[] for every reply sent
+   * (issue 33: 7 KiB a message).
+   */
   public Buffer toBuffer() {
-    return Buffer.buffer(toWire().getBytes(StandardCharsets.US_ASCII));
+    if (code < 100 || code > 999) {
+      return Buffer.buffer(toWire().getBytes(StandardCharsets.US_ASCII));
+    }
+    int length = 0;
+    for (String line : lines) {
+      length += 4 + (enhanced == null ? 0 : asciiLength(enhanced) + 1) + asciiLength(line) + 2;
+    }
+    Buffer b = Buffer.buffer(length);
+    for (int i = 0; i < lines.size(); i++) {
+      b.appendByte((byte) ('0' + code / 100)).appendByte((byte) ('0' + code / 10 % 10)).appendByte((byte) ('0' + code % 10))
+          .appendByte((byte) (i == lines.size() - 1 ? ' ' : '-'));
+      if (enhanced != null) {
+        appendAscii(b, enhanced).appendByte((byte) ' ');
+      }
+      appendAscii(b, lines.get(i)).appendByte((byte) '\r').appendByte((byte) '\n');
+    }
+    return b;
+  }
+
+  private static int asciiLength(String s) {
+    int n = 0;
+    for (int i = 0; i < s.length(); i++, n++) {
+      if (Character.isHighSurrogate(s.charAt(i)) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      }
+    }
+    return n;
+  }
+
+  private static Buffer appendAscii(Buffer b, String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        b.appendByte((byte) c);
+      } else {
+        if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+          i++;
+        }
+        b.appendByte((byte) '?');
+      }
+    }
+    return b;
   }
 
   @Override

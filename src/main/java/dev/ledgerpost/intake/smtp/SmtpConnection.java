@@ -61,7 +61,14 @@ final class SmtpConnection {
   private boolean paused;
   /** The shutdown grace has run out: whatever is still open is told 421 4.3.2 and closed. */
   private boolean graceOver;
+  /**
+   * The idle or command timeout under way, by its kind and deadline. One Vert.x timer serves them all, re-armed only
+   * when it fires (issue 33: a timer set and cancelled for each command and reply was two a command, a dozen a message):
+   * it is never set further out than the shorter of the two timeouts, so it fires at or before any deadline set while
+   * it is pending, and then either times the client out or waits again for what is left.
+   */
   private Timer timerKind = Timer.NONE;
+  private long timerDeadline;
   private long timerId = -1;
   // The DATA body under way: when its 354 went out, bytes so far, and the timer that checks its rate.
   private long dataStartNanos;
@@ -102,7 +109,7 @@ final class SmtpConnection {
     socket.handler(this::onData);
     socket.exceptionHandler(e -> LOG.debug("SMTP socket error from {}: {}", session.clientIp(), e.getMessage()));
     socket.closeHandler(v -> {
-      cancelTimer();
+      stopTimer();
       stopDataRate();
       closing = true;
       clearUnread();
@@ -386,7 +393,12 @@ final class SmtpConnection {
 
   private void onTimeout() {
     timerId = -1;
-    if (busy || closing) {
+    if (busy || closing || timerKind == Timer.NONE) {
+      return;
+    }
+    long left = timerDeadline - System.nanoTime();
+    if (left > 0) {
+      schedule(left);
       return;
     }
     LOG.info("SMTP client {} timed out ({})", session.clientIp(), timerKind == Timer.IDLE ? "idle" : "command");
@@ -444,18 +456,40 @@ final class SmtpConnection {
   }
 
   private void arm(Timer kind) {
-    cancelTimer();
     timerKind = kind;
-    Duration d = kind == Timer.IDLE ? setup.idleTimeout() : setup.commandTimeout();
-    timerId = setup.vertx().setTimer(d.toMillis(), t -> onTimeout());
+    long d = nanos(kind == Timer.IDLE ? setup.idleTimeout() : setup.commandTimeout());
+    timerDeadline = System.nanoTime() + d;
+    if (timerId < 0) {
+      schedule(d);
+    }
   }
 
+  /** Sets the one timer to fire in {@code nanos}, or sooner: never later than the shorter timeout from now. */
+  private void schedule(long nanos) {
+    long shortest = Math.min(nanos(setup.idleTimeout()), nanos(setup.commandTimeout()));
+    long millis = Math.max(1, (Math.min(nanos, shortest) + 999_999) / 1_000_000);
+    timerId = setup.vertx().setTimer(millis, t -> onTimeout());
+  }
+
+  /** A timeout in nanoseconds, at most ~73 years (any longer is as good as none, and deadlines cannot overflow). */
+  private static long nanos(Duration d) {
+    return d.compareTo(MAX_TIMEOUT) > 0 ? MAX_TIMEOUT.toNanos() : d.toNanos();
+  }
+
+  private static final Duration MAX_TIMEOUT = Duration.ofNanos(Long.MAX_VALUE / 4);
+
+  /** No timeout runs (a reply is being worked out); the timer, if set, finds nothing to do when it fires. */
   private void cancelTimer() {
+    timerKind = Timer.NONE;
+  }
+
+  /** The connection ends: the timer goes too. */
+  private void stopTimer() {
+    timerKind = Timer.NONE;
     if (timerId >= 0) {
       setup.vertx().cancelTimer(timerId);
       timerId = -1;
     }
-    timerKind = Timer.NONE;
   }
 
   private void write(Reply reply) {
@@ -476,7 +510,7 @@ final class SmtpConnection {
       return;
     }
     closing = true;
-    cancelTimer();
+    stopTimer();
     stopDataRate();
     session.closed();
     socket.end().onComplete(ar -> socket.close());

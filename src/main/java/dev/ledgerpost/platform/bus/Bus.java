@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
@@ -34,6 +35,13 @@ public final class Bus {
   record Failure(Throwable cause) {}
 
   private final Vertx vertx;
+  /**
+   * The types this Bus already saw registered: a message of a known type crosses without a shared-data map look-up
+   * (issue 33: a request or notice or two a message). The shared map still decides for a type new to this Bus.
+   */
+  private final Set<Class<?>> known = ConcurrentHashMap.newKeySet();
+  /** The options of a request with the default timeout, shared: the event bus only reads them. */
+  private static final DeliveryOptions DEFAULT_OPTIONS = new DeliveryOptions().setSendTimeout(DEFAULT_TIMEOUT.toMillis());
 
   private Bus(Vertx vertx) {
     this.vertx = vertx;
@@ -49,11 +57,15 @@ public final class Bus {
       return null;
     }
     Class<?> type = value.getClass();
+    if (known.contains(type)) {
+      return value;
+    }
     LocalMap<String, Boolean> registered = vertx.sharedData().getLocalMap(CODECS);
     if (registered.get(type.getName()) == null) {
       register(type);
       registered.put(type.getName(), Boolean.TRUE);
     }
+    known.add(type);
     return value;
   }
 
@@ -70,7 +82,7 @@ public final class Bus {
   }
 
   public <Q, R> Future<R> request(String address, Q request, Class<R> replyType, Duration timeout) {
-    DeliveryOptions options = new DeliveryOptions().setSendTimeout(timeout.toMillis());
+    DeliveryOptions options = timeout.equals(DEFAULT_TIMEOUT) ? DEFAULT_OPTIONS : new DeliveryOptions().setSendTimeout(timeout.toMillis());
     return vertx.eventBus().request(address, local(request), options).compose(message -> {
       Object body = message.body();
       if (body instanceof Failure failure) {

@@ -6,8 +6,6 @@ import java.util.regex.Pattern;
 
 /** One network in CIDR notation ({@code 10.0.0.0/8}, {@code ::1/128}); a bare address is a host route. */
 public record Cidr(byte[] network, int prefix, String text) {
-  private static final String OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
-  private static final Pattern IPV4 = Pattern.compile("(?:" + OCTET + "\\.){3}" + OCTET);
   private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:][0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*");
 
   public static Cidr parse(String text) {
@@ -62,8 +60,12 @@ public record Cidr(byte[] network, int prefix, String text) {
    * look any other text up in DNS ("cafe.de"), read "" as loopback, and short forms the inet_aton
    * way ("10.1" is 10.0.0.1, not the 10.1.0.0 an operator means).
    */
-  private static byte[] literal(String addr) {
-    if (!IPV4.matcher(addr).matches() && !IPV6.matcher(addr).matches()) {
+  static byte[] literal(String addr) {
+    byte[] quad = dottedQuad(addr);
+    if (quad != null) {
+      return quad;
+    }
+    if (!IPV6.matcher(addr).matches()) {
       return null;
     }
     try {
@@ -71,6 +73,36 @@ public record Cidr(byte[] network, int prefix, String text) {
     } catch (UnknownHostException | IllegalArgumentException e) {
       return null;
     }
+  }
+
+  /**
+   * The bytes of a dotted quad (four decimal octets of ASCII digits, 0..255, no leading zero), or null. Read by hand
+   * (it was a regex, then InetAddress's parse): a client's address is checked against the configured networks on every connection, and a regex match and
+   * InetAddress's own parse for it were most of that check's cost (issue 33).
+   */
+  static byte[] dottedQuad(String s) {
+    byte[] out = new byte[4];
+    int i = 0;
+    for (int part = 0; part < 4; part++) {
+      if (part > 0) {
+        if (i >= s.length() || s.charAt(i) != '.') {
+          return null;
+        }
+        i++;
+      }
+      int start = i;
+      int value = 0;
+      while (i < s.length() && i - start < 3 && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+        value = value * 10 + (s.charAt(i) - '0');
+        i++;
+      }
+      int digits = i - start;
+      if (digits == 0 || (digits > 1 && s.charAt(start) == '0') || value > 255) {
+        return null;
+      }
+      out[part] = (byte) value;
+    }
+    return i == s.length() ? out : null;
   }
 
   private static String stripScope(String address) {

@@ -85,7 +85,7 @@ final class ConfigKeys {
     key("ledger.url", "", ConfigKeys::text, "PostgreSQL URL (postgresql://user:pass@host:port/db); empty = embedded server.");
     key("ledger.dataDir", "data/pg", ConfigKeys::text, "Data directory of the embedded PostgreSQL.");
     key("ledger.lockTimeout", "1000ms", ConfigKeys::lockTimeout, "lock_timeout of every ledger connection; above 1000ms is clamped.");
-    key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (a statement holds one while it runs; one open or settle statement carries up to 64 messages).");
+    key("ledger.poolSize", 16, v -> positiveInt(v), "Ledger connections (a statement holds one while it runs); the hot path (the open and settle statements, each carrying up to 64 messages, and the outbox publisher) has 3 more of its own.");
     key("ledger.retention", "400d", ConfigKeys::retention, "Weekly ledger partitions (messages, recipients) whose newest possible row is older than this are dropped whole, after export to ledger.archiveDir; never while one holds a PENDING or UNKNOWN row. At least 7d.");
     key("ledger.retentionWithoutArchive", false, ConfigKeys::bool, "Let retention drop partitions although no ledger.archiveDir is set (the rows are then gone for good); without either, nothing is dropped.");
     key("ledger.embeddedPort", 0, ConfigKeys::port, "Port of the embedded PostgreSQL (0 picks a free port).");

@@ -30,7 +30,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * handle.
  */
 public final class Database {
+  /**
+   * The hot path's own connections (the writer's open and settle, one statement each in flight, and the outbox
+   * publisher), beside the {@code ledger.poolSize} of the pool: they run on generic plans
+   * ({@link DatabaseTarget#hotPathOptions()}), which the other parts' queries must not.
+   */
+  public static final int HOT_PATH_CONNECTIONS = 3;
   private final Pool pool;
+  private final Pool hotPool;
   private final PgConnectOptions connectOptions;
   private final String nodeId;
   private final GatewayMetrics metrics;
@@ -40,8 +47,10 @@ public final class Database {
   /** Called from any event loop after a commit: each one must be cheap and thread-safe. */
   private final List<Runnable> outboxListeners = new CopyOnWriteArrayList<>();
 
-  private Database(Vertx vertx, Pool pool, PgConnectOptions connectOptions, String nodeId, GatewayMetrics metrics) {
+  private Database(Vertx vertx, Pool pool, Pool hotPool, PgConnectOptions connectOptions, String nodeId,
+      GatewayMetrics metrics) {
     this.pool = pool;
+    this.hotPool = hotPool;
     this.connectOptions = connectOptions;
     this.nodeId = nodeId;
     this.metrics = metrics;
@@ -59,11 +68,21 @@ public final class Database {
         .connectingTo(target.options())
         .using(vertx)
         .build();
-    return new Database(vertx, pool, target.options(), nodeId, metrics);
+    Pool hotPool = PgBuilder.pool()
+        .with(new PoolOptions().setMaxSize(HOT_PATH_CONNECTIONS))
+        .connectingTo(target.hotPathOptions())
+        .using(vertx)
+        .build();
+    return new Database(vertx, pool, hotPool, target.options(), nodeId, metrics);
   }
 
   public Pool pool() {
     return pool;
+  }
+
+  /** The hot path's connections, on generic plans (see {@link #HOT_PATH_CONNECTIONS}): for its statements only. */
+  public Pool hotPool() {
+    return hotPool;
   }
 
   /** For a connection of a part's own, outside the pool (LISTEN, a held lock). */
@@ -114,6 +133,6 @@ public final class Database {
   }
 
   public Future<Void> close() {
-    return pool.close();
+    return Future.join(pool.close(), hotPool.close()).mapEmpty();
   }
 }

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.DoubleSupplier;
 
 /** {@link GatewayMetrics} on a Micrometer registry (Prometheus in production). Meters are built once and cached. */
@@ -26,7 +27,12 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   };
 
   private final MeterRegistry registry;
-  private final Map<String, Counter> replies = new ConcurrentHashMap<>();
+  /**
+   * The reply counters by code (index {@code code - 100}, codes 100..599; "other" codes share their class's counter),
+   * filled on first use: a reply is counted with one array read, without building its tags or a map key (issue 33's
+   * profile had the lookup on every reply). Micrometer answers the meter already registered, so a race only repeats it.
+   */
+  private final AtomicReferenceArray<Counter> replies = new AtomicReferenceArray<>(500);
   private final Map<Stage, Timer> replyLatency = new EnumMap<>(Stage.class);
   private final Map<TxKind, Timer> transactions = new EnumMap<>(TxKind.class);
   private final Map<TxKind, Counter> failures = new EnumMap<>(TxKind.class);
@@ -42,6 +48,8 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
   private final Map<String, Counter> proposals = new ConcurrentHashMap<>();
   private final Map<BodyCommand, Counter> bodies;
   private final Map<BodyCommand, Counter> relayed;
+  /** ledgerpost.tracking's counters by state, then bounce category ("none" for none). */
+  private final Map<String, Map<String, Counter>> trackingFacts = new ConcurrentHashMap<>();
   private final Map<String, Counter> webhookAttempts = new ConcurrentHashMap<>();
   private final Timer delivery;
   /** The per-user counters (metrics.perUser), or null when off: then nothing is registered and a user event is one check. */
@@ -130,13 +138,29 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
 
   @Override
   public void smtpReply(int code, Stage stage, long nanos) {
-    String codeTag = KNOWN_CODES.contains(code) ? String.valueOf(code) : "other";
-    String cls = (code / 100) + "xx";
-    replies.computeIfAbsent(cls + codeTag, k -> Counter.builder("ledgerpost.smtp.replies")
-        .description("SMTP replies sent to clients").tag("class", cls).tag("code", codeTag).register(registry)).increment();
+    replyCounter(code).increment();
     if (nanos >= 0) {
       replyLatency.get(stage).record(nanos, TimeUnit.NANOSECONDS);
     }
+  }
+
+  private Counter replyCounter(int code) {
+    int slot = code - 100;
+    if (slot < 0 || slot >= replies.length()) {
+      return replyMeter(code); // not an SMTP code: never cached (no client hears one), looked up as before
+    }
+    Counter c = replies.get(slot);
+    if (c == null) {
+      c = replyMeter(code);
+      replies.set(slot, c);
+    }
+    return c;
+  }
+
+  private Counter replyMeter(int code) {
+    String codeTag = KNOWN_CODES.contains(code) ? String.valueOf(code) : "other";
+    return Counter.builder("ledgerpost.smtp.replies").description("SMTP replies sent to clients")
+        .tag("class", (code / 100) + "xx").tag("code", codeTag).register(registry);
   }
 
   @Override
@@ -202,9 +226,17 @@ public final class MicrometerGatewayMetrics implements GatewayMetrics {
 
   @Override
   public void trackingFact(String state, String category) {
-    // Made on first use (Micrometer answers the registered one after): the states and categories are closed lists.
-    Counter.builder("ledgerpost.tracking").description("Tracking facts recorded, by state and bounce category")
-        .tag("state", state).tag("category", category == null ? "none" : category).register(registry).increment();
+    // Made on first use and kept (a fact per delivery attempt: no tags built each time); the states and categories
+    // are closed lists, so the cache is bounded.
+    String cat = category == null ? "none" : category;
+    Map<String, Counter> byCategory = trackingFacts.computeIfAbsent(state, k -> new ConcurrentHashMap<>());
+    Counter c = byCategory.get(cat);
+    if (c == null) {
+      c = byCategory.computeIfAbsent(cat, k -> Counter.builder("ledgerpost.tracking")
+          .description("Tracking facts recorded, by state and bounce category").tag("state", state).tag("category", k)
+          .register(registry));
+    }
+    c.increment();
   }
 
   @Override

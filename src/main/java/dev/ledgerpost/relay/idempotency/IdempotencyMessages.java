@@ -7,9 +7,10 @@ import java.util.UUID;
 
 /**
  * Event-bus messages of the HTTP send API's idempotency keys ({@link IdempotencyStore}, on its own verticle).
- * A key is claimed before the downstream transaction begins (so a concurrent duplicate hears 409 at once), bound
- * to its ledger entry in the transaction that opens the ledger (the ledger's {@code OpenKeyed}), and finally given
- * its answer or released.
+ * A key is looked at before the downstream transaction begins ({@link #CLAIM}, a read: a duplicate hears 409, 422 or
+ * its stored answer at once), claimed and bound to its ledger entry by the group-committed open's own statement, and
+ * given its answer or released by the settle's (docs/design.md §7.2); {@link #COMPLETE} and {@link #RELEASE} serve a
+ * send whose settle could not.
  */
 public final class IdempotencyMessages {
   private IdempotencyMessages() {}
@@ -17,9 +18,9 @@ public final class IdempotencyMessages {
   public static final String CLAIM = "idempotency.claim";
 
   /**
-   * Claims {@code key} for a request whose canonical body hashes to {@code requestHash}. {@code lease} bounds
-   * how long the claim blocks the key if this process dies before it opens or releases it; {@code retention}
-   * is how long a key is remembered at all (older rows count as absent).
+   * What {@code key} says for a request whose canonical body hashes to {@code requestHash}, read without writing:
+   * CLAIMED when the open may take it (docs/design.md §7.2). {@code lease} is the lease the open will give the key;
+   * {@code retention} is how long a key is remembered at all (older rows count as absent).
    */
   public record Claim(KeyRef ref, String requestHash, Duration lease, Duration retention) {}
 

@@ -18,7 +18,6 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.templates.SqlTemplate;
 import java.time.Duration;
 import java.util.HashMap;
@@ -26,15 +25,13 @@ import java.util.Map;
 
 /**
  * The SQL of idempotency keys (states in V30__idempotency_key_states.sql), on the idempotency part's own context
- * ({@link IdempotencyVerticle}). Every operation is one transaction under the ledger's retry policy and is safe to run
- * again after an ambiguous commit. The binding of a key to its entry is the ledger's keyed open (one statement with the
- * open).
+ * ({@link IdempotencyVerticle}). The claim of a key and its binding to its entry are the ledger's open (one
+ * group-committed statement with the open, docs/design.md §7.2), and its answer the settle's; here the key is read
+ * before a send and after an open found it taken ({@link #claim}: what the key says, without writing), and answered or
+ * released when the settle could not. Every write is one transaction under the ledger's retry policy and is safe to run
+ * again after an ambiguous commit.
  */
 public final class IdempotencyStore {
-  private static final String INSERT = """
-      INSERT INTO idempotency_keys (owner, key, request_hash, operation_id, state, lease_until, created_at, updated_at)
-      VALUES (#{owner}, #{key}, #{hash}, #{op}, 'IN_FLIGHT', now() + make_interval(secs => #{lease}), now(), now())
-      ON CONFLICT (owner, key) DO NOTHING""";
   private static final String CURRENT = """
       SELECT k.request_hash, k.operation_id, k.state, k.response::text AS response,
              k.lease_until > now() AS leased,
@@ -42,13 +39,7 @@ public final class IdempotencyStore {
              k.created_at <= now() - make_interval(secs => #{retention}) AS expired,
              m.status, m.message_id_header, m.downstream_reply
         FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id
-       WHERE k.owner = #{owner} AND k.key = #{key}
-         FOR UPDATE OF k""";
-  private static final String TAKE_OVER = """
-      UPDATE idempotency_keys
-         SET request_hash = #{hash}, operation_id = #{op}, state = 'IN_FLIGHT', message_id = NULL, response = NULL,
-             lease_until = now() + make_interval(secs => #{lease}), created_at = now(), updated_at = now()
-       WHERE owner = #{owner} AND key = #{key}""";
+       WHERE k.owner = #{owner} AND k.key = #{key}""";
   private static final String COMPLETE = """
       UPDATE idempotency_keys SET state = 'COMPLETED', response = #{response}, updated_at = now()
        WHERE owner = #{owner} AND key = #{key} AND operation_id = #{op} AND state IN ('OPENED', 'COMPLETED')""";
@@ -76,44 +67,35 @@ public final class IdempotencyStore {
     bus.serve(IdempotencyMessages.PRUNE, Prune.class, this::prune);
   }
 
+  /**
+   * What the key says for this request, read without writing (a read, no commit of its own to wait for): CLAIMED when
+   * no row holds it or the row may be taken over (the open's statement then takes it, under the same rules, on the
+   * newest row); otherwise the decision the client's answer comes from (docs/design.md §7.3).
+   */
   Future<Claimed> claim(Claim c) {
-    return policy.run("idempotency-claim", () -> pool.withTransaction(conn -> claimIn(conn, c)))
+    return policy.run("idempotency-claim", () -> look(c))
         .recover(e -> Future.failedFuture(persistence("claim of an idempotency key", e)));
   }
 
-  private Future<Claimed> claimIn(SqlConnection conn, Claim c) {
-    return claimIn(conn, c, 3);
-  }
-
-  private Future<Claimed> claimIn(SqlConnection conn, Claim c, int tries) {
+  private Future<Claimed> look(Claim c) {
     Map<String, Object> p = params(c.ref());
-    p.put("hash", c.requestHash());
-    p.put("lease", seconds(c.lease()));
     p.put("retention", seconds(c.retention()));
     Claimed mine = new Claimed(Decision.CLAIMED, c.ref().operationId(), null, null, null, null);
-    return SqlTemplate.forUpdate(conn, INSERT).execute(p).compose(inserted -> {
-      if (inserted.rowCount() == 1) {
-        return Future.succeededFuture(mine);
+    return SqlTemplate.forQuery(pool, CURRENT).execute(p).map(rows -> {
+      if (rows.size() == 0) {
+        return mine;
       }
-      // The insert waited for any concurrent claimant to commit, so the row it met is visible now.
-      return SqlTemplate.forQuery(conn, CURRENT).execute(p).compose(rows -> {
-        if (rows.size() == 0) {
-          // Released between our insert and our read: the key is free again, so try to insert once more.
-          return tries > 1 ? claimIn(conn, c, tries - 1)
-              : Future.failedFuture(new StoreException(StoreException.Kind.STALE, "idempotency key keeps vanishing"));
-        }
-        Row row = rows.iterator().next();
-        String status = row.getString("status");
-        MessageStatus messageStatus = status == null ? null : MessageStatus.valueOf(status);
-        Decision d = decide(row.getBoolean("expired"), row.getString("request_hash").equals(c.requestHash()),
-            row.getString("state"), row.getBoolean("leased"), messageStatus);
-        if (d == Decision.CLAIMED) {
-          return SqlTemplate.forUpdate(conn, TAKE_OVER).execute(p).map(x -> mine);
-        }
-        Duration leaseLeft = d == Decision.BUSY ? Duration.ofMillis(Math.round(row.getDouble("lease_left") * 1000)) : null;
-        return Future.succeededFuture(new Claimed(d, row.getUUID("operation_id"), row.getString("response"), messageStatus,
-            row.getString("message_id_header"), row.getString("downstream_reply"), leaseLeft));
-      });
+      Row row = rows.iterator().next();
+      String status = row.getString("status");
+      MessageStatus messageStatus = status == null ? null : MessageStatus.valueOf(status);
+      Decision d = decide(row.getBoolean("expired"), row.getString("request_hash").equals(c.requestHash()),
+          row.getString("state"), row.getBoolean("leased"), messageStatus);
+      if (d == Decision.CLAIMED) {
+        return mine;
+      }
+      Duration leaseLeft = d == Decision.BUSY ? Duration.ofMillis(Math.round(row.getDouble("lease_left") * 1000)) : null;
+      return new Claimed(d, row.getUUID("operation_id"), row.getString("response"), messageStatus,
+          row.getString("message_id_header"), row.getString("downstream_reply"), leaseLeft);
     });
   }
 

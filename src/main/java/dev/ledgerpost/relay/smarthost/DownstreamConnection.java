@@ -146,8 +146,26 @@ final class DownstreamConnection {
       return Future.failedFuture(new Lost("downstream connection closed"));
     }
     Future<DownstreamReply> reply = expect(timeout);
-    socket.write(Buffer.buffer(line + "\r\n", StandardCharsets.UTF_8.name()));
+    socket.write(commandBytes(line));
     return reply;
+  }
+
+  /**
+   * {@code line} and CRLF in UTF-8. A line of ASCII (MAIL, RCPT, DATA, BDAT, RSET: nearly all) is written byte by byte
+   * into a buffer of its size: no concatenated String and no encoded copy for each of a message's commands (issue 33).
+   */
+  static Buffer commandBytes(String line) {
+    int n = line.length();
+    for (int i = 0; i < n; i++) {
+      if (line.charAt(i) >= 0x80) {
+        return Buffer.buffer(line + "\r\n", StandardCharsets.UTF_8.name());
+      }
+    }
+    Buffer b = Buffer.buffer(n + 2);
+    for (int i = 0; i < n; i++) {
+      b.appendByte((byte) line.charAt(i));
+    }
+    return b.appendByte((byte) '\r').appendByte((byte) '\n');
   }
 
   /** Awaits the next reply without sending anything (the greeting, the reply to the final dot). */
@@ -218,21 +236,26 @@ final class DownstreamConnection {
   }
 
   private void onLine(Buffer raw) {
-    String line = raw.toString(StandardCharsets.UTF_8);
-    if (line.endsWith("\r")) {
-      line = line.substring(0, line.length() - 1);
-    }
+    // Decoded without its CR, not decoded and then cut (issue 33: a reply line or more a command, each message).
+    int n = raw.length();
+    String line = n > 0 && raw.getByte(n - 1) == '\r' ? raw.getString(0, n - 1, "UTF-8") : raw.toString(StandardCharsets.UTF_8);
     if (line.length() < 3 || !Character.isDigit(line.charAt(0)) || !Character.isDigit(line.charAt(1))
         || !Character.isDigit(line.charAt(2)) || (line.length() > 3 && line.charAt(3) != ' ' && line.charAt(3) != '-')) {
       fail("malformed downstream reply line");
       return;
     }
-    lines.add(line);
     if (line.length() > 3 && line.charAt(3) == '-') {
+      lines.add(line);
       return;
     }
-    List<String> complete = List.copyOf(lines);
-    lines.clear();
+    List<String> complete;
+    if (lines.isEmpty()) {
+      complete = List.of(line); // a one-line reply (nearly all): no copy of the list of lines
+    } else {
+      lines.add(line);
+      complete = List.copyOf(lines);
+      lines.clear();
+    }
     if (complete.get(0).startsWith("250") && complete.size() > 1) {
       for (String l : complete.subList(1, complete.size())) {
         String keyword = l.substring(4).trim().split(" ")[0].toUpperCase(Locale.ROOT);

@@ -290,6 +290,15 @@ class DataReaderTest {
     assertThat(DataReader.messageId("Message-ID: \n <folded.4@b>\n \nSubject: s\n")).isEqualTo("<folded.4@b>");
   }
 
+  /** Compared in place since issue 33: ASCII letters in any case, no look-alike (what String.toLowerCase gave). */
+  @Test
+  void onlyAsciiCaseVariantsNameTheMessageIdField() {
+    assertThat(DataReader.messageId("MESSAGE-ID: <up@b>\n")).isEqualTo("<up@b>");
+    assertThat(DataReader.messageId("Message-\u0130D: <dotted-i@b>\n")).isNull(); // lower-cases to "i" and a dot
+    assertThat(DataReader.messageId("Me\u017F\u017Fage-ID: <long-s@b>\n")).isNull(); // upper-cases to "S"
+    assertThat(DataReader.messageId("Message-ID <no-colon@b>\nMessage-I\n")).isNull();
+  }
+
   @Test
   void noMessageIdGivesNull() {
     assertThat(DataReader.messageId("Subject: s\nX-Message-ID: <not@this>\n")).isNull();

@@ -102,6 +102,35 @@ class SmtpParserPropertiesTest {
 
   // --- LineSplitter
 
+  /**
+   * A reply's bytes are written straight into its buffer since issue 33: they equal its wire form's US-ASCII bytes
+   * ('?' for anything else, one for a surrogate pair), whatever the code, enhanced code and text lines.
+   */
+  @Property(tries = TRIES)
+  void aReplysBufferHoldsItsWireFormsAsciiBytes(@ForAll("replyCodes") int code, @ForAll("replyTexts") String enhanced,
+      @ForAll("replyLines") List<String> lines) {
+    for (String e : Arrays.asList(enhanced, null)) {
+      Reply reply = new Reply(code, e, lines);
+      assertThat(reply.toBuffer().getBytes()).isEqualTo(reply.toWire().getBytes(StandardCharsets.US_ASCII));
+    }
+  }
+
+  @Provide
+  Arbitrary<Integer> replyCodes() {
+    return Arbitraries.oneOf(Arbitraries.integers().between(100, 999), Arbitraries.integers().between(-5, 5000));
+  }
+
+  @Provide
+  Arbitrary<String> replyTexts() {
+    return Arbitraries.oneOf(Arbitraries.strings().ascii().ofMaxLength(20), Arbitraries.strings().all().ofMaxLength(20),
+        Arbitraries.of("2.0.0", "é", "\uD83D\uDE00 smile", "\uD83D lone high", "lone low \uDE00", "\uDE00\uD83D"));
+  }
+
+  @Provide
+  Arbitrary<List<String>> replyLines() {
+    return replyTexts().list().ofMinSize(1).ofMaxSize(4);
+  }
+
   @Property(tries = TRIES)
   void theSplitterGivesTheSameLinesWhateverTheReads(@ForAll("bodies") String input, @ForAll("cuts") List<Double> cuts) {
     for (int max : new int[] {SessionDriver.TRANSPORT_MAX_LINE, 40}) {

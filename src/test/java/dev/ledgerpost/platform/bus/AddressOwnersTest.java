@@ -29,7 +29,7 @@ class AddressOwnersTest {
     String ledger = verticles.entrySet().stream().filter(e -> e.getValue().equals("LedgerVerticle")).map(Map.Entry::getKey)
         .findFirst().orElseThrow();
 
-    assertThat(served.get(ledger)).containsExactly("ledger.get", "ledger.list", "ledger.openKeyed", "ledger.ping", "ledger.pruneClaims",
+    assertThat(served.get(ledger)).containsExactly("ledger.get", "ledger.list", "ledger.ping", "ledger.pruneClaims",
         "ledger.settle");
     served.forEach((deployment, addresses) -> {
       if (!deployment.equals(ledger)) {

@@ -144,4 +144,28 @@ class CidrTest {
   void shortOrAmbiguousIpv4FormsAreRefused(String text) {
     assertThatThrownBy(() -> Cidr.parse(text)).isInstanceOf(IllegalArgumentException.class);
   }
+
+  /**
+   * A dotted quad is read by hand since issue 33; before, a regex chose it and InetAddress read it. Both must agree on
+   * every edge, and a network must contain the same addresses.
+   */
+  @Test
+  void aDottedQuadIsReadAsTheRegexAndInetAddressReadIt() throws Exception {
+    java.util.regex.Pattern ipv4 = java.util.regex.Pattern.compile(
+        "(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)");
+    String[] inputs = {"127.0.0.1", "0.0.0.0", "255.255.255.255", "256.1.1.1", "1.1.1.256", "01.1.1.1", "1.1.1.01",
+        "1.1.1.00", "1.1.1.0", "10.1", "10.1.1", "1.1.1.1.", ".1.1.1.1", "1..1.1", "1.1.1.1 ", " 1.1.1.1", "1234.1.1.1",
+        "1.1.1.1234", "199.249.250.251", "249.1.1.1", "250.1.1.1", "25.5.5.5", "1.1.1.١", "١.1.1.1", "a.b.c.d", "",
+        "1.1.1.1/8", "::1", "::ffff:1.2.3.4", "0x7f.0.0.1", "+1.1.1.1", "1.1.1.-1"};
+    for (String in : inputs) {
+      byte[] expected = ipv4.matcher(in).matches() ? java.net.InetAddress.getByName(in).getAddress() : null;
+      assertThat(Cidr.dottedQuad(in)).as(in).isEqualTo(expected);
+    }
+    Cidr net = Cidr.parse("192.0.2.0/24");
+    assertThat(net.contains("192.0.2.7")).isTrue();
+    assertThat(net.contains("192.0.3.7")).isFalse();
+    assertThat(net.contains("192.0.2.07")).isFalse(); // not a literal this gateway reads
+    assertThat(Cidr.parse("::1").contains("::1")).isTrue();
+    assertThat(Cidr.parse("1.2.3.0/24").contains("::ffff:1.2.3.4")).isTrue();
+  }
 }

@@ -36,4 +36,15 @@ class DatabaseTargetTest {
     DatabaseTarget t = DatabaseTarget.fromUrl("jdbc:postgresql://localhost:5432/db?lock_timeout=9000", Duration.ofMillis(400));
     assertThat(t.options().getProperties()).containsEntry("lock_timeout", "400ms");
   }
+
+  @Test
+  void onlyTheHotPathsConnectionsForceGenericPlans() {
+    DatabaseTarget t = DatabaseTarget.fromUrl("postgresql://localhost:5432/ledger", Duration.ofMillis(250));
+    assertThat(t.options().getProperties()).doesNotContainKey("plan_cache_mode");
+    assertThat(t.hotPathOptions().getProperties())
+        .containsEntry("plan_cache_mode", "force_generic_plan")
+        .containsEntry("lock_timeout", "250ms")
+        .containsEntry("application_name", "ledgerpost");
+    assertThat(t.hotPathOptions().getPreparedStatementCacheSqlFilter().test("x".repeat(DatabaseTarget.STATEMENT_CACHE_SQL_LIMIT))).isTrue();
+  }
 }

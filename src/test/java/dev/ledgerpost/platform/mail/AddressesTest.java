@@ -102,4 +102,68 @@ class AddressesTest {
     assertThat(Addresses.mailbox("<>")).isEmpty();
     assertThat(Addresses.mailbox("<\"john@example.com>")).isNull();
   }
+
+  /**
+   * The domain check reads the mailbox in place since issue 33; before, it split a substring at every dot. Both must
+   * agree on every edge: the old check is kept here as the reference and run on the same mailboxes.
+   */
+  @Test
+  void domainCheckAgreesWithTheSplittingOne() {
+    String long63 = "a".repeat(63);
+    List<String> domains = List.of("example.com", "example.com.", ".example.com", "example..com", "", ".", "..",
+        "-example.com", "example-.com", "ex-ample.com", "a.-b.c", "a.b-.c", long63 + ".com", long63 + "a.com",
+        "com." + long63, "com." + long63 + "b", "exämple.de", "xn--exmple-cua.de", "bücher.例え.jp", "sub_domain.example",
+        "exa mple.com", "exa\tmple.com", "a@b.com", "\"q\".com", "[192.0.2.1]", "[IPv6:2001:db8::1]", "[]", "[",
+        "[a b]", "[a]b", "[a\\b]", "[ü]", "x[1]", "1.2.3.4", "_", "-", "a-", "a", "localhost", "a.b.c.d.e.f.g",
+        "example.com-", "e\u007fx.com");
+    List<String> locals = List.of("john", "\"john smith\"", "\"a@b\"", "first.last+tag", "ü", "\"\"");
+    for (String local : locals) {
+      for (String domain : domains) {
+        String mailbox = local + "@" + domain;
+        assertThat(Addresses.valid(mailbox)).as(mailbox).isEqualTo(oldValid(mailbox));
+      }
+    }
+    assertThat(Addresses.valid("john")).isFalse(); // no @ at all
+    assertThat(Addresses.valid("john@")).isFalse();
+    assertThat(Addresses.valid("@example.com")).isFalse();
+    assertThat(Addresses.valid("john@example.com.")).isFalse(); // a trailing dot is an empty label, as before
+    assertThat(Addresses.valid("john@bücher.example")).isTrue();
+  }
+
+  /** Addresses.valid as it was before issue 33 (the local part's checks go through the class: they did not change). */
+  private static boolean oldValid(String mailbox) {
+    int at = mailbox.lastIndexOf('@');
+    if (!Addresses.valid(mailbox.substring(0, at) + "@x.example")) {
+      return false; // the local part (or the length) alone refuses it, as it did
+    }
+    return mailbox.length() <= Addresses.MAX_PATH && oldDomain(mailbox.substring(at + 1));
+  }
+
+  private static boolean oldDomain(String domain) {
+    if (domain.startsWith("[")) {
+      if (!domain.endsWith("]") || domain.length() <= 2) {
+        return false;
+      }
+      for (int i = 1; i < domain.length() - 1; i++) {
+        char c = domain.charAt(i);
+        if (c <= ' ' || c > '~' || c == '[' || c == ']' || c == '\\') {
+          return false;
+        }
+      }
+      return true;
+    }
+    for (String label : domain.split("\\.", -1)) {
+      if (label.isEmpty() || label.length() > 63 || label.startsWith("-") || label.endsWith("-")) {
+        return false;
+      }
+      for (int i = 0; i < label.length(); i++) {
+        char c = label.charAt(i);
+        if (!(((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) || c == '-' || c == '_'
+            || c >= 0x80)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
 }

@@ -40,4 +40,14 @@ class DownstreamSlotsTest {
     assertThat(maxSeen.get()).isBetween(1, 3);
     assertThat(slots.inUse()).isZero();
   }
+
+  /** A command's bytes, written byte by byte for ASCII since issue 33, are the line and CRLF in UTF-8 as before. */
+  @Test
+  void aCommandsBytesAreItsLineAndCrlfInUtf8() {
+    for (String line : new String[] {"MAIL FROM:<a@example.com> SIZE=2048", "RCPT TO:<ü@exämple.de>", "", "DATA",
+        "RCPT TO:<\uD83D\uDE00@x.example>", "\u007f\u0000"}) {
+      assertThat(DownstreamConnection.commandBytes(line).getBytes())
+          .isEqualTo((line + "\r\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+  }
 }
