@@ -102,10 +102,15 @@ JFC
 echo "warm-up: $WARM messages" >&2
 rate=$(load "$WARM"); echo "warm-up rate $rate/s" >&2
 settled
-# PREFILL_CLAIMS=K: K resubmission claims of random fingerprints first, as a steady state within the 5-day window holds
-# (their B-tree is keyed by a hash: each insert lands on a random leaf, so its first change after a checkpoint is an FPI).
-[ -z "${PREFILL_CLAIMS:-}" ] || $PSQL -c "INSERT INTO resubmission_claims (fingerprint, message_id, claimed_at, expires_at)
-  SELECT gen_random_uuid(), gen_random_uuid(), now(), now() + interval '5 days' FROM generate_series(1, $PREFILL_CLAIMS)" >/dev/null
+# PREFILL_CLAIMS=K: K resubmission claims of random fingerprints first, spread over the 5-day window as a steady state
+# holds them (V117: each in the hour it was taken, in its day's partition), then the retention job's pass (the days'
+# partitions, the closed days' fingerprint indexes). Before V117 the claims' B-tree was keyed by the hash alone: each
+# insert landed on a random leaf, and its first change after a checkpoint was an FPI.
+[ -z "${PREFILL_CLAIMS:-}" ] || $PSQL -c "SELECT resubmission_claims_make(now() - interval '6 days', 7)" \
+  -c "INSERT INTO resubmission_claims (bucket, fingerprint, message_id, claimed_at, expires_at)
+  SELECT resubmission_claim_hour(t), gen_random_uuid(), gen_random_uuid(), t, t + interval '5 days'
+    FROM (SELECT now() - random() * interval '5 days' AS t FROM generate_series(1, $PREFILL_CLAIMS)) g" \
+  -c "SELECT resubmission_claims_index(true)" -c "SELECT resubmission_claims_keep(432000, 1000)" >/dev/null
 $PSQL -c "VACUUM (ANALYZE)" -c "CHECKPOINT" >/dev/null
 $PSQL -c "SELECT pg_stat_statements_reset()" -c "SELECT pg_stat_reset()" -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
 rows0=$($PSQL -c "SELECT count(*) FROM messages"); lsn0=$($PSQL -c "SELECT pg_current_wal_lsn()")

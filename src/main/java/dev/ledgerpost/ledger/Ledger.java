@@ -197,21 +197,52 @@ public final class Ledger {
   }
 
   /**
-   * The resubmission claims whose window ended, a batch at a time (docs/contract.md §1.13): a claim is a hash of who sent
-   * what to whom, kept only while a retry can be recognised. Found by their ids (time-ordered, so those older than the
-   * window lie in the oldest page ranges of the BRIN index resubmission_claims_message_idx), each checked against its own
-   * expiry. SKIP LOCKED: an open that is taking one over is left be.
+   * One pass over the resubmission claims (docs/contract.md §1.13, docs/data-model.md §5.32): a claim is a hash of who
+   * sent what to whom, kept only while a retry can be recognised. V117's resubmission_claims_keep makes the next
+   * week's daily partitions, builds the fingerprint index of each day that is over, drops every day that ended more
+   * than the window ago and holds no live claim (a DROP, not a delete of its rows), and deletes a batch of expired
+   * claims of the default partition (the days no partition was made for in time). Its DDL waits at most a few seconds
+   * for the opens' locks on the table, and the next pass tries again.
    */
-  private static final String PRUNE_CLAIMS = """
-      WITH doomed AS (
-        SELECT fingerprint FROM resubmission_claims WHERE message_id < $2 AND expires_at < now()
-         LIMIT $1 FOR UPDATE SKIP LOCKED)
-      DELETE FROM resubmission_claims c USING doomed d WHERE c.fingerprint = d.fingerprint AND c.expires_at < now()""";
+  private static final String PRUNE_CLAIMS = "SELECT dropped, deleted FROM resubmission_claims_keep($2, $1)";
+
+  /**
+   * The closed days' partitions without a valid fingerprint index yet. Their indexes are built CONCURRENTLY, each in
+   * its own statement outside any transaction, before the pass: every open's statement holds a lock on each
+   * partition (its takeover's DELETE names the parent), which a plain CREATE INDEX would make wait for the build.
+   */
+  private static final String UNINDEXED = """
+      SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = 'resubmission_claims'::regclass
+         AND (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(([0-9]+)\\)'))[1]::int <= resubmission_claim_hour(now()) / 24 * 24
+         AND NOT EXISTS (SELECT 1 FROM pg_index x WHERE x.indexrelid = to_regclass(c.relname || '_fingerprint') AND x.indisvalid)""";
+  private static final java.util.regex.Pattern DAY_PARTITION = java.util.regex.Pattern.compile("resubmission_claims_p[0-9]{8}");
 
   public Future<LedgerMessages.PrunedClaims> pruneClaims(LedgerMessages.PruneClaims p) {
-    java.util.UUID before = LedgerIds.lowest(java.time.Instant.now().minus(p.window()));
-    return pool.preparedQuery(PRUNE_CLAIMS).execute(io.vertx.sqlclient.Tuple.of(p.batch(), before))
-        .map(r -> new LedgerMessages.PrunedClaims(r.rowCount()));
+    return pool.query(UNINDEXED).execute().compose(rows -> {
+      Future<Void> built = Future.succeededFuture();
+      for (Row r : rows) {
+        String part = r.getString(0);
+        if (DAY_PARTITION.matcher(part).matches()) {
+          built = built.compose(x -> pool.query("DROP INDEX CONCURRENTLY IF EXISTS " + part + "_fingerprint").execute())
+              .compose(x -> pool.query("CREATE INDEX CONCURRENTLY " + part + "_fingerprint ON " + part + " (fingerprint)").execute())
+              .mapEmpty();
+        }
+      }
+      return built;
+    }).compose(built -> prunePass(p));
+  }
+
+  private Future<LedgerMessages.PrunedClaims> prunePass(LedgerMessages.PruneClaims p) {
+    return pool.withTransaction(conn -> conn.query("SET LOCAL lock_timeout = '5s'").execute()
+        .compose(x -> conn.preparedQuery(PRUNE_CLAIMS).execute(io.vertx.sqlclient.Tuple.of(p.batch(), p.window().toMillis() / 1000.0))))
+        .map(r -> {
+          Row row = r.iterator().next();
+          int deleted = row.getInteger("deleted");
+          // A full batch of the default partition's asks for another pass at once; the dropped days are counted too.
+          return new LedgerMessages.PrunedClaims(deleted == p.batch() ? deleted : (int) Math.min(Integer.MAX_VALUE - 1,
+              deleted + row.getLong("dropped")));
+        });
   }
 
   public Future<Void> ping() {

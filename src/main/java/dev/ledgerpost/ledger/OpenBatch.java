@@ -58,14 +58,25 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
         SELECT DISTINCT ON (t.fp) t.fp, t.id, t.win, t.replaces
           FROM unnest($1::uuid[], $22::uuid[], $23::float8[], $24::uuid[]) AS t(id, fp, win, replaces)
          WHERE t.fp IS NOT NULL AND NOT EXISTS (SELECT 1 FROM qa WHERE t.id = ANY(qa.refused))$KEY_HELD ORDER BY t.fp, t.replaces IS NULL, t.id),
-      c AS (
-        INSERT INTO resubmission_claims AS rc (fingerprint, message_id, claimed_at, expires_at, replaces)
-        SELECT f.fp, f.id, now(), now() + make_interval(secs => f.win), f.replaces FROM f
-        ON CONFLICT (fingerprint) DO UPDATE
-           SET message_id = EXCLUDED.message_id, claimed_at = EXCLUDED.claimed_at, expires_at = EXCLUDED.expires_at,
-               replaces = EXCLUDED.replaces
-         WHERE rc.message_id = EXCLUDED.message_id OR rc.message_id = EXCLUDED.replaces OR rc.expires_at <= EXCLUDED.claimed_at
+      -- claims (V117, docs/data-model.md §5.32): under the advisory locks taken before this statement (OpenBatch.LOCK) --
+      cw AS MATERIALIZED (
+        SELECT resubmission_claim_hour(statement_timestamp() - make_interval(secs => w)) AS lo,
+               (SELECT through FROM resubmission_claims_indexed) AS through FROM (SELECT max(win) AS w FROM f) x),
+      h AS MATERIALIZED (
+        SELECT DISTINCT ON (f.fp) f.fp, f.id, f.win, f.replaces, l.bucket, l.message_id AS holder
+          FROM f LEFT JOIN LATERAL (%1$s) l ON l.expires_at > statement_timestamp()
+         ORDER BY f.fp, l.claimed_at DESC NULLS LAST),
+      cn AS (
+        INSERT INTO resubmission_claims (bucket, fingerprint, message_id, claimed_at, expires_at, replaces)
+        SELECT resubmission_claim_hour(statement_timestamp()), h.fp, h.id, statement_timestamp(),
+               statement_timestamp() + make_interval(secs => h.win), h.replaces
+          FROM h WHERE h.holder IS NULL OR h.holder = h.replaces
         RETURNING message_id),
+      cr AS (
+        DELETE FROM resubmission_claims rc USING h
+         WHERE h.holder = h.replaces AND rc.bucket = h.bucket AND rc.fingerprint = h.fp AND rc.message_id = h.holder),
+      c AS (SELECT message_id FROM cn UNION ALL SELECT h.id FROM h WHERE h.holder = h.id),
+      -- end of claims ------------------------------------------------------------------------------------------
       m AS (
         INSERT INTO messages (id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes,
                               body_sha256, route, status, version, received_at, open_seq, node_id, dsn_ret, dsn_envid,
@@ -79,7 +90,7 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
                AS t(id, intake, auth_user, client_ip, helo, mail_from, message_id_header, size_bytes, body_sha256, route,
                     received_at, dsn_ret, dsn_envid, fp, replaces, tags, metadata)
          WHERE t.id <> ALL(qa.refused) AND (t.fp IS NULL OR t.id IN (SELECT message_id FROM c))$KEY_HELD
-        %s
+        %2$s
         RETURNING id),
       r AS (
         INSERT INTO recipients (message_id, idx, address, status, rcpt_reply, dsn_notify, dsn_orcpt)
@@ -179,10 +190,41 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       UNION ALL
       SELECT kt.id, NULL, NULL, NULL, true FROM kt, qa
        WHERE kt.id <> ALL(qa.refused) AND kt.id NOT IN (SELECT operation_id FROM kc)""";
-  static final String FIRST = writes(false).formatted("") + ANSWER;
-  static final String AGAIN = writes(false).formatted(ON_CONFLICT) + ANSWER;
-  static final String KEYED_FIRST = writes(true).formatted("") + KEYED_ANSWER;
-  static final String KEYED_AGAIN = writes(true).formatted(ON_CONFLICT) + KEYED_ANSWER;
+  static final String FIRST = formatted(writes(false), "") + ANSWER;
+  static final String AGAIN = formatted(writes(false), ON_CONFLICT) + ANSWER;
+  static final String KEYED_FIRST = formatted(writes(true), "") + KEYED_ANSWER;
+  static final String KEYED_AGAIN = formatted(writes(true), ON_CONFLICT) + KEYED_ANSWER;
+
+  /** {@code writes} with its claims' probe and {@code onConflict} (empty, or {@link #ON_CONFLICT}) for the messages. */
+  static String formatted(String writes, String onConflict) {
+    return writes.formatted(PROBE.replace("$FP", "f.fp").replace("$LO", "(SELECT lo FROM cw)")
+        .replace("$THROUGH", "(SELECT through FROM cw)"), onConflict);
+  }
+
+  /**
+   * The claims of one fingerprint ($FP) (docs/data-model.md §5.32): every day below $THROUGH
+   * (resubmission_claims_indexed: those partitions have a fingerprint index, one descent each; retention keeps a day
+   * while one of its claims lives, whatever window it was taken under), and the hours from there, or from the window's
+   * start $LO if later, to now one by one on the (bucket, fingerprint) key (today's, and a day whose index is not built
+   * yet). Every claim committed before the statement started has a bucket no later than the clock's hour now. The
+   * bounds are the statement's own values, so the partitions outside them are left out at its start.
+   */
+  static final String PROBE = """
+      SELECT rc.bucket, rc.message_id, rc.claimed_at, rc.expires_at FROM resubmission_claims rc
+       WHERE rc.fingerprint = $FP AND rc.bucket < $THROUGH
+      UNION ALL
+      SELECT rc.bucket, rc.message_id, rc.claimed_at, rc.expires_at FROM resubmission_claims rc
+       WHERE rc.fingerprint = $FP AND rc.bucket >= $THROUGH
+         AND rc.bucket = ANY(ARRAY(SELECT generate_series(greatest($LO, $THROUGH), resubmission_claim_hour(clock_timestamp()))))""";
+
+  /**
+   * The locks that serialise the claims of one fingerprint (docs/contract.md §1.13): a transaction-scoped advisory lock
+   * (class 0x4C43, "LC") on each fingerprint's first 32 bits, taken in ascending order (two batches that share two
+   * fingerprints cannot deadlock) in a statement of its own before the open's: the open's statement then starts, and
+   * takes its snapshot, after every earlier holder of the lock committed, so its probe sees that holder's claim. Two
+   * fingerprints that share 32 bits only wait for each other.
+   */
+  static final String LOCK = "SELECT count(pg_advisory_xact_lock(" + 0x4C43 + ", k)) FROM (SELECT DISTINCT k FROM unnest($1::int[]) AS k ORDER BY k) s";
 
   private final Pool pool;
   private final String nodeId;
@@ -217,12 +259,13 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     Tuple params = Tuple.tuple(values);
     String first = keyed ? KEYED_FIRST : FIRST;
     String again = keyed ? KEYED_AGAIN : AGAIN;
+    Integer[] locks = locks(batch);
     Future<RowSet<Row>> written = attempt == 1
         // An entry that exists already is a replay of an open that committed (23505): then as on a retry.
-        ? pool.preparedQuery(first).execute(params).recover(e -> e instanceof PgException pg && "23505".equals(pg.getSqlState())
-            ? pool.preparedQuery(again).execute(params)
+        ? write(first, params, locks).recover(e -> e instanceof PgException pg && "23505".equals(pg.getSqlState())
+            ? write(again, params, locks)
             : Future.failedFuture(e))
-        : pool.preparedQuery(again).execute(params);
+        : write(again, params, locks);
     return written.compose(rows -> answers(pool, batch, inserted(rows), refused(rows), keyLost(rows), nodeDeadAfter));
   }
 
@@ -249,6 +292,25 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
       }
     }
     return lost;
+  }
+
+  /**
+   * The open's statement: alone (no fingerprint to claim), or in a transaction after {@link #LOCK} on the batch's
+   * fingerprints. A transaction that fails rolls back whole, so a retry after it finds nothing half done.
+   */
+  private Future<RowSet<Row>> write(String sql, Tuple params, Integer[] locks) {
+    if (locks.length == 0) {
+      return pool.preparedQuery(sql).execute(params);
+    }
+    return pool.withTransaction(conn -> conn.preparedQuery(LOCK).execute(Tuple.of(locks))
+        .compose(locked -> conn.preparedQuery(sql).execute(params)));
+  }
+
+  /** The advisory lock keys of the batch's fingerprints ({@link #LOCK}), sorted and distinct. */
+  static Integer[] locks(List<Open> batch) {
+    return batch.stream().filter(o -> o.claim() != null && o.claim().fingerprint() != null)
+        .map(o -> (int) (o.claim().fingerprint().getMostSignificantBits() >>> 32))
+        .distinct().sorted().toArray(Integer[]::new);
   }
 
   /**
@@ -323,13 +385,20 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
    * whose row is gone (its partition dropped past a short ledger.retention) has no status: nothing is left to protect.
    */
   static final String CLAIMANTS = """
-      SELECT rc.fingerprint, rc.message_id AS id, m.status,
+      SELECT DISTINCT ON (rc.fingerprint) rc.fingerprint, rc.message_id AS id, m.status,
              EXISTS (SELECT 1 FROM nodes n
                       WHERE n.stopped_at IS NULL AND n.heartbeat_at > now() - make_interval(secs => $2)
                         AND (m.id = ANY(n.held) OR m.id = ANY(n.delivering)
                              OR (n.id = m.node_id AND rc.claimed_at > n.heartbeat_at - make_interval(secs => $2)))) AS held
-        FROM resubmission_claims rc LEFT JOIN messages m ON m.id = rc.message_id
-       WHERE rc.fingerprint = ANY($1::uuid[])""";
+        FROM unnest($1::uuid[]) AS f(fp),
+             LATERAL (SELECT f.fp AS fingerprint, p.* FROM (%s) p) rc
+             LEFT JOIN messages m ON m.id = rc.message_id
+       ORDER BY rc.fingerprint, rc.claimed_at DESC"""
+      // The newest claim of each fingerprint in the window (the lost open's probe found it live; it may have expired
+      // or been taken over since): from an hour before the window's start, so one that just expired is still found.
+      .formatted(PROBE.replace("$FP", "f.fp")
+          .replace("$LO", "(resubmission_claim_hour(statement_timestamp() - make_interval(secs => $3)) - 1)")
+          .replace("$THROUGH", "(SELECT through FROM resubmission_claims_indexed)"));
 
   /**
    * Every request's answer: opened by this attempt, or (only after an ambiguous commit) opened by the
@@ -396,7 +465,8 @@ final class OpenBatch implements GroupCommit.Statement<Open, Opened> {
     for (int i = 0; i < fingerprints.length; i++) {
       fingerprints[i] = lost.get(i).claim().fingerprint();
     }
-    return pool.preparedQuery(CLAIMANTS).execute(Tuple.of(fingerprints, nodeDeadAfter.toMillis() / 1000.0)).map(rows -> {
+    double window = lost.stream().mapToDouble(o -> o.claim().window().toMillis() / 1000.0).max().orElse(0);
+    return pool.preparedQuery(CLAIMANTS).execute(Tuple.of(fingerprints, nodeDeadAfter.toMillis() / 1000.0, window)).map(rows -> {
       Map<UUID, Earlier> byFingerprint = new HashMap<>();
       for (Row r : rows) {
         String status = r.getString("status");

@@ -158,7 +158,9 @@ class ResubmissionClaimTest {
     assertThat(retryHeld(same)).as("its node's heartbeat is live and lists it").isTrue();
     sql("UPDATE nodes SET delivering = '{}' WHERE id = 'gone'");
     assertThat(retryHeld(same)).as("its node's heartbeat is live and the claim is younger than node.deadAfter").isTrue();
-    sql("UPDATE resubmission_claims SET claimed_at = now() - interval '" + 2 * DEAD_AFTER.toSeconds() + " seconds'"
+    // The claim's hour (V117) moves with it: the bucket is always the hour of claimed_at.
+    String earlier = "now() - interval '" + 2 * DEAD_AFTER.toSeconds() + " seconds'";
+    sql("UPDATE resubmission_claims SET claimed_at = " + earlier + ", bucket = resubmission_claim_hour(" + earlier + ")"
         + " WHERE message_id = '" + first.id() + "'");
     assertThat(retryHeld(same)).as("its node lives but neither lists it nor claimed it lately").isFalse();
     sql("UPDATE nodes SET held = ARRAY['" + first.id() + "']::uuid[] WHERE id = 'live'");

@@ -301,11 +301,23 @@ class ResubmissionTest {
     assertThat(gateway.downstream().messages()).hasSize(2);
   }
 
+  /**
+   * Retention drops the claims' days (V117, docs/data-model.md §5.32): a day that ended more than the window ago goes
+   * whole, with its claims; the claim of today's message stays until its own day is past the window (expired, it
+   * no longer holds: {@link #aRetryAfterTheWindowIsNewMail}).
+   */
   @Test
-  void retentionDeletesExpiredClaimsOnly() throws Exception {
-    start("smtp.resubmission.window", "1s", "notify.pruneInterval", "1s");
-    queued(send("a@example.com", List.of("b@example.net"), message("<old@example.com>", "o")));
-    Poll.until(WAIT, "the expired claim deleted by retention", () -> count("SELECT count(*) FROM resubmission_claims") == 0);
+  void retentionDropsTheDaysPastTheWindowOnly() throws Exception {
+    start("smtp.resubmission.window", "1h", "notify.pruneInterval", "1s");
+    UUID id = queued(send("a@example.com", List.of("b@example.net"), message("<old@example.com>", "o")));
+    String old = "now() - interval '3 days'";
+    LedgerRows.count(url(), "SELECT resubmission_claims_make(" + old + ", 7)");
+    LedgerRows.count(url(), "WITH i AS (INSERT INTO resubmission_claims (bucket, fingerprint, message_id, claimed_at, expires_at)"
+        + " SELECT resubmission_claim_hour(" + old + "), fingerprint, message_id, " + old + ", " + old + " + interval '1 hour'"
+        + " FROM resubmission_claims WHERE message_id = '" + id + "' RETURNING 1) SELECT count(*) FROM i");
+    Poll.until(WAIT, "the day past the window dropped by retention", () -> count("SELECT count(*) FROM resubmission_claims") == 1);
+    assertThat(count("SELECT count(*) FROM resubmission_claims WHERE message_id = '" + id + "' AND claimed_at > now() - interval '1 hour'"))
+        .as("today's claim stays").isEqualTo(1);
     assertThat(count("SELECT count(*) FROM messages")).as("the row stays: only its fingerprint goes").isEqualTo(1);
   }
 
