@@ -76,6 +76,10 @@ final class SmtpConnection {
   private long dataStartNanos;
   private long dataBytes;
   private long rateTimerId = -1;
+  /** A body's rate is watched; it is next checked at {@code rateCheckAt}; the timer under way fires at {@code rateTimerAt}. */
+  private boolean rateOn;
+  private long rateCheckAt;
+  private long rateTimerAt;
   /**
    * While not null, the first bytes of a peer that may not send a PROXY header (smtp.proxyProtocol is on,
    * the peer is outside smtp.proxyNetworks), held until they tell whether they start one.
@@ -112,7 +116,7 @@ final class SmtpConnection {
     socket.exceptionHandler(e -> LOG.debug("SMTP socket error from {}: {}", session.clientIp(), e.getMessage()));
     socket.closeHandler(v -> {
       stopTimer();
-      stopDataRate();
+      endDataRate();
       closing = true;
       clearUnread();
       session.closed();
@@ -426,13 +430,44 @@ final class SmtpConnection {
   }
 
   private void startDataRate() {
-    stopDataRate();
+    rateOn = false;
     if (setup.minDataRate().bytesPerSecond() <= 0) {
       return;
     }
     dataStartNanos = System.nanoTime();
     dataBytes = 0;
-    rateTimerId = setup.vertx().setTimer(Math.max(1, setup.minDataRate().grace().toMillis()), t -> checkDataRate());
+    rateOn = true;
+    scheduleRateCheck(dataStartNanos + Math.max(1, setup.minDataRate().grace().toMillis()) * 1_000_000);
+  }
+
+  /**
+   * The rate is next checked at {@code at} (System.nanoTime()). One timer a connection serves every body (issue 33:
+   * a timer set and cancelled for each DATA or BDAT chunk): if it is set, it is only moved when it would fire later
+   * than {@code at}; when it fires early (for an earlier body) it waits again for what is left.
+   */
+  private void scheduleRateCheck(long at) {
+    rateCheckAt = at;
+    if (rateTimerId >= 0) {
+      if (rateTimerAt - at <= 0) {
+        return;
+      }
+      setup.vertx().cancelTimer(rateTimerId);
+    }
+    long millis = Math.max(1, (at - System.nanoTime() + 999_999) / 1_000_000);
+    rateTimerAt = System.nanoTime() + millis * 1_000_000;
+    rateTimerId = setup.vertx().setTimer(millis, t -> onRateTimer());
+  }
+
+  private void onRateTimer() {
+    rateTimerId = -1;
+    if (!rateOn || closing) {
+      return;
+    }
+    if (rateCheckAt - System.nanoTime() > 0) {
+      scheduleRateCheck(rateCheckAt);
+      return;
+    }
+    checkDataRate();
   }
 
   /**
@@ -440,7 +475,6 @@ final class SmtpConnection {
    * the bytes so far would fall below it if nothing more came (at least a second on).
    */
   private void checkDataRate() {
-    rateTimerId = -1;
     if (closing || !(session.readingData() || session.readingChunk())) {
       return;
     }
@@ -455,10 +489,17 @@ final class SmtpConnection {
     }
     double due = (double) dataBytes / setup.minDataRate().bytesPerSecond() - elapsedSeconds;
     long next = Math.max(1000, (long) Math.ceil(due * 1000));
-    rateTimerId = setup.vertx().setTimer(next, t -> checkDataRate());
+    scheduleRateCheck(System.nanoTime() + next * 1_000_000);
   }
 
+  /** The body is in: no rate holds until the next; the timer, if set, finds nothing to do when it fires. */
   private void stopDataRate() {
+    rateOn = false;
+  }
+
+  /** The connection ends: the rate's timer goes too. */
+  private void endDataRate() {
+    rateOn = false;
     if (rateTimerId >= 0) {
       setup.vertx().cancelTimer(rateTimerId);
       rateTimerId = -1;
@@ -531,7 +572,7 @@ final class SmtpConnection {
     }
     closing = true;
     stopTimer();
-    stopDataRate();
+    endDataRate();
     session.closed();
     socket.end().onComplete(ar -> socket.close());
   }
