@@ -53,8 +53,27 @@ public final class QuotaCounting {
       perHour[i] = p.messagesPerHour();
       perDay[i] = p.messagesPerDay();
     }
-    Instant now = clock.instant();
-    return List.of(perHour, perDay, OffsetDateTime.ofInstant(hourStart(now), ZoneOffset.UTC),
-        OffsetDateTime.ofInstant(dayStart(now), ZoneOffset.UTC), approachingAt);
+    Windows w = windows(clock.instant());
+    return List.of(perHour, perDay, w.hour(), w.day(), approachingAt);
+  }
+
+  /** The hour's and the day's starts as the statement takes them, for the hour starting at {@code hourSecond}. */
+  private record Windows(long hourSecond, OffsetDateTime hour, OffsetDateTime day) {}
+
+  /**
+   * The last windows, kept for their hour (issue 33: two OffsetDateTime values, with their dates and times, each batch
+   * for what changes once an hour). Replaced whole, so a reader sees a consistent one.
+   */
+  private volatile Windows lastWindows = new Windows(Long.MIN_VALUE, null, null);
+
+  private Windows windows(Instant now) {
+    long hourSecond = Math.floorDiv(now.getEpochSecond(), 3600) * 3600;
+    Windows w = lastWindows;
+    if (w.hourSecond() != hourSecond) {
+      w = new Windows(hourSecond, OffsetDateTime.ofInstant(hourStart(now), ZoneOffset.UTC),
+          OffsetDateTime.ofInstant(dayStart(now), ZoneOffset.UTC));
+      lastWindows = w;
+    }
+    return w;
   }
 }

@@ -7,7 +7,6 @@ import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
  * The one trace header the gateway adds; everything after it is the client's bytes. RFC 5321 §4.4's
@@ -27,12 +26,6 @@ import java.util.regex.Pattern;
  */
 final class ReceivedHeader {
   private static final DateTimeFormatter DATE = DateTimeFormatter.ofPattern("EEE, d MMM yyyy HH:mm:ss Z", Locale.ENGLISH);
-  /** RFC 5321 §4.1.2 Domain: sub-domains of letters, digits and inner hyphens (an underscore is tolerated, as MTAs do). */
-  private static final Pattern DOMAIN =
-      Pattern.compile("[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?");
-  /** RFC 5321 §4.1.3 address-literal, loosely: brackets around what may be an address (checked by no one downstream). */
-  private static final Pattern ADDRESS_LITERAL = Pattern.compile("\\[[A-Za-z0-9:.]+\\]");
-
   /**
    * The last date formatted, by its second and offset (all the format shows): the messages of one second share it, so
    * java.time formats once a second, not once a message (issue 33). Replaced whole, so a reader sees a consistent one.
@@ -57,8 +50,8 @@ final class ReceivedHeader {
   static byte[] build(Submission s, String hostname, UUID id, List<String> recipients, ZonedDateTime when) {
     String literal = addressLiteral(s.clientIp());
     String helo = s.helo() == null ? "unknown" : s.helo();
-    StringBuilder sb = new StringBuilder("Received: from ");
-    if (helo.length() <= 255 && (DOMAIN.matcher(helo).matches() || ADDRESS_LITERAL.matcher(helo).matches())) {
+    StringBuilder sb = new StringBuilder(256).append("Received: from ");
+    if (helo.length() <= 255 && (isDomain(helo) || isAddressLiteral(helo))) {
       sb.append(helo).append(" (").append(literal).append(')');
     } else {
       sb.append(literal).append(" (HELO ").append(comment(helo)).append(')');
@@ -75,6 +68,53 @@ final class ReceivedHeader {
     return sb.toString().getBytes(StandardCharsets.UTF_8);
   }
 
+  /**
+   * RFC 5321 §4.1.2 Domain: sub-domains of letters, digits and inner hyphens (an underscore is tolerated, as MTAs do),
+   * a final dot allowed. Read by hand, not by a regex, once a message (issue 33); ReceivedHeaderTest holds it to
+   * {@code [A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?}.
+   */
+  static boolean isDomain(String s) {
+    int n = s.length();
+    if (n > 1 && s.charAt(n - 1) == '.') {
+      n--; // the final dot; the rest must still be a domain
+    }
+    int labelStart = 0;
+    for (int i = 0; i <= n; i++) {
+      char c = i < n ? s.charAt(i) : '.';
+      if (c == '.') {
+        if (i == labelStart || s.charAt(labelStart) == '-' || s.charAt(i - 1) == '-') {
+          return false; // an empty label, or one starting or ending with a hyphen
+        }
+        labelStart = i + 1;
+      } else if (!(wordChar(c) || c == '-')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean wordChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  }
+
+  /**
+   * RFC 5321 §4.1.3 address-literal, loosely: brackets around what may be an address (checked by no one downstream).
+   * By hand, as {@link #isDomain}; ReceivedHeaderTest holds it to {@code \[[A-Za-z0-9:.]+\]}.
+   */
+  static boolean isAddressLiteral(String s) {
+    int n = s.length();
+    if (n < 3 || s.charAt(0) != '[' || s.charAt(n - 1) != ']') {
+      return false;
+    }
+    for (int i = 1; i < n - 1; i++) {
+      char c = s.charAt(i);
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':' || c == '.')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** {@code [192.0.2.7]}, or {@code [IPv6:2001:db8::7]} (RFC 5321 §4.1.3); "unknown" stays as it is in brackets. */
   static String addressLiteral(String ip) {
     String p = printable(ip == null ? "unknown" : ip);
@@ -83,12 +123,25 @@ final class ReceivedHeader {
 
   /** Client-supplied words go into a header: no control characters, nothing that could end the line. */
   private static String printable(String s) {
+    if (s.length() <= 255 && printableAlready(s)) {
+      return s; // nearly always: no copy (issue 33)
+    }
     StringBuilder sb = new StringBuilder(s.length());
     for (int i = 0; i < s.length() && i < 255; i++) {
       char c = s.charAt(i);
       sb.append(c < 0x20 || c == 0x7f ? '?' : c);
     }
     return sb.toString();
+  }
+
+  private static boolean printableAlready(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x20 || c == 0x7f) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Printable and fit for a comment (RFC 5322 ctext): no parenthesis or backslash to unbalance it. */

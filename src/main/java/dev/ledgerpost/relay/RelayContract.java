@@ -198,6 +198,27 @@ public final class RelayContract {
     return settle.answering(new LedgerMessages.KeyAnswer(opening.key().ref(), opening.answer().apply(ifSettled)));
   }
 
+  /** The last UTC day an open was received on, by its epoch day. Replaced whole, so a reader sees a consistent one. */
+  private record Day(long epochDay, java.time.LocalDate date) {}
+
+  private static volatile Day lastDay = new Day(Long.MIN_VALUE, null);
+
+  /**
+   * {@code at} in UTC, as OffsetDateTime.ofInstant(at, UTC) has it, with the date kept for its day: a message's
+   * received_at needs its own instant but not a date worked out from the epoch day for each (issue 33).
+   */
+  static OffsetDateTime utc(java.time.Instant at) {
+    long second = at.getEpochSecond();
+    long epochDay = Math.floorDiv(second, 86_400);
+    Day d = lastDay;
+    if (d.epochDay() != epochDay) {
+      d = new Day(epochDay, java.time.LocalDate.ofEpochDay(epochDay));
+      lastDay = d;
+    }
+    java.time.LocalTime time = java.time.LocalTime.ofNanoOfDay((second - epochDay * 86_400) * 1_000_000_000L + at.getNano());
+    return OffsetDateTime.of(java.time.LocalDateTime.of(d.date(), time), ZoneOffset.UTC);
+  }
+
   private static Open open(Opening opening, Envelope envelope, MessageData message, Resubmissions resubmissions) {
     List<RecipientEntry> entries = new ArrayList<>(envelope.recipients().size());
     List<String> accepted = new ArrayList<>(envelope.recipients().size());
@@ -210,7 +231,7 @@ public final class RelayContract {
     }
     Submission s = envelope.submission();
     Open open = new Open(opening.id(), s.intake(), s.authUser(), s.clientIp(), s.helo(), envelope.mailFrom(),
-        message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), OffsetDateTime.now(ZoneOffset.UTC),
+        message.messageIdHeader(), message.size(), message.sha256(), envelope.route(), utc(java.time.Instant.now()),
         List.copyOf(entries), envelope.dsnRet(), envelope.dsnEnvid(),
         resubmissions.claim(s, envelope.mailFrom(), accepted, message), message.tags());
     return opening.key() == null ? open : open.keyed(opening.key());

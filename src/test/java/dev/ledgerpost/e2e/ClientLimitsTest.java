@@ -90,6 +90,30 @@ class ClientLimitsTest {
     assertThat(gateway.downstream().dataCommands()).isEqualTo(dataCommands);
   }
 
+  /**
+   * One timer a connection watches every body's rate (issue 33): a check due for an earlier body, firing while the
+   * next trickles, waits for the next body's own grace rather than judging it early.
+   */
+  @Test
+  void theGraceRunsFromEachBodysOwnDataOnAConnectionThatSentOneBefore() throws Exception {
+    try (SmtpTestClient c = greeted("127.0.0.1")) {
+      assertThat(c.command("EHLO twice.test")).startsWith("250");
+      assertThat(c.command("MAIL FROM:<first@example.com>")).startsWith("250");
+      assertThat(c.command("RCPT TO:<bob@example.net>")).startsWith("250");
+      assertThat(c.command("DATA")).startsWith("354");
+      c.send("Subject: quick\r\n\r\nquick\r\n.\r\n");
+      assertThat(c.reply()).startsWith("250"); // the first body's check was due 300 ms after its DATA
+      Thread.sleep(200); // the pace of the client under test: the next DATA comes 200 ms into the first's grace
+      assertThat(c.command("MAIL FROM:<second@example.com>")).startsWith("250");
+      assertThat(c.command("RCPT TO:<bob@example.net>")).startsWith("250");
+      long t0 = System.nanoTime();
+      assertThat(c.command("DATA")).startsWith("354");
+      c.send("Subject: slow\r\n");
+      assertThat(c.reply()).isEqualTo("421 4.4.2 Data arriving too slowly, closing connection");
+      assertThat((System.nanoTime() - t0) / 1_000_000).as("not before this body's grace").isGreaterThanOrEqualTo(300);
+    }
+  }
+
   @Test
   void aClientSendingSteadilyAboveTheMinimumRateIsNotCutOff() throws Exception {
     try (SmtpTestClient c = greeted("127.0.0.1")) {

@@ -59,6 +59,28 @@ class QuotaCountingTest {
     GatewayHarness.await(vertx.close());
   }
 
+  /**
+   * The windows the statement takes, kept for their hour since issue 33, are the hour's and the UTC day's starts of
+   * the clock's instant, at every step across hours and a day's end, before and after the epoch.
+   */
+  @Test
+  void theWindowsAreTheClocksHourAndDayAcrossTheirEnds() {
+    for (Instant start : List.of(Instant.parse("2026-12-04T22:59:58.5Z"), Instant.parse("1969-12-31T22:59:30Z"))) {
+      MutableClock clock = new MutableClock(start);
+      QuotaCounting quota = new QuotaCounting(Tenants.of(new Tenants.Table(TenantPolicy.UNLIMITED, Map.of())), clock, 0.8);
+      for (int step = 0; step < 200; step++) {
+        Instant now = clock.instant();
+        List<Object> params = quota.params(List.of());
+        assertThat(params.get(2)).as(now.toString())
+            .isEqualTo(java.time.OffsetDateTime.ofInstant(now.truncatedTo(ChronoUnit.HOURS), java.time.ZoneOffset.UTC));
+        assertThat(params.get(3)).as(now.toString())
+            .isEqualTo(java.time.OffsetDateTime.ofInstant(now.truncatedTo(ChronoUnit.DAYS), java.time.ZoneOffset.UTC));
+        assertThat(params.get(4)).isEqualTo(0.8);
+        clock.advance(Duration.ofSeconds(37));
+      }
+    }
+  }
+
   @Test
   void opensOfOneUserInOneBatchAreGrantedInOrderUpToTheLimitAndTheRestRefused() throws Exception {
     List<Open> batch = new ArrayList<>();

@@ -73,4 +73,29 @@ class ReceivedHeaderTest {
       assertThat(ReceivedHeader.date(t)).as(t.toString()).isEqualTo(format.format(t));
     }
   }
+
+  /** The HELO's checks, by hand since issue 33, read every string as the regexes they replace did. */
+  @Test
+  void theHelosChecksAgreeWithTheRegexesTheyReplace() {
+    java.util.regex.Pattern domain = java.util.regex.Pattern.compile(
+        "[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?");
+    java.util.regex.Pattern literal = java.util.regex.Pattern.compile("\\[[A-Za-z0-9:.]+\\]");
+    List<String> cases = new java.util.ArrayList<>(List.of("", ".", "..", "a", "a.", "a..", ".a", "-a", "a-", "a-b", "a_b.c",
+        "mail.example.com", "mail.example.com.", "x.-y.z", "x.y-.z", "[192.0.2.7]", "[IPv6:2001:db8::7]", "[]", "[",
+        "]", "[a b]", "[1.2.3.4", "1.2.3.4]", "[[1]]", "ex\u00e4mple.de", "a b", "A-Z.09", "_", "-", "a.b.", "a.b..",
+        "[:]", "[.]"));
+    java.util.Random random = new java.util.Random(33);
+    String alphabet = "aZ09_-.[]: \u00e4/";
+    for (int k = 0; k < 50_000; k++) {
+      StringBuilder sb = new StringBuilder();
+      for (int n = random.nextInt(9); n > 0; n--) {
+        sb.append(alphabet.charAt(random.nextInt(alphabet.length())));
+      }
+      cases.add(sb.toString());
+    }
+    for (String helo : cases) {
+      assertThat(ReceivedHeader.isDomain(helo)).as("domain %s", helo).isEqualTo(domain.matcher(helo).matches());
+      assertThat(ReceivedHeader.isAddressLiteral(helo)).as("literal %s", helo).isEqualTo(literal.matcher(helo).matches());
+    }
+  }
 }

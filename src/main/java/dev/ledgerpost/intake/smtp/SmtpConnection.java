@@ -4,7 +4,9 @@ import dev.ledgerpost.intake.smtp.proxy.ProxyHeader;
 import dev.ledgerpost.platform.observability.GatewayMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.netty.buffer.ByteBuf;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.buffer.BufferInternal;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
 import java.time.Duration;
@@ -74,6 +76,10 @@ final class SmtpConnection {
   private long dataStartNanos;
   private long dataBytes;
   private long rateTimerId = -1;
+  /** A body's rate is watched; it is next checked at {@code rateCheckAt}; the timer under way fires at {@code rateTimerAt}. */
+  private boolean rateOn;
+  private long rateCheckAt;
+  private long rateTimerAt;
   /**
    * While not null, the first bytes of a peer that may not send a PROXY header (smtp.proxyProtocol is on,
    * the peer is outside smtp.proxyNetworks), held until they tell whether they start one.
@@ -106,11 +112,11 @@ final class SmtpConnection {
 
   /** Greets and serves; {@code early} holds bytes the client sent before (after a PROXY header), or is empty. */
   void start(Buffer early) {
-    socket.handler(this::onData);
+    socket.handler(data -> onData(socketBytes(data)));
     socket.exceptionHandler(e -> LOG.debug("SMTP socket error from {}: {}", session.clientIp(), e.getMessage()));
     socket.closeHandler(v -> {
       stopTimer();
-      stopDataRate();
+      endDataRate();
       closing = true;
       clearUnread();
       session.closed();
@@ -121,7 +127,7 @@ final class SmtpConnection {
     setup.metrics().smtpReply(220, GatewayMetrics.Stage.COMMAND, -1);
     arm(Timer.IDLE);
     if (early.length() > 0) {
-      onData(early); // an early talker behind the proxy: read as if it came now, as without one
+      onData(early.getBytes()); // an early talker behind the proxy: read as if it came now, as without one
     }
   }
 
@@ -130,14 +136,32 @@ final class SmtpConnection {
     socket.write(reply.toBuffer()).onComplete(ar -> socket.close());
   }
 
-  private void onData(Buffer data) {
+  /**
+   * The bytes of one socket read, without a copy where that is clearly safe (issue 33: a copy of every read, 2.3 KiB a
+   * message). Vert.x hands a NetSocket's handler a fresh heap buffer of exactly the read's bytes (it copies each read
+   * out of Netty's pooled buffer, VertxHandler.safeBuffer), which nobody else holds or writes once the handler has it:
+   * its whole array is then taken as it is, as the copy was. Any other buffer (a slice, a direct or larger one) is
+   * copied as before.
+   */
+  static byte[] socketBytes(Buffer data) {
+    if (data instanceof BufferInternal internal) {
+      ByteBuf buf = internal.getByteBuf(); // a duplicate: the same array and indexes
+      if (buf.hasArray() && buf.arrayOffset() == 0 && buf.readerIndex() == 0
+          && buf.writerIndex() == buf.array().length) {
+        return buf.array();
+      }
+    }
+    return data.getBytes();
+  }
+
+  private void onData(byte[] read) {
     if (closing) {
       return;
     }
     if (timerKind == Timer.IDLE) {
       arm(Timer.COMMAND); // from the first byte of a command, the whole line must arrive in time
     }
-    byte[] bytes = data.getBytes();
+    byte[] bytes = read;
     if (sniffed != null) {
       bytes = sniff(bytes);
       if (bytes == null) {
@@ -406,13 +430,44 @@ final class SmtpConnection {
   }
 
   private void startDataRate() {
-    stopDataRate();
+    rateOn = false;
     if (setup.minDataRate().bytesPerSecond() <= 0) {
       return;
     }
     dataStartNanos = System.nanoTime();
     dataBytes = 0;
-    rateTimerId = setup.vertx().setTimer(Math.max(1, setup.minDataRate().grace().toMillis()), t -> checkDataRate());
+    rateOn = true;
+    scheduleRateCheck(dataStartNanos + Math.max(1, setup.minDataRate().grace().toMillis()) * 1_000_000);
+  }
+
+  /**
+   * The rate is next checked at {@code at} (System.nanoTime()). One timer a connection serves every body (issue 33:
+   * a timer set and cancelled for each DATA or BDAT chunk): if it is set, it is only moved when it would fire later
+   * than {@code at}; when it fires early (for an earlier body) it waits again for what is left.
+   */
+  private void scheduleRateCheck(long at) {
+    rateCheckAt = at;
+    if (rateTimerId >= 0) {
+      if (rateTimerAt - at <= 0) {
+        return;
+      }
+      setup.vertx().cancelTimer(rateTimerId);
+    }
+    long millis = Math.max(1, (at - System.nanoTime() + 999_999) / 1_000_000);
+    rateTimerAt = System.nanoTime() + millis * 1_000_000;
+    rateTimerId = setup.vertx().setTimer(millis, t -> onRateTimer());
+  }
+
+  private void onRateTimer() {
+    rateTimerId = -1;
+    if (!rateOn || closing) {
+      return;
+    }
+    if (rateCheckAt - System.nanoTime() > 0) {
+      scheduleRateCheck(rateCheckAt);
+      return;
+    }
+    checkDataRate();
   }
 
   /**
@@ -420,7 +475,6 @@ final class SmtpConnection {
    * the bytes so far would fall below it if nothing more came (at least a second on).
    */
   private void checkDataRate() {
-    rateTimerId = -1;
     if (closing || !(session.readingData() || session.readingChunk())) {
       return;
     }
@@ -435,10 +489,17 @@ final class SmtpConnection {
     }
     double due = (double) dataBytes / setup.minDataRate().bytesPerSecond() - elapsedSeconds;
     long next = Math.max(1000, (long) Math.ceil(due * 1000));
-    rateTimerId = setup.vertx().setTimer(next, t -> checkDataRate());
+    scheduleRateCheck(System.nanoTime() + next * 1_000_000);
   }
 
+  /** The body is in: no rate holds until the next; the timer, if set, finds nothing to do when it fires. */
   private void stopDataRate() {
+    rateOn = false;
+  }
+
+  /** The connection ends: the rate's timer goes too. */
+  private void endDataRate() {
+    rateOn = false;
     if (rateTimerId >= 0) {
       setup.vertx().cancelTimer(rateTimerId);
       rateTimerId = -1;
@@ -511,7 +572,7 @@ final class SmtpConnection {
     }
     closing = true;
     stopTimer();
-    stopDataRate();
+    endDataRate();
     session.closed();
     socket.end().onComplete(ar -> socket.close());
   }

@@ -30,16 +30,18 @@ public final class Fingerprint {
       return null;
     }
     MessageDigest d = MessageData.newSha256();
-    field(d, "ledgerpost-resubmission-v1");
-    field(d, scope);
-    field(d, message.messageIdHeader());
-    field(d, mailFrom);
-    TreeSet<String> set = new TreeSet<>(recipients); // a set: the order of the RCPTs and repeats do not matter
-    field(d, Integer.toString(set.size()));
+    byte[] scratch = new byte[128];
+    scratch = field(d, "ledgerpost-resubmission-v1", scratch);
+    scratch = field(d, scope, scratch);
+    scratch = field(d, message.messageIdHeader(), scratch);
+    scratch = field(d, mailFrom, scratch);
+    // A set: the order of the RCPTs and repeats do not matter (one recipient, nearly all mail, is a set already).
+    Collection<String> set = recipients.size() == 1 ? recipients : new TreeSet<>(recipients);
+    scratch = field(d, Integer.toString(set.size()), scratch);
     for (String r : set) {
-      field(d, r);
+      scratch = field(d, r, scratch);
     }
-    field(d, message.sha256());
+    field(d, message.sha256(), scratch);
     ByteBuffer digest = ByteBuffer.wrap(d.digest());
     return new UUID(digest.getLong(), digest.getLong());
   }
@@ -55,10 +57,40 @@ public final class Fingerprint {
     return relayRule == null ? null : "network:" + relayRule;
   }
 
-  private static void field(MessageDigest d, String value) {
-    byte[] b = value.getBytes(StandardCharsets.UTF_8);
-    d.update(Integer.toString(b.length).getBytes(StandardCharsets.US_ASCII));
-    d.update((byte) ':');
-    d.update(b);
+  /**
+   * Hashes {@code <UTF-8 byte count>:<UTF-8 bytes>}. An ASCII value (nearly every one) is written with its count into
+   * {@code scratch} and hashed in one update: no encoded copy and no count String per field (issue 33); any other is
+   * encoded as before. Returns the scratch to go on with (a larger one when a value outgrew it).
+   */
+  static byte[] field(MessageDigest d, String value, byte[] scratch) {
+    int n = value.length();
+    for (int i = 0; i < n; i++) {
+      if (value.charAt(i) >= 0x80) {
+        byte[] b = value.getBytes(StandardCharsets.UTF_8);
+        d.update(Integer.toString(b.length).getBytes(StandardCharsets.US_ASCII));
+        d.update((byte) ':');
+        d.update(b);
+        return scratch;
+      }
+    }
+    byte[] out = scratch.length >= n + 11 ? scratch : new byte[n + 11]; // 10 digits of an int and the colon
+    int p = 0;
+    if (n == 0) {
+      out[p++] = '0';
+    } else {
+      int divisor = 1;
+      while (divisor <= n / 10) {
+        divisor *= 10;
+      }
+      for (; divisor > 0; divisor /= 10) {
+        out[p++] = (byte) ('0' + (n / divisor) % 10);
+      }
+    }
+    out[p++] = ':';
+    for (int i = 0; i < n; i++) {
+      out[p++] = (byte) value.charAt(i);
+    }
+    d.update(out, 0, p);
+    return out;
   }
 }

@@ -81,7 +81,7 @@ final class JournalFormat {
 
   static byte[] outcome(KnownOutcome o, long journaledAtMillis) {
     Settle s = o.settle();
-    Writer w = new Writer();
+    Writer w = Writer.reused();
     w.octet(o.notSent() ? NOT_SENT : OUTCOME);
     w.uuid(s.id());
     w.int32(s.expectedVersion());
@@ -104,25 +104,14 @@ final class JournalFormat {
     } else if (s.sentSha256() != null) {
       w.string(s.sentSha256()); // optional and last: a record without it is read as before
     }
-    return frame(w.bytes());
+    return w.record();
   }
 
   static byte[] done(UUID id) {
-    Writer w = new Writer();
+    Writer w = Writer.reused();
     w.octet(DONE);
     w.uuid(id);
-    return frame(w.bytes());
-  }
-
-  private static byte[] frame(byte[] payload) {
-    if (payload.length > MAX_PAYLOAD) {
-      throw new IllegalArgumentException("journal record of " + payload.length + " bytes is too large");
-    }
-    ByteBuffer b = ByteBuffer.allocate(HEADER + payload.length);
-    b.putInt(MAGIC).putInt(payload.length).putInt(0).put(payload);
-    byte[] bytes = b.array();
-    b.putInt(8, checksum(bytes, 0, payload.length));
-    return bytes;
+    return w.record();
   }
 
   /** CRC32C of a record's length field and payload; {@code pos} is where the record starts. */
@@ -234,8 +223,38 @@ final class JournalFormat {
     return new String(bytes, StandardCharsets.UTF_8);
   }
 
+  /**
+   * A record's bytes, written after room for its header, which is filled in last; the record is then the one copy of
+   * exactly its bytes. Each thread that journals (the event loops that append, the journal's io thread that marks
+   * done) reuses one writer (issue 33: a scratch buffer, the payload's copy and the framed copy each outcome).
+   */
   private static final class Writer {
+    private static final ThreadLocal<Writer> REUSED = ThreadLocal.withInitial(Writer::new);
+    /** A buffer grown past this for a large record is not kept for the next. */
+    private static final int KEEP = 16 * 1024;
+
     ByteBuffer buf = ByteBuffer.allocate(256);
+
+    static Writer reused() {
+      Writer w = REUSED.get();
+      if (w.buf.capacity() > KEEP) {
+        w.buf = ByteBuffer.allocate(256);
+      }
+      w.buf.clear().position(HEADER);
+      return w;
+    }
+
+    /** The framed record: magic, the payload's length, the checksum of both, the payload. */
+    byte[] record() {
+      int length = buf.position() - HEADER;
+      if (length > MAX_PAYLOAD) {
+        throw new IllegalArgumentException("journal record of " + length + " bytes is too large");
+      }
+      buf.putInt(0, MAGIC);
+      buf.putInt(4, length);
+      buf.putInt(8, checksum(buf.array(), 0, length)); // the length's bytes are in place: the checksum covers them
+      return Arrays.copyOf(buf.array(), buf.position());
+    }
 
     void ensure(int n) {
       if (buf.remaining() < n) {
@@ -275,10 +294,6 @@ final class JournalFormat {
       byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
       ensure(4 + bytes.length);
       buf.putInt(bytes.length).put(bytes);
-    }
-
-    byte[] bytes() {
-      return Arrays.copyOf(buf.array(), buf.position());
     }
   }
 }

@@ -40,7 +40,8 @@ final class DownstreamConnection {
     }
   }
 
-  private record Pending(Promise<DownstreamReply> promise, long timer) {}
+  /** A reply awaited, and by when (System.nanoTime()) it must have come. */
+  private record Pending(Promise<DownstreamReply> promise, long deadline, long timeoutMillis) {}
 
   private final Vertx vertx;
   private final NetSocket socket;
@@ -53,6 +54,14 @@ final class DownstreamConnection {
   private long idleSince;
   /** The reply to a final dot (or BDAT LAST) is awaited: the smarthost may be delivering the message. */
   private boolean awaitingVerdict;
+  /**
+   * One Vert.x timer serves every awaited reply's timeout (issue 33: a timer set and cancelled for each command was
+   * half a dozen a message). It is re-armed only when it fires, for what is left of the earliest deadline, and is
+   * moved forward when a reply is awaited with a deadline before it: it never fires later than any deadline.
+   */
+  private long timerId = -1;
+  /** When (System.nanoTime()) the timer under way fires; meaningful while {@code timerId >= 0}. */
+  private long timerAt;
 
   private DownstreamConnection(Vertx vertx, NetSocket socket, GatewayConfig.Smarthost target) {
     this.vertx = vertx;
@@ -174,9 +183,54 @@ final class DownstreamConnection {
       return Future.failedFuture(new Lost("downstream connection closed"));
     }
     Promise<DownstreamReply> promise = Promise.promise();
-    long timer = vertx.setTimer(timeout.toMillis(), t -> fail("no downstream reply within " + timeout.toMillis() + " ms"));
-    pending.add(new Pending(promise, timer));
+    long millis = timeout.toMillis();
+    long deadline = System.nanoTime() + Math.min(millis, MAX_TIMEOUT_MILLIS) * 1_000_000;
+    pending.add(new Pending(promise, deadline, millis));
+    if (timerId < 0 || timerAt - deadline > 0) {
+      stopTimer();
+      schedule(deadline);
+    }
     return promise.future();
+  }
+
+  /** A timeout longer than this (~29 years) is as good as none, and deadlines in nanoseconds cannot overflow. */
+  private static final long MAX_TIMEOUT_MILLIS = Long.MAX_VALUE / 4 / 1_000_000;
+
+  /** Sets the one timer to fire at {@code deadline} (whole milliseconds, rounded up, at least one). */
+  private void schedule(long deadline) {
+    long millis = Math.max(1, (deadline - System.nanoTime() + 999_999) / 1_000_000);
+    timerAt = System.nanoTime() + millis * 1_000_000;
+    timerId = vertx.setTimer(millis, t -> onTimer());
+  }
+
+  private void stopTimer() {
+    if (timerId >= 0) {
+      vertx.cancelTimer(timerId);
+      timerId = -1;
+    }
+  }
+
+  /**
+   * The timer fired: a reply whose deadline has passed fails the connection, as its own timer did; otherwise the
+   * timer waits again for the earliest deadline still awaited, or stops when nothing is awaited.
+   */
+  private void onTimer() {
+    timerId = -1;
+    if (closed || pending.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    Pending earliest = null;
+    for (Pending p : pending) {
+      if (earliest == null || p.deadline() - earliest.deadline() < 0) {
+        earliest = p;
+      }
+    }
+    if (earliest.deadline() - now <= 0) {
+      fail("no downstream reply within " + earliest.timeoutMillis() + " ms");
+    } else {
+      schedule(earliest.deadline());
+    }
   }
 
   /**
@@ -270,8 +324,7 @@ final class DownstreamConnection {
       close();
       return;
     }
-    vertx.cancelTimer(p.timer());
-    p.promise().complete(reply);
+    p.promise().complete(reply); // the timer, if nothing else is awaited when it fires, stops then
   }
 
   private void fail(String reason) {
@@ -284,8 +337,8 @@ final class DownstreamConnection {
 
   private void failAll(String reason) {
     Pending p;
+    stopTimer();
     while ((p = pending.poll()) != null) {
-      vertx.cancelTimer(p.timer());
       p.promise().tryFail(new Lost(reason));
     }
   }

@@ -146,4 +146,54 @@ class FingerprintTest {
     String network = of(Fingerprint.scope(null, "127.0.0.0/8"), MESSAGE, FROM, TO);
     assertThat(user).isNotNull().isNotEqualTo(network);
   }
+
+  /** The fingerprint as it was computed before issue 33 (an encoded copy and a count String per field). */
+  static java.util.UUID oldFingerprint(String scope, MessageData message, String mailFrom, List<String> recipients) {
+    java.security.MessageDigest d = MessageData.newSha256();
+    java.util.function.BiConsumer<java.security.MessageDigest, String> field = (md, value) -> {
+      byte[] b = value.getBytes(StandardCharsets.UTF_8);
+      md.update(Integer.toString(b.length).getBytes(StandardCharsets.US_ASCII));
+      md.update((byte) ':');
+      md.update(b);
+    };
+    field.accept(d, "ledgerpost-resubmission-v1");
+    field.accept(d, scope);
+    field.accept(d, message.messageIdHeader());
+    field.accept(d, mailFrom);
+    java.util.TreeSet<String> set = new java.util.TreeSet<>(recipients);
+    field.accept(d, Integer.toString(set.size()));
+    for (String r : set) {
+      field.accept(d, r);
+    }
+    field.accept(d, message.sha256());
+    java.nio.ByteBuffer digest = java.nio.ByteBuffer.wrap(d.digest());
+    return new java.util.UUID(digest.getLong(), digest.getLong());
+  }
+
+  /** A field's bytes, written into a reused scratch since issue 33, hash as the old encoding did, at every length. */
+  @Test
+  void fieldsAndFingerprintsAreThoseOfTheOldEncoding() {
+    Random random = new Random(33);
+    byte[] scratch = new byte[4];
+    for (int len : new int[] {0, 1, 9, 10, 11, 99, 100, 101, 116, 117, 118, 999, 1000, 1001, 12_345}) {
+      for (String value : List.of("x".repeat(len), "\u00e9".repeat(len), "a".repeat(len) + "\u00fc", "\u007f".repeat(len))) {
+        java.security.MessageDigest now = MessageData.newSha256();
+        scratch = Fingerprint.field(now, value, scratch);
+        java.security.MessageDigest before = MessageData.newSha256();
+        byte[] b = value.getBytes(StandardCharsets.UTF_8);
+        before.update((b.length + ":").getBytes(StandardCharsets.US_ASCII));
+        before.update(b);
+        assertThat(now.digest()).as("length %d", len).isEqualTo(before.digest());
+      }
+    }
+    for (int k = 0; k < 2_000; k++) {
+      List<String> to = new ArrayList<>();
+      for (int n = 1 + random.nextInt(4); n > 0; n--) {
+        to.add((random.nextBoolean() ? "r" : "\u00fc") + random.nextInt(5) + "@example.net");
+      }
+      String from = k % 3 == 0 ? "" : "s" + "x".repeat(random.nextInt(300)) + "@example.com";
+      String scope = k % 2 == 0 ? Fingerprint.scope("t\u00e9nant", null) : NETWORK;
+      assertThat(Fingerprint.of(scope, MESSAGE, from, to)).isEqualTo(oldFingerprint(scope, MESSAGE, from, to));
+    }
+  }
 }

@@ -143,6 +143,46 @@ class JournalFormatTest {
     assertThat(b.delayMillis(100, 0.0)).isEqualTo(15_000);
   }
 
+  /**
+   * Since issue 33 a thread's records are written in one reused buffer: a record after a larger one (here one that
+   * grew the buffer past what is kept) has exactly the bytes it has on a fresh thread, framed as before: magic, the
+   * payload's length, CRC32C of the length's four bytes and the payload.
+   */
+  @Test
+  void aReusedWritersRecordsAreFramedAsBeforeAndCarryNothingOfTheLastOne() throws Exception {
+    UUID id = UUID.randomUUID();
+    KnownOutcome big = new KnownOutcome(new Settle(id, 1, MessageStatus.FAILED_PERM, 1, 550, "5.7.1", "x".repeat(40_000),
+        "e".repeat(30_000)), "<big@example.com>", true);
+    KnownOutcome mid = new KnownOutcome(new Settle(id, 1, MessageStatus.FAILED_PERM, 1, 550, "5.7.1", "y".repeat(900),
+        null), "<mid@example.com>", true);
+    byte[][] fresh = new byte[3][];
+    Thread t = new Thread(() -> {
+      fresh[0] = JournalFormat.outcome(outcome(id), 7L);
+      fresh[1] = JournalFormat.done(id);
+      fresh[2] = JournalFormat.outcome(mid, 8L);
+    });
+    t.start();
+    t.join();
+    for (KnownOutcome before : List.of(big, mid)) {
+      JournalFormat.outcome(before, 1L);
+      assertThat(JournalFormat.outcome(outcome(id), 7L)).isEqualTo(fresh[0]);
+      assertThat(JournalFormat.done(id)).isEqualTo(fresh[1]);
+    }
+    JournalFormat.outcome(big, 1L);
+    assertThat(JournalFormat.outcome(mid, 8L)).isEqualTo(fresh[2]);
+    for (byte[] record : fresh) {
+      ByteBuffer b = ByteBuffer.wrap(record);
+      assertThat(b.getInt()).isEqualTo(JournalFormat.MAGIC);
+      assertThat(b.getInt()).isEqualTo(record.length - JournalFormat.HEADER);
+      java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+      crc.update(record, 4, 4);
+      crc.update(record, JournalFormat.HEADER, record.length - JournalFormat.HEADER);
+      assertThat(b.getInt()).isEqualTo((int) crc.getValue());
+    }
+    assertThat(JournalFormat.scan(concat(JournalFormat.outcome(big, 3L), fresh[2])).entries())
+        .extracting(e -> ((JournalFormat.Outcome) e).outcome()).containsExactly(big, mid);
+  }
+
   private static UUID id(byte[] record) {
     return JournalFormat.scan(record).entries().get(0).id();
   }
