@@ -36,6 +36,8 @@ public final class Database {
    * ({@link DatabaseTarget#hotPathOptions()}), which the other parts' queries must not.
    */
   public static final int HOT_PATH_CONNECTIONS = 3;
+  /** Its name in Vert.x's pool metrics ({@code vertx_pool_*{pool_name}}): the unnamed pool's would clash. */
+  public static final String HOT_PATH_POOL_NAME = "ledgerpost-hot-path";
   private final Pool pool;
   private final Pool hotPool;
   private final PgConnectOptions connectOptions;
@@ -69,7 +71,7 @@ public final class Database {
         .using(vertx)
         .build();
     Pool hotPool = PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(HOT_PATH_CONNECTIONS))
+        .with(new PoolOptions().setMaxSize(HOT_PATH_CONNECTIONS).setName(HOT_PATH_POOL_NAME))
         .connectingTo(target.hotPathOptions())
         .using(vertx)
         .build();
