@@ -168,7 +168,10 @@ pgbench_ceiling() { # db script sessions transactions -> transactions per second
     -f "$script" "$db" 2>/dev/null | { grep -E "^tps" || true; } | grep -oE '[0-9]+\.[0-9]+' | head -1 | cut -d. -f1 || true
 }
 BATCH=10   # messages per statement in the batched ceiling
-bench/ledger-ceiling-batched.sh "$BATCH" > "$work/ledger-ceiling-batched.sql"
+# Not fatal: since issue 33 the open is a keyed/claims-locking family of statements the generator does not assemble
+# (placeholders filled in Java, the claims' advisory locks before it); the column is then empty.
+bench/ledger-ceiling-batched.sh "$BATCH" > "$work/ledger-ceiling-batched.sql" 2>/dev/null \
+  || { echo "pgb_bat: the batched ceiling's script could not be generated from today's statements; column left empty"; : > "$work/ledger-ceiling-batched.sql"; }
 
 # A warm JVM, as a gateway is after its first minutes: the JIT has compiled both the 2 KB and the 64 KB path.
 warm() { run "$LP" 20000 2048 20 >/dev/null; run "$LP" 2000 65536 100 >/dev/null; run "$PF" 500 2048 20 >/dev/null; postfix_drain "$work/postfix"; }

@@ -69,7 +69,7 @@ public final class ContractValidation {
             .compose(json -> OpenAPIContract.from(ClasspathFiles.readingClasspath(vertx), json))
             .onSuccess(c -> parsed = c);
     return contract
-        .map(c -> new ContractValidation(c, RequestValidator.create(vertx, c)))
+        .map(c -> new ContractValidation(c, RequestValidator.create(vertx, ReusedValidators.of(c))))
         .recover(e -> Future.failedFuture(new IllegalStateException(CONTRACT + " cannot be used: " + e.getMessage(), e)));
   }
 
