@@ -10,10 +10,10 @@ import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerPool;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.security.SecureRandom;
 import java.sql.Connection;
@@ -24,9 +24,9 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The resubmission claim in the open's statement (docs/contract.md §1.13), below the SMTP sessions: the cases the
@@ -42,23 +42,15 @@ class ResubmissionClaimTest {
   static final int RACERS = 8;
   static final SecureRandom RANDOM = new SecureRandom();
 
-  static Vertx vertx;
+  @RegisterExtension
+  static final LedgerPool ledger = new LedgerPool(RACERS + 2);
   static Pool pool;
   static String url;
 
   @BeforeAll
   static void start() throws Exception {
-    vertx = Vertx.vertx();
-    url = TestDatabase.newDatabase();
-    pool = TestDatabase.pool(vertx, url, RACERS + 2);
-    // The node that opens the rows below, alive: its claims are held while it lives.
-    sql("INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at) VALUES ('live', 'test', 1, now(), now())");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    GatewayHarness.await(pool.close());
-    GatewayHarness.await(vertx.close());
+    pool = ledger.pool();
+    url = ledger.url();
   }
 
   /**
@@ -233,8 +225,6 @@ class ResubmissionClaimTest {
   }
 
   static void sql(String statement) throws Exception {
-    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
-      st.execute(statement);
-    }
+    ledger.sql(statement);
   }
 }

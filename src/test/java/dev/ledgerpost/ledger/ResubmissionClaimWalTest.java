@@ -5,18 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ledgerpost.ledger.LedgerMessages.Open;
 import dev.ledgerpost.ledger.LedgerMessages.Opened;
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerPool;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.TestDatabase;
-import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 33, cut 2 (bench/results/2026-12-05-throughput-profile.md §1.2): the claims' indexes must not write a full
@@ -33,23 +33,16 @@ class ResubmissionClaimWalTest {
   /** Bytes of full-page images of the claims' indexes an open may cost: V98's layout costs ~5,000 here. */
   static final long MAX_FPI_BYTES_PER_OPEN = 500;
 
-  static Vertx vertx;
+  @RegisterExtension
+  static final LedgerPool ledger = new LedgerPool(2);
   static Pool pool;
   static String url;
 
   @BeforeAll
   static void start() throws Exception {
-    vertx = Vertx.vertx();
-    url = TestDatabase.newDatabase();
-    pool = TestDatabase.pool(vertx, url, 2);
+    pool = ledger.pool();
+    url = ledger.url();
     sql("CREATE EXTENSION IF NOT EXISTS pg_walinspect");
-    sql("INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at) VALUES ('live', 'test', 1, now(), now())");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    GatewayHarness.await(pool.close());
-    GatewayHarness.await(vertx.close());
   }
 
   @Test
@@ -106,8 +99,6 @@ class ResubmissionClaimWalTest {
   }
 
   static void sql(String statement) throws Exception {
-    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
-      st.execute(statement);
-    }
+    ledger.sql(statement);
   }
 }

@@ -10,11 +10,11 @@ import dev.ledgerpost.ledger.LedgerMessages.RecipientEntry;
 import dev.ledgerpost.ledger.LedgerMessages.Settle;
 import dev.ledgerpost.platform.db.LedgerIds;
 import dev.ledgerpost.testing.GatewayHarness;
+import dev.ledgerpost.testing.LedgerPool;
 import dev.ledgerpost.testing.LedgerRows;
 import dev.ledgerpost.testing.Poll;
 import dev.ledgerpost.testing.TestDatabase;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.security.SecureRandom;
 import java.sql.Connection;
@@ -24,9 +24,9 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The claims' window across V117's buckets (docs/data-model.md §5.32, docs/contract.md §1.13): a claim is found
@@ -40,24 +40,17 @@ class ResubmissionClaimWindowTest {
   static final Duration WINDOW = Duration.ofDays(5);
   static final SecureRandom RANDOM = new SecureRandom();
 
-  static Vertx vertx;
+  @RegisterExtension
+  static final LedgerPool ledger = new LedgerPool(4);
   static Pool pool;
   static String url;
 
   @BeforeAll
   static void start() throws Exception {
-    vertx = Vertx.vertx();
-    url = TestDatabase.newDatabase();
-    pool = TestDatabase.pool(vertx, url, 4);
-    sql("INSERT INTO nodes (id, hostname, pid, started_at, heartbeat_at) VALUES ('live', 'test', 1, now(), now())");
+    pool = ledger.pool();
+    url = ledger.url();
     // The partitions of the window's past days, as a gateway running for a week has them.
     sql("SELECT resubmission_claims_make(now() - interval '6 days', 7)");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    GatewayHarness.await(pool.close());
-    GatewayHarness.await(vertx.close());
   }
 
   @Test
@@ -264,8 +257,6 @@ class ResubmissionClaimWindowTest {
   }
 
   static void sql(String statement) throws Exception {
-    try (Connection c = TestDatabase.connect(url); Statement st = c.createStatement()) {
-      st.execute(statement);
-    }
+    ledger.sql(statement);
   }
 }
